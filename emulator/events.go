@@ -1,0 +1,93 @@
+package emulator
+
+import "time"
+
+type eventKind uint8
+
+const (
+	evEmit       eventKind = iota // a flow's source emits its next frame
+	evSerialised                  // a hop's serialiser finishes its frame
+	evExit                        // a frame leaves a hop after propagation
+	evApply                       // a schedule entry takes effect
+	evRevert                      // a schedule entry's duration ends
+)
+
+// Event classes order simultaneous events: schedule changes at t act on
+// every frame event at t, whatever order they were queued in.
+const (
+	classControl uint64 = 0
+	classTraffic uint64 = 1 << 63
+)
+
+type event struct {
+	at    time.Duration
+	order uint64 // class bit, then insertion counter: unique, so ties are deterministic
+	frame *Frame
+	index int32 // hop, flow or schedule entry, by kind
+	epoch uint32
+	kind  eventKind
+}
+
+func (a *event) before(b *event) bool {
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	return a.order < b.order
+}
+
+// eventQueue is a binary min-heap of events by value; it never boxes events
+// in interfaces, so pushing and popping allocate nothing once it has grown.
+type eventQueue struct {
+	items   []event
+	counter uint64
+}
+
+func (q *eventQueue) len() int { return len(q.items) }
+
+func (q *eventQueue) peek() *event { return &q.items[0] }
+
+// push and pop move a hole through the heap instead of swapping, so each
+// level costs one copy of an event rather than three.
+func (q *eventQueue) push(e event, class uint64) {
+	q.counter++
+	e.order = class | q.counter
+	q.items = append(q.items, e)
+	i := len(q.items) - 1
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !e.before(&q.items[parent]) {
+			break
+		}
+		q.items[i] = q.items[parent]
+		i = parent
+	}
+	q.items[i] = e
+}
+
+func (q *eventQueue) pop() event {
+	top := q.items[0]
+	last := len(q.items) - 1
+	e := q.items[last]
+	q.items[last] = event{}
+	q.items = q.items[:last]
+	if last == 0 {
+		return top
+	}
+	i := 0
+	for {
+		child := 2*i + 1
+		if child >= last {
+			break
+		}
+		if r := child + 1; r < last && q.items[r].before(&q.items[child]) {
+			child = r
+		}
+		if !q.items[child].before(&e) {
+			break
+		}
+		q.items[i] = q.items[child]
+		i = child
+	}
+	q.items[i] = e
+	return top
+}

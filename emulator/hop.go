@@ -1,0 +1,97 @@
+package emulator
+
+import "time"
+
+// HopParams are a hop's settable parameters; the schedule may change any of
+// them at run time.
+type HopParams struct {
+	// Rate is the serialisation rate. A frame takes (Size+Overhead)·8/Rate
+	// to serialise. Zero: the hop does not serialise, has no queue, and only
+	// delays.
+	Rate Rate
+	// Delay is the propagation delay, added after serialisation.
+	Delay time.Duration
+	// Queue bounds what waits for the serialiser (not the frame being
+	// serialised). A frame that would exceed it is tail-dropped.
+	Queue Limit
+	// Overhead is added to every frame's size for serialisation only.
+	Overhead int
+}
+
+// HopField names one of HopParams' fields, for partial changes.
+type HopField uint32
+
+// Hop fields, as a bit set.
+const (
+	FieldRate HopField = 1 << iota
+	FieldDelay
+	FieldQueue
+	FieldOverhead
+)
+
+// copyFields sets the fields of p named in set to their values in src.
+func (p *HopParams) copyFields(src *HopParams, set HopField) {
+	if set&FieldRate != 0 {
+		p.Rate = src.Rate
+	}
+	if set&FieldDelay != 0 {
+		p.Delay = src.Delay
+	}
+	if set&FieldQueue != 0 {
+		p.Queue = src.Queue
+	}
+	if set&FieldOverhead != 0 {
+		p.Overhead = src.Overhead
+	}
+}
+
+// HopConfig is a hop as built.
+type HopConfig struct {
+	Name string
+	HopParams
+}
+
+// HopStats counts what happened at a hop.
+type HopStats struct {
+	Frames  uint64 // frames that arrived
+	Dropped [numStatus]uint64
+}
+
+// OutageMode is what a hop does with frames that would leave it during an
+// outage.
+type OutageMode uint8
+
+// Outage modes.
+const (
+	NoOutage OutageMode = iota
+	OutageDropMode
+	OutageHoldMode
+)
+
+type hop struct {
+	name string
+	HopParams
+
+	waiting    fifo   // frames waiting for the serialiser
+	sending    *Frame // frame being serialised, nil when idle
+	carry      uint64 // serialisation remainder, kept while back to back
+	lastFinish time.Duration
+
+	outage    OutageMode
+	holdLimit Limit
+	held      fifo // frames that left during a hold outage
+
+	stats HopStats
+}
+
+// serialise starts sending f at t and returns when it finishes.
+func (h *hop) serialise(f *Frame, t time.Duration) time.Duration {
+	if t != h.lastFinish {
+		h.carry = 0 // the link went idle: nothing to carry
+	}
+	d, carry := transmitTime(int64(f.Size+h.Overhead), h.Rate, h.carry)
+	h.carry = carry
+	h.sending = f
+	h.lastFinish = t + d
+	return h.lastFinish
+}

@@ -1,0 +1,358 @@
+package emulator
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Config describes a network to build. Hops and flows are referred to by
+// their index; names are used for random streams and reports.
+type Config struct {
+	Seed     uint64
+	Hops     []HopConfig
+	Flows    []FlowConfig
+	Schedule []Scheduled
+}
+
+// FlowConfig is a flow as built: a route of hop indices and, for virtual
+// time, an optional synthetic source. A flow without Traffic carries only
+// frames given to Network.Inject.
+type FlowConfig struct {
+	Name    string
+	Route   []int
+	Traffic Traffic
+}
+
+// An Observer learns the fate of every frame: delivered, dropped, or still
+// in flight when the run finishes. The frame is valid only during the call.
+type Observer interface {
+	Finished(f *Frame)
+}
+
+// Network is the impairment engine. It is not safe for concurrent use.
+type Network struct {
+	now      time.Duration
+	seed     uint64
+	hops     []hop
+	flows    []flow
+	schedule []scheduleEntry
+	events   eventQueue
+	pool     framePool
+	observer Observer
+	finished bool
+}
+
+type flow struct {
+	name     string
+	route    []int
+	lastExit []time.Duration // per route position: keeps the flow in order at each hop
+	traffic  Traffic
+	src      source
+	stop     time.Duration
+	rng      *Stream
+	on       bool
+	epoch    uint32 // bumped when the source is switched, to cancel its pending frame
+	nextSeq  uint64
+	stats    FlowStats
+}
+
+type scheduleEntry struct {
+	Scheduled
+	saved savedState
+}
+
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// New builds a network. obs may be nil.
+func New(cfg Config, obs Observer) (*Network, error) {
+	n := &Network{seed: cfg.Seed, observer: obs}
+	var errs []error
+	for _, hc := range cfg.Hops {
+		if hc.Rate < 0 || hc.Delay < 0 || hc.Overhead < 0 || hc.Queue.N < 0 {
+			errs = append(errs, errorf("hop %q: negative parameter", hc.Name))
+		}
+		n.hops = append(n.hops, hop{name: hc.Name, HopParams: hc.HopParams})
+	}
+	for _, fc := range cfg.Flows {
+		f := flow{
+			name:     fc.Name,
+			route:    slices.Clone(fc.Route),
+			lastExit: make([]time.Duration, len(fc.Route)),
+			traffic:  fc.Traffic,
+		}
+		if len(f.route) == 0 {
+			errs = append(errs, errorf("flow %q: empty route", fc.Name))
+		}
+		for _, h := range f.route {
+			if h < 0 || h >= len(n.hops) {
+				errs = append(errs, errorf("flow %q: route names hop %d of %d", fc.Name, h, len(n.hops)))
+			}
+		}
+		if fc.Traffic != nil {
+			f.src = fc.Traffic.newSource()
+			if size := f.src.frameSize(); size <= 0 || size > MaxFrameSize {
+				errs = append(errs, errorf("flow %q: frame size %d out of range", fc.Name, size))
+			}
+			f.rng = NewStream(cfg.Seed, "flow", fc.Name, "traffic")
+		}
+		n.flows = append(n.flows, f)
+	}
+	for _, s := range cfg.Schedule {
+		if err := s.Change.check(n); err != nil {
+			errs = append(errs, fmt.Errorf("schedule at %v: %w", s.At, err))
+		}
+		if s.At < 0 || s.For < 0 {
+			errs = append(errs, fmt.Errorf("schedule at %v: negative time", s.At))
+		}
+		n.schedule = append(n.schedule, scheduleEntry{Scheduled: s})
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	// Schedule entries are queued first, so that at equal times and class
+	// they act in the order they were written.
+	for i, s := range n.schedule {
+		n.events.push(event{at: s.At, kind: evApply, index: int32(i)}, classControl)
+		if s.For > 0 {
+			n.events.push(event{at: s.At + s.For, kind: evRevert, index: int32(i)}, classControl)
+		}
+	}
+	for i := range n.flows {
+		if f := &n.flows[i]; f.traffic != nil {
+			start, stop := f.traffic.Window()
+			f.stop = stop
+			f.on = true
+			n.queueEmit(i, f.src.first(start, f.rng))
+		}
+	}
+	return n, nil
+}
+
+func (n *Network) checkHop(i int) error {
+	if i < 0 || i >= len(n.hops) {
+		return errorf("no hop %d", i)
+	}
+	return nil
+}
+
+func (n *Network) checkFlow(i int) error {
+	if i < 0 || i >= len(n.flows) {
+		return errorf("no flow %d", i)
+	}
+	return nil
+}
+
+// Now returns the current virtual time.
+func (n *Network) Now() time.Duration { return n.now }
+
+// NextEvent returns the time of the next pending event.
+func (n *Network) NextEvent() (time.Duration, bool) {
+	if n.events.len() == 0 {
+		return 0, false
+	}
+	return n.events.peek().at, true
+}
+
+// Advance processes every event due at or before t and moves the clock to t.
+func (n *Network) Advance(t time.Duration) {
+	for n.events.len() > 0 && n.events.peek().at <= t {
+		ev := n.events.pop()
+		n.now = ev.at
+		n.dispatch(&ev)
+	}
+	n.now = max(n.now, t)
+}
+
+// Run processes the half-open interval [now, end) in virtual time and then
+// finishes the run: frames not delivered by end are reported in flight.
+func (n *Network) Run(end time.Duration) {
+	n.Advance(end - 1)
+	n.now = max(n.now, end)
+	n.Finish()
+}
+
+// Inject puts a frame with the given payload into a flow at the current
+// time and returns its sequence number. The payload is copied.
+func (n *Network) Inject(flowIndex int, payload []byte) uint64 {
+	f := n.newFrame(flowIndex, len(payload))
+	f.Payload = append(f.Payload, payload...)
+	seq := f.Seq
+	n.arrive(f, n.now)
+	return seq
+}
+
+func (n *Network) newFrame(flowIndex, size int) *Frame {
+	fl := &n.flows[flowIndex]
+	f := n.pool.get()
+	f.Flow, f.Seq, f.Size, f.Sent = flowIndex, fl.nextSeq, size, n.now
+	fl.nextSeq++
+	fl.stats.Sent++
+	return f
+}
+
+func (n *Network) dispatch(ev *event) {
+	switch ev.kind {
+	case evEmit:
+		n.emit(int(ev.index), ev.epoch)
+	case evSerialised:
+		n.serialised(int(ev.index))
+	case evExit:
+		n.exit(ev.frame)
+	case evApply:
+		s := &n.schedule[ev.index]
+		s.Change.apply(n, &s.saved)
+	case evRevert:
+		s := &n.schedule[ev.index]
+		s.Change.revert(n, &s.saved)
+	}
+}
+
+func (n *Network) queueEmit(flowIndex int, at time.Duration) {
+	fl := &n.flows[flowIndex]
+	if fl.stop > 0 && at >= fl.stop {
+		fl.on = false
+		return
+	}
+	n.events.push(event{at: at, kind: evEmit, index: int32(flowIndex), epoch: fl.epoch}, classTraffic)
+}
+
+func (n *Network) emit(flowIndex int, epoch uint32) {
+	fl := &n.flows[flowIndex]
+	if epoch != fl.epoch || !fl.on {
+		return // switched since this frame was planned
+	}
+	f := n.newFrame(flowIndex, fl.src.frameSize())
+	n.queueEmit(flowIndex, fl.src.next(n.now, fl.rng))
+	n.arrive(f, n.now)
+}
+
+func (n *Network) switchSource(flowIndex int, on bool) {
+	fl := &n.flows[flowIndex]
+	if fl.on == on {
+		return
+	}
+	fl.on = on
+	fl.epoch++
+	if on {
+		n.queueEmit(flowIndex, fl.src.first(n.now, fl.rng))
+	}
+}
+
+// arrive hands frame f to the hop at its route position at time t.
+func (n *Network) arrive(f *Frame, t time.Duration) {
+	hopIndex := n.flows[f.Flow].route[f.pos]
+	h := &n.hops[hopIndex]
+	f.Hop = hopIndex
+	h.stats.Frames++
+	switch {
+	case h.Rate == 0:
+		n.propagate(f, h, t)
+	case h.sending == nil:
+		n.events.push(event{at: h.serialise(f, t), kind: evSerialised, index: int32(hopIndex)}, classTraffic)
+	case h.Queue.Admits(h.waiting.bytes, int64(h.waiting.len()), f.Size):
+		h.waiting.push(f)
+	default:
+		n.drop(f, QueueDrop, t)
+	}
+}
+
+// serialised is called when a hop's serialiser finishes its frame.
+func (n *Network) serialised(hopIndex int) {
+	h := &n.hops[hopIndex]
+	f := h.sending
+	h.sending = nil
+	if h.waiting.len() > 0 {
+		next := h.waiting.pop()
+		n.events.push(event{at: h.serialise(next, n.now), kind: evSerialised, index: int32(hopIndex)}, classTraffic)
+	}
+	n.propagate(f, h, n.now)
+}
+
+// propagate sends f, which left h's serialiser at t, on its way out of the
+// hop. A frame never leaves before the previous frame of its flow did, so a
+// shorter delay set by the schedule cannot reorder a flow.
+func (n *Network) propagate(f *Frame, h *hop, t time.Duration) {
+	fl := &n.flows[f.Flow]
+	at := max(t+h.Delay, fl.lastExit[f.pos])
+	fl.lastExit[f.pos] = at
+	n.events.push(event{at: at, kind: evExit, frame: f}, classTraffic)
+}
+
+// exit is the moment f would leave its hop; an outage stops it here.
+func (n *Network) exit(f *Frame) {
+	h := &n.hops[f.Hop]
+	switch h.outage {
+	case OutageDropMode:
+		n.drop(f, OutageDrop, n.now)
+	case OutageHoldMode:
+		if !h.holdLimit.Admits(h.held.bytes, int64(h.held.len()), f.Size) {
+			n.drop(f, OutageDrop, n.now)
+			return
+		}
+		h.held.push(f)
+	default:
+		n.forward(f, n.now)
+	}
+}
+
+// forward moves f, which has left its hop at t, to the next hop or delivers it.
+func (n *Network) forward(f *Frame, t time.Duration) {
+	f.pos++
+	if f.pos < len(n.flows[f.Flow].route) {
+		n.arrive(f, t)
+		return
+	}
+	f.Status, f.Done = Delivered, t
+	n.finish(f)
+}
+
+func (n *Network) drop(f *Frame, why Status, t time.Duration) {
+	f.Status, f.Done = why, t
+	n.hops[f.Hop].stats.Dropped[why]++
+	n.finish(f)
+}
+
+func (n *Network) finish(f *Frame) {
+	n.flows[f.Flow].stats.record(f)
+	if n.observer != nil {
+		n.observer.Finished(f)
+	}
+	n.pool.put(f)
+}
+
+// Finish reports every frame still inside the network as in flight, in the
+// order they were sent, and stops the run. Call it once, at the end.
+func (n *Network) Finish() {
+	if n.finished {
+		return
+	}
+	n.finished = true
+	var inside []*Frame
+	for _, ev := range n.events.items {
+		if ev.frame != nil {
+			inside = append(inside, ev.frame)
+		}
+	}
+	for i := range n.hops {
+		h := &n.hops[i]
+		if h.sending != nil {
+			inside = append(inside, h.sending)
+		}
+		for _, q := range []*fifo{&h.waiting, &h.held} {
+			for q.len() > 0 {
+				inside = append(inside, q.pop())
+			}
+		}
+	}
+	slices.SortFunc(inside, func(a, b *Frame) int {
+		return cmp.Or(cmp.Compare(a.Sent, b.Sent), cmp.Compare(a.Flow, b.Flow), cmp.Compare(a.Seq, b.Seq))
+	})
+	for _, f := range inside {
+		f.Status, f.Done = InFlight, n.now
+		n.finish(f)
+	}
+	n.events.items = n.events.items[:0]
+}

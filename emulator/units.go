@@ -1,0 +1,85 @@
+package emulator
+
+import (
+	"math/bits"
+	"strconv"
+	"time"
+)
+
+// Rate is a bit rate in bits per second. Zero means "no rate": a hop without
+// a rate does not serialise and has no queue.
+type Rate int64
+
+// Common rates.
+const (
+	Bitps  Rate = 1
+	Kbitps Rate = 1000
+	Mbitps Rate = 1000 * Kbitps
+	Gbitps Rate = 1000 * Mbitps
+)
+
+func (r Rate) String() string {
+	switch {
+	case r >= Gbitps && r%Gbitps == 0:
+		return strconv.FormatInt(int64(r/Gbitps), 10) + "Gbit"
+	case r >= Mbitps && r%Mbitps == 0:
+		return strconv.FormatInt(int64(r/Mbitps), 10) + "Mbit"
+	case r >= Kbitps && r%Kbitps == 0:
+		return strconv.FormatInt(int64(r/Kbitps), 10) + "kbit"
+	}
+	return strconv.FormatInt(int64(r), 10) + "bit"
+}
+
+// MaxFrameSize bounds a frame's size (payload plus overhead) so that the
+// exact serialisation arithmetic below cannot overflow.
+const MaxFrameSize = 64 << 20
+
+// transmitTime returns how long nbytes take at rate r, in whole nanoseconds,
+// and the remainder in units of 1/r ns. Carrying the remainder into the next
+// back-to-back frame keeps a busy link exact over any number of frames
+// instead of drifting by the rounding of each one.
+func transmitTime(nbytes int64, r Rate, carry uint64) (d time.Duration, rem uint64) {
+	hi, lo := bits.Mul64(uint64(nbytes)*8, uint64(time.Second))
+	lo, c := bits.Add64(lo, carry, 0)
+	hi += c
+	q, rem := bits.Div64(hi, lo, uint64(r))
+	return time.Duration(q), rem
+}
+
+// LimitUnit says what a Limit counts.
+type LimitUnit uint8
+
+// Limit units. The zero value is Unlimited.
+const (
+	Unlimited LimitUnit = iota
+	Bytes
+	Frames
+)
+
+// Limit bounds a buffer in bytes or in frames.
+type Limit struct {
+	N    int64
+	Unit LimitUnit
+}
+
+// Admits reports whether a frame of size bytes fits in a buffer that already
+// holds usedBytes in usedFrames frames.
+func (l Limit) Admits(usedBytes, usedFrames int64, size int) bool {
+	switch l.Unit {
+	case Bytes:
+		return usedBytes+int64(size) <= l.N
+	case Frames:
+		return usedFrames+1 <= l.N
+	}
+	return true
+}
+
+func (l Limit) String() string {
+	switch l.Unit {
+	case Bytes:
+		return strconv.FormatInt(l.N, 10) + "B"
+	case Frames:
+		return strconv.FormatInt(l.N, 10) + " frames"
+	}
+	return "unlimited"
+}
