@@ -1,0 +1,253 @@
+package profiles
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/hilrig/hilrig/emulator"
+)
+
+// build checks what the types alone cannot (references, ranges, overlaps)
+// and turns the profile into the engine's configuration. Problems are
+// reported through d, at the position of the value at fault.
+func (p *Profile) build(d *decoder) emulator.Config {
+	cfg := emulator.Config{Seed: p.Seed}
+	if p.Duration <= 0 {
+		d.errorAt("duration", "must be positive")
+	}
+	for i, name := range p.Hops.Names {
+		h := p.Hops.Values[i]
+		path := "hops." + name
+		hc := emulator.HopConfig{Name: name}
+		hc.HopParams, _ = h.HopSettings.apply(d, path, hc.HopParams)
+		if h.Rate == nil {
+			if h.Queue != nil {
+				d.errorAt(path+".queue", "a hop without a rate has no queue; give it a rate or remove the queue")
+			}
+			if h.Overhead != nil {
+				d.errorAt(path+".overhead", "overhead only counts when serialising; give the hop a rate")
+			}
+		}
+		cfg.Hops = append(cfg.Hops, hc)
+	}
+	for i, name := range p.Flows.Names {
+		f := p.Flows.Values[i]
+		path := "flows." + name
+		fc := emulator.FlowConfig{Name: name}
+		if len(f.Route) == 0 {
+			d.errorAt(path+".route", "must name at least one hop")
+		}
+		for j, hopName := range f.Route {
+			h := p.Hops.Index(string(hopName))
+			if h < 0 {
+				d.errorAt(fmt.Sprintf("%s.route[%d]", path, j), "no hop named %q%s", hopName, didYouMean(string(hopName), p.Hops.Names))
+			}
+			fc.Route = append(fc.Route, h)
+		}
+		if f.Traffic != nil {
+			fc.Traffic = f.Traffic.build(d, path+".traffic")
+		}
+		cfg.Flows = append(cfg.Flows, fc)
+	}
+	cfg.Schedule = p.buildSchedule(d)
+	return cfg
+}
+
+// apply sets the parameters given in s on base and says which it set.
+func (s *HopSettings) apply(d *decoder, path string, base emulator.HopParams) (emulator.HopParams, emulator.HopField) {
+	var set emulator.HopField
+	if s.Rate != nil {
+		base.Rate, set = emulator.Rate(*s.Rate), set|emulator.FieldRate
+	}
+	if s.Delay != nil {
+		base.Delay, set = time.Duration(*s.Delay), set|emulator.FieldDelay
+	}
+	if s.Queue != nil {
+		base.Queue, set = emulator.Limit(*s.Queue), set|emulator.FieldQueue
+	}
+	if s.Overhead != nil {
+		if *s.Overhead > emulator.MaxFrameSize {
+			d.errorAt(path+".overhead", "must be at most %d bytes", emulator.MaxFrameSize)
+		}
+		base.Overhead, set = int(*s.Overhead), set|emulator.FieldOverhead
+	}
+	return base, set
+}
+
+func checkFrameSize(d *decoder, path string, size Size) int {
+	if size <= 0 || size > emulator.MaxFrameSize {
+		d.errorAt(path, "must be between 1B and %dB", emulator.MaxFrameSize)
+	}
+	return int(size)
+}
+
+func checkWindow(d *decoder, path string, start Duration, stop *Duration) time.Duration {
+	if stop == nil {
+		return 0
+	}
+	if *stop <= start {
+		d.errorAt(path+".stop", "must be after start (%v)", start)
+	}
+	return time.Duration(*stop)
+}
+
+func (t *Traffic) build(d *decoder, path string) emulator.Traffic {
+	switch {
+	case t.CBR != nil:
+		c, path := t.CBR, path+".cbr"
+		out := emulator.CBR{Size: checkFrameSize(d, path+".size", c.Size), Start: time.Duration(c.Start)}
+		out.Stop = checkWindow(d, path, c.Start, c.Stop)
+		switch {
+		case (c.Interval == nil) == (c.Rate == nil):
+			d.errorAt(path, "give either interval or rate")
+		case c.Interval != nil && *c.Interval <= 0:
+			d.errorAt(path+".interval", "must be positive")
+		case c.Interval != nil:
+			out.Interval = time.Duration(*c.Interval)
+		default:
+			out.Rate = emulator.Rate(*c.Rate)
+		}
+		return out
+	case t.Poisson != nil:
+		c, path := t.Poisson, path+".poisson"
+		out := emulator.Poisson{Rate: emulator.Rate(c.Rate), Size: checkFrameSize(d, path+".size", c.Size), Start: time.Duration(c.Start)}
+		out.Stop = checkWindow(d, path, c.Start, c.Stop)
+		return out
+	case t.OnOff != nil:
+		c, path := t.OnOff, path+".onoff"
+		out := emulator.OnOff{
+			Rate:  emulator.Rate(c.Rate),
+			Size:  checkFrameSize(d, path+".size", c.Size),
+			On:    c.On.build(d, path+".on"),
+			Off:   c.Off.build(d, path+".off"),
+			Start: time.Duration(c.Start),
+		}
+		out.Stop = checkWindow(d, path, c.Start, c.Stop)
+		return out
+	}
+	return nil
+}
+
+func (p *Period) build(d *decoder, path string) emulator.Period {
+	out := emulator.Period{Mean: time.Duration(p.Mean), Shape: 1.5}
+	if p.Mean <= 0 {
+		d.errorAt(path, "must be positive")
+	}
+	switch p.Dist {
+	case "exponential":
+		out.Kind = emulator.Exponential
+	case "pareto":
+		out.Kind = emulator.ParetoPeriod
+		if p.Shape != nil {
+			out.Shape = *p.Shape
+		}
+		if out.Shape <= 1 {
+			d.errorAt(path+".shape", "must be greater than 1 (the mean is infinite otherwise)")
+		}
+	}
+	if p.Dist != "pareto" && p.Shape != nil {
+		d.errorAt(path+".shape", "only a pareto period has a shape")
+	}
+	return out
+}
+
+func (p *Profile) buildSchedule(d *decoder) []emulator.Scheduled {
+	var out []emulator.Scheduled
+	type window struct {
+		from, to time.Duration
+		path     string
+	}
+	outages := map[string][]window{}
+	for i := range p.Schedule {
+		e := &p.Schedule[i]
+		path := fmt.Sprintf("schedule[%d]", i)
+		s := emulator.Scheduled{At: time.Duration(e.At)}
+		if e.At >= p.Duration && p.Duration > 0 {
+			d.errorAt(path+".at", "%v is not before the profile's duration (%v)", e.At, p.Duration)
+		}
+		if e.For != nil {
+			if *e.For <= 0 {
+				d.errorAt(path+".for", "must be positive")
+			}
+			s.For = time.Duration(*e.For)
+		}
+		end := time.Duration(p.Duration)
+		if s.For > 0 {
+			end = s.At + s.For
+		}
+		_, hopSet := e.HopSettings.apply(d, path, emulator.HopParams{})
+		var changes []emulator.Change
+		hop, flow := -1, -1
+		if e.Hop != "" {
+			if hop = p.Hops.Index(string(e.Hop)); hop < 0 {
+				d.errorAt(path+".hop", "no hop named %q%s", e.Hop, didYouMean(string(e.Hop), p.Hops.Names))
+			}
+		}
+		if e.Flow != "" {
+			if flow = p.Flows.Index(string(e.Flow)); flow < 0 {
+				d.errorAt(path+".flow", "no flow named %q%s", e.Flow, didYouMean(string(e.Flow), p.Flows.Names))
+			}
+		}
+		switch {
+		case e.Hop != "" && e.Flow != "":
+			d.errorAt(path, "give hop or flow, not both")
+		case e.Hop == "" && e.Flow == "":
+			d.errorAt(path, "say what to change: hop or flow")
+		case e.Hop != "":
+			if e.Traffic != nil {
+				d.errorAt(path+".traffic", "traffic switches a flow; use flow: instead of hop:")
+			}
+			if e.HoldLimit != nil && (e.Outage == nil || *e.Outage != "hold") {
+				d.errorAt(path+".hold_limit", "only an outage: hold has a hold buffer")
+			}
+			if e.Outage == nil && hopSet == 0 {
+				d.errorAt(path, "changes nothing (give outage or hop parameters such as rate or delay)")
+			}
+			if hop < 0 {
+				break
+			}
+			if hopSet != 0 {
+				params, _ := e.HopSettings.apply(d, path, emulator.HopParams{})
+				changes = append(changes, emulator.SetHop{Hop: hop, Set: hopSet, Params: params})
+			}
+			if e.Outage != nil {
+				mode := emulator.OutageDropMode
+				if *e.Outage == "hold" {
+					mode = emulator.OutageHoldMode
+				}
+				var limit emulator.Limit
+				if e.HoldLimit != nil {
+					limit = emulator.Limit(*e.HoldLimit)
+				}
+				changes = append(changes, emulator.Outage{Hop: hop, Mode: mode, HoldLimit: limit})
+				outages[string(e.Hop)] = append(outages[string(e.Hop)], window{s.At, end, path})
+			}
+		default:
+			if e.Outage != nil || hopSet != 0 {
+				d.errorAt(path, "outages and hop parameters apply to a hop; use hop: instead of flow:")
+			}
+			if e.Traffic == nil {
+				d.errorAt(path, "changes nothing (give traffic: on or off)")
+			} else if flow >= 0 {
+				if p.Flows.Values[flow].Traffic == nil {
+					d.errorAt(path+".flow", "flow %q has no traffic to switch", e.Flow)
+				}
+				changes = append(changes, emulator.SwitchTraffic{Flow: flow, On: *e.Traffic == "on"})
+			}
+		}
+		for _, c := range changes {
+			s.Change = c
+			out = append(out, s)
+		}
+	}
+	for hop, ws := range outages {
+		sort.Slice(ws, func(i, j int) bool { return ws[i].from < ws[j].from })
+		for i := 1; i < len(ws); i++ {
+			if ws[i].from < ws[i-1].to {
+				d.errorAt(ws[i].path+".at", "outage on hop %q overlaps the one at %s", hop, ws[i-1].path)
+			}
+		}
+	}
+	return out
+}

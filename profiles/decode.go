@@ -1,0 +1,444 @@
+package profiles
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"go.yaml.in/yaml/v4"
+)
+
+// The decoder walks a YAML node tree and a Go value together, driven by the
+// Go types of the schema (schema.go): struct fields are keys, their tags say
+// which are required, and the unit types parse themselves. Every value's
+// position is remembered by its path, so later checks (references, overlaps)
+// can point at the line and column too. It reports every problem it finds,
+// not only the first.
+
+// scalarParser is implemented by the unit types: they parse a scalar and
+// return an error that completes the sentence `"<value>" ...`.
+type scalarParser interface{ parseScalar(string) error }
+
+// nodeDecoder is implemented by types that decode themselves from a node:
+// maps that keep their key order, and values written either as a scalar or
+// as a mapping.
+type nodeDecoder interface {
+	decodeNode(d *decoder, n *yaml.Node, path string)
+}
+
+// oneOf marks a struct whose fields are alternatives: exactly one is given.
+type oneOf interface{ oneOf() }
+
+type decoder struct {
+	files  map[*yaml.Node]string // source file of each node (profiles merge several)
+	errs   ErrorList
+	pos    map[string]Pos  // position of the value at each path
+	failed map[string]bool // paths that already have an error
+}
+
+func newDecoder() *decoder {
+	return &decoder{files: map[*yaml.Node]string{}, pos: map[string]Pos{}, failed: map[string]bool{}}
+}
+
+func (d *decoder) posOf(n *yaml.Node) Pos {
+	return Pos{File: d.files[n], Line: n.Line, Col: n.Column}
+}
+
+func (d *decoder) errorf(n *yaml.Node, path, format string, args ...any) {
+	d.failed[path] = true
+	d.errs = append(d.errs, &Error{Pos: d.posOf(n), Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// errorAt reports a problem found after decoding, at the position of path
+// (or of its nearest decoded ancestor). A check on a value that already
+// failed to decode would only repeat that error, so it is skipped.
+func (d *decoder) errorAt(path, format string, args ...any) {
+	for f := range d.failed {
+		if within(f, path) || within(path, f) {
+			return
+		}
+	}
+	d.failed[path] = true
+	p, ok := d.pos[path]
+	for q := path; !ok && q != ""; {
+		q = parentPath(q)
+		p, ok = d.pos[q]
+	}
+	d.errs = append(d.errs, &Error{Pos: p, Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// within reports whether path p is q or inside it.
+func within(p, q string) bool {
+	return p == q || q == "" || strings.HasPrefix(p, q) && (p[len(q)] == '.' || p[len(q)] == '[')
+}
+
+func parentPath(p string) string {
+	if i := strings.LastIndexAny(p, ".["); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
+
+func resolve(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	if isNull(n) {
+		return "nothing"
+	}
+	return strconv.Quote(n.Value)
+}
+
+// decode fills v from n. path names v in messages, e.g. hops.core-up.rate.
+func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
+	n = resolve(n)
+	d.pos[path] = d.posOf(n)
+	if v.CanAddr() {
+		switch p := v.Addr().Interface().(type) {
+		case nodeDecoder:
+			p.decodeNode(d, n, path)
+			return
+		case scalarParser:
+			if n.Kind != yaml.ScalarNode || isNull(n) {
+				d.errorf(n, path, "want %s, got %s", typeInfoOf(v.Type()).want(), describe(n))
+				return
+			}
+			if err := p.parseScalar(n.Value); err != nil {
+				d.errorf(n, path, "%q %s", n.Value, err)
+			}
+			return
+		}
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if isNull(n) {
+			d.errorf(n, path, "want %s, got nothing", typeInfoOf(v.Type().Elem()).want())
+			return
+		}
+		v.Set(reflect.New(v.Type().Elem()))
+		d.decode(n, v.Elem(), path)
+	case reflect.Struct:
+		d.decodeStruct(n, v, path)
+	case reflect.Slice:
+		d.decodeSlice(n, v, path)
+	default:
+		d.decodeBasic(n, v, path)
+	}
+}
+
+func (d *decoder) decodeSlice(n *yaml.Node, v reflect.Value, path string) {
+	if isNull(n) {
+		return
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(n, path, "want a list, got %s", describe(n))
+		return
+	}
+	v.Set(reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content)))
+	for i, item := range n.Content {
+		d.decode(item, v.Index(i), fmt.Sprintf("%s[%d]", path, i))
+	}
+}
+
+func (d *decoder) decodeBasic(n *yaml.Node, v reflect.Value, path string) {
+	want := typeInfoOf(v.Type()).want()
+	if n.Kind != yaml.ScalarNode || isNull(n) {
+		d.errorf(n, path, "want %s, got %s", want, describe(n))
+		return
+	}
+	var err error
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(n.Value)
+	case reflect.Bool:
+		var b bool
+		b, err = strconv.ParseBool(n.Value)
+		if n.Value != "true" && n.Value != "false" {
+			err = errors.New("not true or false")
+		}
+		v.SetBool(b)
+	case reflect.Int, reflect.Int64:
+		var i int64
+		i, err = strconv.ParseInt(n.Value, 10, 64)
+		v.SetInt(i)
+	case reflect.Uint64:
+		var u uint64
+		u, err = strconv.ParseUint(n.Value, 10, 64)
+		v.SetUint(u)
+	case reflect.Float64:
+		var f float64
+		f, err = strconv.ParseFloat(n.Value, 64)
+		v.SetFloat(f)
+	default:
+		panic("profiles: no decoder for " + v.Type().String())
+	}
+	if err != nil {
+		d.errorf(n, path, "%q is not %s", n.Value, want)
+	}
+}
+
+func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
+	fields := fieldsOf(v.Type())
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, path, "want a mapping with %s, got %s", keyList(fields), describe(n))
+		return
+	}
+	seen := map[string]bool{}
+	forEachPair(d, n, path, func(key string, k, val *yaml.Node) {
+		f := fieldNamed(fields, key)
+		switch {
+		case f == nil:
+			d.errorf(k, join(path, key), "unknown key%s (want %s)", didYouMean(key, fieldNames(fields)), keyList(fields))
+		case seen[key]:
+			d.errorf(k, join(path, key), "given twice")
+		default:
+			seen[key] = true
+			d.decode(val, v.FieldByIndex(f.index), join(path, key))
+		}
+	})
+	for _, f := range fields {
+		if f.required && !seen[f.name] {
+			d.errorf(n, path, "missing %s (%s)", f.name, typeInfoOf(f.typ).want())
+		}
+	}
+	if _, alternatives := v.Addr().Interface().(oneOf); alternatives && len(seen) != 1 {
+		if len(seen) == 0 {
+			d.errorf(n, path, "want one of %s", keyList(fields))
+		} else {
+			d.errorf(n, path, "give only one of %s", keyList(fields))
+		}
+	}
+}
+
+// forEachPair calls fn for each key of a mapping, rejecting keys that are
+// not plain strings and YAML merge keys.
+func forEachPair(d *decoder, n *yaml.Node, path string, fn func(key string, k, v *yaml.Node)) {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), n.Content[i+1]
+		switch {
+		case k.Kind != yaml.ScalarNode:
+			d.errorf(k, path, "a key must be a name, got %s", describe(k))
+		case k.Value == "<<" && k.Tag == "!!merge":
+			d.errorf(k, path, "merge keys (<<) are not supported; use extends")
+		default:
+			fn(k.Value, k, v)
+		}
+	}
+}
+
+// field is one key of a schema struct.
+type field struct {
+	name     string
+	index    []int
+	typ      reflect.Type
+	required bool
+	doc      string
+	def      string
+}
+
+var fieldCache sync.Map // reflect.Type → []field
+
+// fieldsOf lists a struct's keys from its yaml tags, flattening embedded
+// structs into their parent.
+func fieldsOf(t reflect.Type) []field {
+	if fs, ok := fieldCache.Load(t); ok {
+		return fs.([]field)
+	}
+	var fs []field
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if sf.Anonymous {
+			for _, inner := range fieldsOf(sf.Type) {
+				inner.index = append([]int{i}, inner.index...)
+				fs = append(fs, inner)
+			}
+			continue
+		}
+		tag := sf.Tag.Get("yaml")
+		if tag == "" || tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		fs = append(fs, field{
+			name:     name,
+			index:    []int{i},
+			typ:      sf.Type,
+			required: opts == "required",
+			doc:      sf.Tag.Get("doc"),
+			def:      sf.Tag.Get("default"),
+		})
+	}
+	fieldCache.Store(t, fs)
+	return fs
+}
+
+func fieldNamed(fs []field, name string) *field {
+	for i := range fs {
+		if fs[i].name == name {
+			return &fs[i]
+		}
+	}
+	return nil
+}
+
+func fieldNames(fs []field) []string {
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = f.name
+	}
+	return names
+}
+
+func keyList(fs []field) string { return strings.Join(fieldNames(fs), ", ") }
+
+// didYouMean suggests the candidate closest to key, if one is close enough
+// to be a typo.
+func didYouMean(key string, candidates []string) string {
+	best, bestDist := "", 3
+	for _, c := range candidates {
+		if len(key) >= 3 && strings.HasPrefix(c, key) {
+			return fmt.Sprintf("; did you mean %s?", c)
+		}
+		if dist := editDistance(strings.ToLower(key), strings.ToLower(c)); dist < bestDist && dist < len(c) {
+			best, bestDist = c, dist
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %s?", best)
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+// Map is a mapping from names to T that keeps the order of the source, so
+// that reports and `hilrig show` list things as they were written.
+type Map[T any] struct {
+	Names  []string
+	Values []*T
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]*$`)
+
+func (m *Map[T]) decodeNode(d *decoder, n *yaml.Node, path string) {
+	if isNull(n) {
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, path, "want a mapping of names to %s, got %s", typeInfoOf(reflect.TypeFor[T]()).want(), describe(n))
+		return
+	}
+	forEachPair(d, n, path, func(name string, k, val *yaml.Node) {
+		switch {
+		case !nameRE.MatchString(name):
+			d.errorf(k, join(path, name), "is not a valid name (letters, digits, _ and -)")
+		case m.Index(name) >= 0:
+			d.errorf(k, join(path, name), "given twice")
+		default:
+			v := new(T)
+			d.decode(val, reflect.ValueOf(v).Elem(), join(path, name))
+			m.Names = append(m.Names, name)
+			m.Values = append(m.Values, v)
+		}
+	})
+}
+
+// Index returns the position of name, or -1.
+func (m *Map[T]) Index(name string) int {
+	for i, n := range m.Names {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Len returns the number of entries.
+func (m *Map[T]) Len() int { return len(m.Names) }
+
+func (m *Map[T]) elemType() reflect.Type { return reflect.TypeFor[T]() }
+
+// parseYAML parses one YAML document and records which file each node came
+// from. Syntax errors carry their line and column.
+func (d *decoder) parseYAML(file string, data []byte) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, ErrorList{{Pos: Pos{File: file, Line: 1, Col: 1}, Msg: "empty profile"}}
+		}
+		return nil, syntaxError(file, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, ErrorList{{Pos: Pos{File: file, Line: extra.Line, Col: extra.Column}, Msg: "a profile is one YAML document; found a second"}}
+	} else if !errors.Is(err, io.EOF) {
+		return nil, syntaxError(file, err)
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	var mark func(*yaml.Node)
+	mark = func(n *yaml.Node) {
+		d.files[n] = file
+		for _, c := range n.Content {
+			mark(c)
+		}
+	}
+	mark(root)
+	return root, nil
+}
+
+func syntaxError(file string, err error) error {
+	var le *yaml.LoadError
+	if errors.As(err, &le) {
+		return ErrorList{{Pos: Pos{File: file, Line: le.Mark.Line, Col: le.Mark.Column}, Msg: "YAML syntax: " + le.Message}}
+	}
+	return ErrorList{{Pos: Pos{File: file}, Msg: "YAML syntax: " + strings.TrimPrefix(err.Error(), "yaml: ")}}
+}

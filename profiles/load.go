@@ -1,0 +1,76 @@
+package profiles
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/hilrig/hilrig/emulator"
+)
+
+// Loaded is a profile that parsed and validated, with the engine
+// configuration it describes.
+type Loaded struct {
+	*Profile
+	Source string // file the profile came from, or shipped:NAME
+	Config emulator.Config
+}
+
+// Traced reports whether a flow's frames go to the trace.
+func (l *Loaded) Traced(flow int) bool {
+	t := l.Flows.Values[flow].Trace
+	return t == nil || *t
+}
+
+// RunDuration is the profile's duration as a time.Duration.
+func (l *Loaded) RunDuration() time.Duration { return time.Duration(l.Duration) }
+
+// Load reads a profile from a file, or from the shipped library when ref is
+// a bare name (e.g. "bottleneck") that is not a file. Every problem found is
+// returned at once as an ErrorList.
+func Load(ref string) (*Loaded, error) {
+	data, source, err := read(ref)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(source, data)
+}
+
+// read finds ref on disk or in the library.
+func read(ref string) ([]byte, string, error) {
+	data, err := os.ReadFile(ref)
+	if err == nil {
+		return data, ref, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) || strings.ContainsAny(ref, `/\`) || filepath.Ext(ref) != "" {
+		return nil, "", err
+	}
+	if lib, libErr := library.ReadFile(ref + ".yaml"); libErr == nil {
+		return lib, "shipped:" + ref, nil
+	}
+	return nil, "", errors.New(ref + ": no such file, and no shipped profile by that name (see hilrig profiles)")
+}
+
+// Parse decodes and validates a profile from YAML text; source names it in
+// messages.
+func Parse(source string, data []byte) (*Loaded, error) {
+	d := newDecoder()
+	root, err := d.parseYAML(source, data)
+	if err != nil {
+		return nil, err
+	}
+	p := &Profile{}
+	d.decode(root, reflect.ValueOf(p).Elem(), "")
+	if p.Name == "" {
+		p.Name = strings.TrimSuffix(filepath.Base(strings.TrimPrefix(source, "shipped:")), ".yaml")
+	}
+	cfg := p.build(d)
+	if err := d.errs.err(); err != nil {
+		return nil, err
+	}
+	return &Loaded{Profile: p, Source: source, Config: cfg}, nil
+}

@@ -1,0 +1,187 @@
+package profiles
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hilrig/hilrig/emulator"
+)
+
+// minimal is a valid profile that the malformed cases below edit.
+const minimal = `duration: 10s
+hops:
+  a: {rate: 4Mbit, delay: 2ms, queue: 30000B}
+  b: {delay: 1ms}
+flows:
+  f:
+    route: [a, b]
+    traffic: {cbr: {interval: 20ms, size: 1000B}}
+`
+
+func TestParseMinimal(t *testing.T) {
+	p, err := Parse("m.yaml", []byte(minimal))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Name != "m" || p.RunDuration() != 10*time.Second || p.Hops.Len() != 2 {
+		t.Errorf("parsed %+v", p.Profile)
+	}
+	want := emulator.HopParams{Rate: 4 * emulator.Mbitps, Delay: 2 * time.Millisecond, Queue: emulator.Limit{N: 30000, Unit: emulator.Bytes}}
+	if p.Config.Hops[0].HopParams != want {
+		t.Errorf("hop a = %+v, want %+v", p.Config.Hops[0].HopParams, want)
+	}
+	if got := p.Config.Flows[0].Traffic; got != (emulator.CBR{Interval: 20 * time.Millisecond, Size: 1000}) {
+		t.Errorf("traffic = %+v", got)
+	}
+	if !p.Traced(0) {
+		t.Error("flows are traced unless trace: false")
+	}
+}
+
+func TestMalformedProfiles(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		want []string // the complete error output, one line per problem
+	}{
+		{"rate with a wrong unit",
+			strings.Replace(minimal, "rate: 4Mbit", "rate: 4 Mbps", 1),
+			[]string{`x.yaml:3:13: hops.a.rate: "4 Mbps" is not a rate (want e.g. 4Mbit, 512kbit)`}},
+		{"misspelt key",
+			strings.Replace(minimal, "delay: 1ms", "dealy: 1ms", 1),
+			[]string{`x.yaml:4:7: hops.b.dealy: unknown key; did you mean delay? (want rate, delay, queue, overhead)`}},
+		{"unknown top-level key",
+			minimal + "sede: 3\n",
+			[]string{`x.yaml:9:1: sede: unknown key; did you mean seed? (want name, description, seed, duration, hops, flows, schedule)`}},
+		{"route names a missing hop",
+			strings.Replace(minimal, "route: [a, b]", "route: [a, c]", 1),
+			[]string{`x.yaml:7:16: flows.f.route[1]: no hop named "c"`}},
+		{"route with a typo",
+			strings.Replace(minimal, "b: {delay: 1ms}", "bb: {delay: 1ms}", 1),
+			[]string{`x.yaml:7:16: flows.f.route[1]: no hop named "b"; did you mean bb?`}},
+		{"missing duration",
+			strings.Replace(minimal, "duration: 10s\n", "", 1),
+			[]string{`x.yaml:1:1: missing duration (a duration (e.g. 1.5ms, 2s))`}},
+		{"ambiguous minutes",
+			strings.Replace(minimal, "duration: 10s", "duration: 10m", 1),
+			[]string{`x.yaml:1:11: duration: "10m" is ambiguous (write min for minutes or ms for milliseconds)`}},
+		{"zero duration",
+			strings.Replace(minimal, "duration: 10s", "duration: 0s", 1),
+			[]string{`x.yaml:1:11: duration: must be positive`}},
+		{"queue without unit",
+			strings.Replace(minimal, "queue: 30000B", "queue: 30000", 1),
+			[]string{`x.yaml:3:39: hops.a.queue: "30000" is not a limit (want bytes such as 30000B or 30kB, or frames such as 50 frames)`}},
+		{"ambiguous size",
+			strings.Replace(minimal, "queue: 30000B", "queue: 30KB", 1),
+			[]string{`x.yaml:3:39: hops.a.queue: "30KB" is ambiguous (1000 or 1024 bytes? write kB or KiB)`}},
+		{"queue on a hop without rate",
+			strings.Replace(minimal, "b: {delay: 1ms}", "b: {delay: 1ms, queue: 10 frames}", 1),
+			[]string{`x.yaml:4:26: hops.b.queue: a hop without a rate has no queue; give it a rate or remove the queue`}},
+		{"two traffic sources",
+			strings.Replace(minimal, "{cbr: {interval: 20ms, size: 1000B}}", "{cbr: {interval: 20ms, size: 1000B}, poisson: {rate: 1Mbit, size: 1B}}", 1),
+			[]string{`x.yaml:8:14: flows.f.traffic: give only one of cbr, poisson, onoff`}},
+		{"cbr with interval and rate",
+			strings.Replace(minimal, "interval: 20ms", "interval: 20ms, rate: 1Mbit", 1),
+			[]string{`x.yaml:8:20: flows.f.traffic.cbr: give either interval or rate`}},
+		{"route is not a list",
+			strings.Replace(minimal, "route: [a, b]", "route: a", 1),
+			[]string{`x.yaml:7:12: flows.f.route: want a list, got "a"`}},
+		{"hop is not a mapping",
+			strings.Replace(minimal, "b: {delay: 1ms}", "b: 1ms", 1),
+			[]string{`x.yaml:4:6: hops.b: want a mapping with rate, delay, queue, overhead, got "1ms"`}},
+		{"YAML syntax error",
+			strings.Replace(minimal, "route: [a, b]", "route: [a, b", 1),
+			[]string{`x.yaml:8:12: YAML syntax: did not find expected ',' or ']'`}},
+		{"several problems at once",
+			strings.Replace(strings.Replace(minimal, "rate: 4Mbit", "rate: fast", 1), "route: [a, b]", "route: [a, z]", 1),
+			[]string{
+				`x.yaml:3:13: hops.a.rate: "fast" is not a rate (want e.g. 4Mbit, 512kbit)`,
+				`x.yaml:7:16: flows.f.route[1]: no hop named "z"`,
+			}},
+		{"outages overlap",
+			minimal + "schedule:\n  - {at: 1s, for: 2s, hop: a, outage: drop}\n  - {at: 2s, for: 1s, hop: a, outage: hold}\n",
+			[]string{`x.yaml:11:10: schedule[1].at: outage on hop "a" overlaps the one at schedule[0]`}},
+		{"schedule after the end",
+			minimal + "schedule:\n  - {at: 10s, hop: a, rate: 1Mbit}\n",
+			[]string{`x.yaml:10:10: schedule[0].at: 10s is not before the profile's duration (10s)`}},
+		{"hold limit without hold",
+			minimal + "schedule:\n  - {at: 1s, for: 1s, hop: a, outage: drop, hold_limit: 10 frames}\n",
+			[]string{`x.yaml:10:57: schedule[0].hold_limit: only an outage: hold has a hold buffer`}},
+		{"outage mode misspelt",
+			minimal + "schedule:\n  - {at: 1s, for: 1s, hop: a, outage: hodl}\n",
+			[]string{`x.yaml:10:39: schedule[0].outage: "hodl" is not an outage mode (want drop, hold); did you mean hold?`}},
+		{"schedule changes nothing",
+			minimal + "schedule:\n  - {at: 1s, hop: a}\n",
+			[]string{`x.yaml:10:5: schedule[0]: changes nothing (give outage or hop parameters such as rate or delay)`}},
+		{"a second YAML document",
+			minimal + "---\nduration: 1s\n",
+			[]string{`x.yaml:9:1: a profile is one YAML document; found a second`}},
+		{"empty file", "", []string{`x.yaml:1:1: empty profile`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("x.yaml", []byte(tc.yaml))
+			var list ErrorList
+			if !errors.As(err, &list) {
+				t.Fatalf("got %v, want an ErrorList", err)
+			}
+			if got, want := err.Error(), strings.Join(tc.want, "\n"); got != want {
+				t.Errorf("got\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}
+
+func TestShippedProfilesLoad(t *testing.T) {
+	names := Shipped()
+	if len(names) == 0 {
+		t.Fatal("no shipped profiles")
+	}
+	for _, name := range names {
+		p, err := Load(name)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if p.Description == "" {
+			t.Errorf("%s has no description", name)
+		}
+		if _, err := emulator.New(p.Config, nil); err != nil {
+			t.Errorf("%s: the engine rejects it: %v", name, err)
+		}
+	}
+}
+
+func TestLoadUnknown(t *testing.T) {
+	_, err := Load("no-such-profile")
+	if err == nil || !strings.Contains(err.Error(), "no-such-profile") {
+		t.Errorf("got %v", err)
+	}
+}
+
+// FuzzParse checks that no input makes the parser or validator panic or
+// hang, and that whatever it accepts the engine accepts too.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(minimal))
+	for _, name := range Shipped() {
+		data, _ := library.ReadFile(name + ".yaml")
+		f.Add(data)
+	}
+	f.Add([]byte("hops: {a: &x {delay: 1ms}, b: *x}\nflows: {}\nduration: 1s\n"))
+	f.Add([]byte("duration: [1s\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := Parse("fuzz.yaml", data)
+		if err != nil {
+			var list ErrorList
+			if !errors.As(err, &list) || len(list) == 0 {
+				t.Fatalf("error is not a positioned list: %v", err)
+			}
+			return
+		}
+		if _, err := emulator.New(p.Config, nil); err != nil {
+			t.Fatalf("validated profile rejected by the engine: %v", err)
+		}
+	})
+}

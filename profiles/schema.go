@@ -1,0 +1,126 @@
+package profiles
+
+import (
+	"reflect"
+
+	"go.yaml.in/yaml/v4"
+)
+
+// The schema of a profile. The yaml tag names the key (",required" when it
+// must be given), doc says what it means and default what it is when absent;
+// the reference in profiles/README.md is generated from these definitions.
+
+// Profile is a reusable description of an emulated network: hops, flows,
+// their synthetic traffic and a schedule of timed changes.
+type Profile struct {
+	Name        string          `yaml:"name" doc:"short name, shown in reports" default:"the file name"`
+	Description string          `yaml:"description" doc:"one line saying what the profile models and where its numbers come from"`
+	Seed        uint64          `yaml:"seed" doc:"seed of every random stream; the same seed reproduces a run exactly" default:"0"`
+	Duration    Duration        `yaml:"duration,required" doc:"length of a sim run (virtual time)"`
+	Hops        Map[Hop]        `yaml:"hops,required" doc:"the network's unidirectional stages, by name"`
+	Flows       Map[Flow]       `yaml:"flows,required" doc:"streams of frames along routes of hops, by name"`
+	Schedule    []ScheduleEntry `yaml:"schedule" doc:"timed changes, in any order"`
+}
+
+// HopSettings are a hop's parameters; the schedule can change each of them.
+type HopSettings struct {
+	Rate     *Rate     `yaml:"rate" doc:"serialisation rate: a frame takes (size+overhead)·8/rate to send; without a rate the hop has no queue and only delays" default:"none"`
+	Delay    *Duration `yaml:"delay" doc:"propagation delay, added after serialisation" default:"0s"`
+	Queue    *Limit    `yaml:"queue" doc:"limit on what waits for the serialiser, in bytes or frames (not counting the frame being sent); a frame that would exceed it is dropped (tail drop)" default:"unlimited"`
+	Overhead *Size     `yaml:"overhead" doc:"bytes added to every frame for serialisation only (headers, preamble)" default:"0B"`
+}
+
+// Hop is one unidirectional stage of the network.
+type Hop struct {
+	HopSettings
+}
+
+// Flow is a stream of frames along a route.
+type Flow struct {
+	Route   []HopName `yaml:"route,required" doc:"the hops the flow crosses, in order"`
+	Traffic *Traffic  `yaml:"traffic" doc:"synthetic source used in sim; a flow bound to hardware needs none" default:"none"`
+	Trace   *bool     `yaml:"trace" doc:"write this flow's frames to the trace" default:"true"`
+}
+
+// Traffic is one of the synthetic sources.
+type Traffic struct {
+	CBR     *CBR     `yaml:"cbr" doc:"constant bit rate: one frame every interval"`
+	Poisson *Poisson `yaml:"poisson" doc:"Poisson arrivals: exponential gaps with mean size·8/rate"`
+	OnOff   *OnOff   `yaml:"onoff" doc:"ON/OFF: constant rate while ON, silent while OFF"`
+}
+
+func (*Traffic) oneOf() {}
+
+// CBR is a constant-bit-rate source.
+type CBR struct {
+	Interval *Duration `yaml:"interval" doc:"time between frames (give interval or rate)"`
+	Rate     *Rate     `yaml:"rate" doc:"bit rate; frames are size·8/rate apart (give interval or rate)"`
+	Size     Size      `yaml:"size,required" doc:"frame size"`
+	Start    Duration  `yaml:"start" doc:"time of the first frame" default:"0s"`
+	Stop     *Duration `yaml:"stop" doc:"no frame at or after this time" default:"never"`
+}
+
+// Poisson is a source with exponential gaps.
+type Poisson struct {
+	Rate  Rate      `yaml:"rate,required" doc:"mean bit rate"`
+	Size  Size      `yaml:"size,required" doc:"frame size"`
+	Start Duration  `yaml:"start" doc:"time the source switches on" default:"0s"`
+	Stop  *Duration `yaml:"stop" doc:"no frame at or after this time" default:"never"`
+}
+
+// OnOff alternates ON and OFF periods.
+type OnOff struct {
+	Rate  Rate      `yaml:"rate,required" doc:"bit rate while ON: one frame every size·8/rate, the first at the start of each ON period"`
+	Size  Size      `yaml:"size,required" doc:"frame size"`
+	On    Period    `yaml:"on,required" doc:"length of each ON period"`
+	Off   Period    `yaml:"off,required" doc:"length of each OFF period"`
+	Start Duration  `yaml:"start" doc:"start of the first ON period" default:"0s"`
+	Stop  *Duration `yaml:"stop" doc:"no frame at or after this time" default:"never"`
+}
+
+// Period is the length of ON or OFF periods: a duration (constant), or
+// {dist: exponential, mean: 3s}, or {dist: pareto, mean: 3s, shape: 1.5}.
+type Period struct {
+	Dist  PeriodDist `yaml:"dist,required" doc:"constant, exponential or pareto"`
+	Mean  Duration   `yaml:"mean,required" doc:"mean length"`
+	Shape *float64   `yaml:"shape" doc:"Pareto shape α > 1 (scale is mean·(α−1)/α)" default:"1.5"`
+}
+
+func (p *Period) decodeNode(d *decoder, n *yaml.Node, path string) {
+	if n.Kind == yaml.ScalarNode && !isNull(n) {
+		p.Dist = "constant"
+		d.decode(n, reflect.ValueOf(&p.Mean).Elem(), path)
+		return
+	}
+	type plain Period // without decodeNode, so the struct decoder handles it
+	d.decodeStruct(n, reflect.ValueOf((*plain)(p)).Elem(), path)
+}
+
+func (Period) typeInfo() typeInfo {
+	return typeInfo{"a period", "3s, {dist: exponential, mean: 3s}, {dist: pareto, mean: 3s, shape: 1.5}"}
+}
+
+// PeriodDist is how ON and OFF period lengths are drawn.
+type PeriodDist string
+
+func (p *PeriodDist) parseScalar(s string) error {
+	e := enum{allowed: []string{"constant", "exponential", "pareto"}}
+	err := e.parse(s, "a period distribution")
+	*p = PeriodDist(e.value)
+	return err
+}
+
+func (PeriodDist) typeInfo() typeInfo { return typeInfo{"constant, exponential or pareto", ""} }
+
+// ScheduleEntry is one timed change: at `at` (for `for`, then reverted) set
+// hop parameters, take a hop's output down, or switch a flow's traffic.
+type ScheduleEntry struct {
+	At        Duration    `yaml:"at,required" doc:"when the change takes effect"`
+	For       *Duration   `yaml:"for" doc:"how long it lasts before it is reverted" default:"until the end"`
+	Hop       HopName     `yaml:"hop" doc:"the hop to change (with hop parameters or outage)"`
+	Flow      FlowName    `yaml:"flow" doc:"the flow whose traffic to switch"`
+	Outage    *OutageMode `yaml:"outage" doc:"drop: frames that would leave the hop are dropped; hold: they are held and all released when the outage ends"`
+	HoldLimit *Limit      `yaml:"hold_limit" doc:"bound on the hold buffer; frames over it are outage_drop" default:"unlimited"`
+	Traffic   *Switch     `yaml:"traffic" doc:"on or off"`
+	HopSettings
+}

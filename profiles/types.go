@@ -1,0 +1,131 @@
+package profiles
+
+import (
+	"errors"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// typeInfo describes a kind of value for messages and the reference: what
+// it is and an example of how to write it.
+type typeInfo struct{ what, example string }
+
+func (t typeInfo) want() string {
+	if t.example == "" {
+		return t.what
+	}
+	return t.what + " (e.g. " + t.example + ")"
+}
+
+// described is implemented by schema types that say how they are written.
+type described interface{ typeInfo() typeInfo }
+
+func (Duration) typeInfo() typeInfo    { return typeInfo{"a duration", "1.5ms, 2s"} }
+func (Rate) typeInfo() typeInfo        { return typeInfo{"a rate", "4Mbit, 512kbit"} }
+func (Size) typeInfo() typeInfo        { return typeInfo{"a size", "1000B, 30kB, 64KiB"} }
+func (Limit) typeInfo() typeInfo       { return typeInfo{"a limit", "30000B, 50 frames"} }
+func (Probability) typeInfo() typeInfo { return typeInfo{"a probability", "1%, 0.01"} }
+
+func typeInfoOf(t reflect.Type) typeInfo {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if d, ok := reflect.Zero(t).Interface().(described); ok {
+		return d.typeInfo()
+	}
+	if d, ok := reflect.New(t).Interface().(described); ok {
+		return d.typeInfo()
+	}
+	if m, ok := reflect.New(t).Interface().(interface{ elemType() reflect.Type }); ok {
+		return typeInfo{"a mapping of names to " + typeInfoOf(m.elemType()).what, ""}
+	}
+	switch t.Kind() {
+	case reflect.Slice:
+		return typeInfo{"a list of " + plural(typeInfoOf(t.Elem()).what), ""}
+	case reflect.Struct:
+		return typeInfo{"a mapping", "{" + keyList(fieldsOf(t)) + "}"}
+	case reflect.String:
+		return typeInfo{"text", ""}
+	case reflect.Bool:
+		return typeInfo{"true or false", ""}
+	case reflect.Uint64, reflect.Int, reflect.Int64:
+		return typeInfo{"a whole number", ""}
+	case reflect.Float64:
+		return typeInfo{"a number", ""}
+	}
+	return typeInfo{t.String(), ""}
+}
+
+// plural turns "a hop name" into "hop names" and "a schedule entry" into
+// "schedule entries".
+func plural(what string) string {
+	what = strings.TrimPrefix(strings.TrimPrefix(what, "a "), "an ")
+	if strings.HasSuffix(what, "y") {
+		return strings.TrimSuffix(what, "y") + "ies"
+	}
+	return what + "s"
+}
+
+// HopName refers to a hop by name.
+type HopName string
+
+// FlowName refers to a flow by name.
+type FlowName string
+
+func (HopName) typeInfo() typeInfo  { return typeInfo{"a hop name", ""} }
+func (FlowName) typeInfo() typeInfo { return typeInfo{"a flow name", ""} }
+
+func (Hop) typeInfo() typeInfo {
+	return typeInfo{"a hop", "{rate: 4Mbit, delay: 2ms, queue: 30000B}"}
+}
+
+func (Flow) typeInfo() typeInfo {
+	return typeInfo{"a flow", "{route: [a, b], traffic: {cbr: {interval: 20ms, size: 1000B}}}"}
+}
+
+func (Traffic) typeInfo() typeInfo {
+	return typeInfo{"a traffic source", "{cbr: {interval: 20ms, size: 1000B}}"}
+}
+
+func (ScheduleEntry) typeInfo() typeInfo {
+	return typeInfo{"a schedule entry", "{at: 20s, for: 1s, hop: edge, outage: hold}"}
+}
+
+// enum is a word from a fixed set.
+type enum struct {
+	value   string
+	allowed []string
+}
+
+func (e *enum) parse(s, what string) error {
+	if slices.Contains(e.allowed, s) {
+		e.value = s
+		return nil
+	}
+	return errors.New("is not " + what + " (want " + strings.Join(e.allowed, ", ") + ")" + didYouMean(s, e.allowed))
+}
+
+// OutageMode is what an outage does with the frames it stops: drop or hold.
+type OutageMode string
+
+func (m *OutageMode) parseScalar(s string) error {
+	e := enum{allowed: []string{"drop", "hold"}}
+	err := e.parse(s, "an outage mode")
+	*m = OutageMode(e.value)
+	return err
+}
+
+func (OutageMode) typeInfo() typeInfo { return typeInfo{"drop or hold", ""} }
+
+// Switch turns a flow's traffic on or off.
+type Switch string
+
+func (w *Switch) parseScalar(s string) error {
+	e := enum{allowed: []string{"on", "off"}}
+	err := e.parse(s, "a switch")
+	*w = Switch(e.value)
+	return err
+}
+
+func (Switch) typeInfo() typeInfo { return typeInfo{"on or off", ""} }

@@ -1,0 +1,236 @@
+package profiles
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hilrig/hilrig/emulator"
+)
+
+// The profile language writes every quantity with its unit. These types
+// parse them exactly: "1.3ms" is 1 300 000 ns, "1.5Mbit" is 1 500 000 bit/s,
+// with no floating-point rounding on the way.
+
+var quantityRE = regexp.MustCompile(`^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*(\S*)$`)
+
+// splitQuantity splits "1.5 Mbit" into the exact number 3/2·10^0 and "Mbit".
+func splitQuantity(s string) (*big.Rat, string, bool) {
+	m := quantityRE.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return nil, "", false
+	}
+	num, ok := new(big.Rat).SetString(m[1])
+	return num, m[2], ok
+}
+
+// scaled returns num·unit as an int64 if it is whole and fits.
+func scaled(num *big.Rat, unit int64) (int64, bool) {
+	v := new(big.Rat).Mul(num, new(big.Rat).SetInt64(unit))
+	if !v.IsInt() || !v.Num().IsInt64() {
+		return 0, false
+	}
+	return v.Num().Int64(), true
+}
+
+// Duration is a length of time written with a unit: 1.5ms, 2s, 250us.
+type Duration time.Duration
+
+var durationUnits = map[string]int64{
+	"ns": 1, "us": 1e3, "µs": 1e3, "μs": 1e3, "ms": 1e6, "s": 1e9, "min": 60e9, "h": 3600e9,
+}
+
+func (d *Duration) parseScalar(s string) error {
+	num, unit, ok := splitQuantity(s)
+	if !ok {
+		return errors.New("is not a duration (want e.g. 1.5ms, 2s, 250us)")
+	}
+	if unit == "m" {
+		return errors.New("is ambiguous (write min for minutes or ms for milliseconds)")
+	}
+	mult, known := durationUnits[unit]
+	if unit == "" && num.Sign() == 0 {
+		mult, known = 1, true
+	}
+	if !known {
+		return errors.New("is not a duration (want e.g. 1.5ms, 2s, 250us)")
+	}
+	ns, ok := scaled(num, mult)
+	if !ok {
+		return errors.New("is not a whole number of nanoseconds, or is too long")
+	}
+	if ns < 0 {
+		return errors.New("must not be negative")
+	}
+	*d = Duration(ns)
+	return nil
+}
+
+func (d Duration) String() string { return formatDuration(time.Duration(d)) }
+
+// formatDuration writes a duration the way a profile would, exactly:
+// 1.3ms, 20s, 2min.
+func formatDuration(d time.Duration) string {
+	if d == 0 {
+		return "0s"
+	}
+	if d%time.Hour == 0 {
+		return strconv.FormatInt(int64(d/time.Hour), 10) + "h"
+	}
+	if d%time.Minute == 0 {
+		return strconv.FormatInt(int64(d/time.Minute), 10) + "min"
+	}
+	for _, u := range []struct {
+		name   string
+		ns     int64
+		digits int
+	}{{"s", 1e9, 9}, {"ms", 1e6, 6}, {"us", 1e3, 3}} {
+		if int64(d) >= u.ns {
+			whole := strconv.FormatInt(int64(d)/u.ns, 10)
+			frac := strings.TrimRight(fmt.Sprintf("%0*d", u.digits, int64(d)%u.ns), "0")
+			if frac == "" {
+				return whole + u.name
+			}
+			return whole + "." + frac + u.name
+		}
+	}
+	return strconv.FormatInt(int64(d), 10) + "ns"
+}
+
+// Rate is a bit rate: 4Mbit, 512kbit, 1.5Gbit (SI prefixes; "/s" optional).
+type Rate emulator.Rate
+
+var rateUnits = map[string]int64{"bit": 1, "kbit": 1e3, "Mbit": 1e6, "Gbit": 1e9}
+
+func (r *Rate) parseScalar(s string) error {
+	num, unit, ok := splitQuantity(s)
+	mult, known := rateUnits[strings.TrimSuffix(unit, "/s")]
+	if !ok || !known {
+		return errors.New("is not a rate (want e.g. 4Mbit, 512kbit)")
+	}
+	v, ok := scaled(num, mult)
+	if !ok {
+		return errors.New("is not a whole number of bit/s, or is too large")
+	}
+	if v <= 0 {
+		return errors.New("must be positive")
+	}
+	*r = Rate(v)
+	return nil
+}
+
+func (r Rate) String() string { return emulator.Rate(r).String() }
+
+// Size is a number of bytes: 1000B, 30kB (SI, 1000), 64KiB (binary, 1024).
+type Size int64
+
+var sizeUnits = map[string]int64{
+	"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30,
+}
+
+var ambiguousSizes = map[string]string{
+	"KB": "1000 or 1024 bytes? write kB or KiB", "K": "write kB or KiB", "k": "write kB or KiB",
+	"Kb": "bits or bytes? write kB", "kb": "bits or bytes? write kB", "Mb": "bits or bytes? write MB",
+	"M": "write MB or MiB", "b": "bits or bytes? write B",
+}
+
+var errNotSize = errors.New("is not a size (want e.g. 1000B, 30kB, 64KiB)")
+
+func parseSize(s string) (int64, error) {
+	num, unit, ok := splitQuantity(s)
+	if ok && unit != "" {
+		if hint, amb := ambiguousSizes[unit]; amb {
+			return 0, errors.New("is ambiguous (" + hint + ")")
+		}
+	}
+	mult, known := sizeUnits[unit]
+	if ok && unit == "" && num.Sign() == 0 {
+		mult, known = 1, true
+	}
+	if !ok || !known {
+		return 0, errNotSize
+	}
+	v, ok := scaled(num, mult)
+	if !ok {
+		return 0, errors.New("is not a whole number of bytes, or is too large")
+	}
+	if v < 0 {
+		return 0, errors.New("must not be negative")
+	}
+	return v, nil
+}
+
+func (z *Size) parseScalar(s string) error {
+	v, err := parseSize(s)
+	*z = Size(v)
+	return err
+}
+
+func (z Size) String() string { return strconv.FormatInt(int64(z), 10) + "B" }
+
+// Limit bounds a buffer in bytes (30000B, 30kB) or in frames (50 frames).
+type Limit emulator.Limit
+
+var framesRE = regexp.MustCompile(`^([0-9]+)\s*frames?$`)
+
+func (l *Limit) parseScalar(s string) error {
+	if m := framesRE.FindStringSubmatch(strings.TrimSpace(s)); m != nil {
+		n, err := strconv.ParseInt(m[1], 10, 64)
+		if err != nil {
+			return errors.New("is too large")
+		}
+		*l = Limit{N: n, Unit: emulator.Frames}
+		return nil
+	}
+	v, err := parseSize(s)
+	if err != nil {
+		if err == errNotSize {
+			return errors.New("is not a limit (want bytes such as 30000B or 30kB, or frames such as 50 frames)")
+		}
+		return err
+	}
+	*l = Limit{N: v, Unit: emulator.Bytes}
+	return nil
+}
+
+func (l Limit) String() string { return emulator.Limit(l).String() }
+
+// Probability is written as a percentage (1%, 0.5%) or a fraction in [0, 1].
+type Probability float64
+
+func (p *Probability) parseScalar(s string) error {
+	t := strings.TrimSpace(s)
+	percent := strings.HasSuffix(t, "%")
+	t = strings.TrimSpace(strings.TrimSuffix(t, "%"))
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return errors.New("is not a probability (want e.g. 1%, 0.5% or 0.01)")
+	}
+	if percent {
+		v /= 100
+	}
+	if v < 0 || v > 1 {
+		return errors.New("is outside [0, 1] (0% to 100%)")
+	}
+	*p = Probability(v)
+	return nil
+}
+
+func (p Probability) String() string {
+	return strconv.FormatFloat(float64(p)*100, 'g', -1, 64) + "%"
+}
+
+// ParseDuration parses a duration written as in a profile (1.5ms, 30s), for
+// command-line flags.
+func ParseDuration(s string) (time.Duration, error) {
+	var d Duration
+	if err := d.parseScalar(s); err != nil {
+		return 0, fmt.Errorf("%q %v", s, err)
+	}
+	return time.Duration(d), nil
+}
