@@ -1,0 +1,85 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/rig"
+)
+
+// durationFlag is a flag.Value for durations written as in profiles.
+type durationFlag struct{ d *time.Duration }
+
+func (f durationFlag) String() string {
+	if f.d == nil {
+		return ""
+	}
+	return f.d.String()
+}
+
+func (f durationFlag) Set(s string) error {
+	d, err := profiles.ParseDuration(s)
+	*f.d = d
+	return err
+}
+
+func runSim(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("sim", stderr)
+	var duration time.Duration
+	fs.Var(durationFlag{&duration}, "duration", "virtual `time` to run (default: the profile's duration)")
+	seed := fs.String("seed", "", "random `seed` (default: the profile's)")
+	tracePath := fs.String("trace", "", "write a CSV trace of every frame to `file`")
+	summaryPath := fs.String("summary", "", "write the JSON summary to `file` instead of stdout")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return flagError(stderr, err)
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return exitUsage
+	}
+	p, err := profiles.Load(pos[0])
+	if err != nil {
+		return fail(stderr, exitUsage, err)
+	}
+	opt := rig.SimOptions{Duration: duration}
+	if *seed != "" {
+		s, err := strconv.ParseUint(*seed, 10, 64)
+		if err != nil {
+			return fail(stderr, exitUsage, fmt.Errorf("--seed %q is not a whole number", *seed))
+		}
+		opt.Seed = &s
+	}
+	if *tracePath != "" {
+		f, err := os.Create(*tracePath)
+		if err != nil {
+			return fail(stderr, exitUsage, err)
+		}
+		defer f.Close()
+		opt.Trace = f
+	}
+	summary, err := rig.Sim(p, opt)
+	if err != nil {
+		return fail(stderr, exitFail, err)
+	}
+	out := stdout
+	if *summaryPath != "" {
+		f, err := os.Create(*summaryPath)
+		if err != nil {
+			return fail(stderr, exitUsage, err)
+		}
+		defer f.Close()
+		out = f
+	}
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(summary); err != nil {
+		return fail(stderr, exitFail, err)
+	}
+	return exitOK
+}

@@ -1,0 +1,151 @@
+package rig
+
+import (
+	"bytes"
+	"io"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hilrig/hilrig/profiles"
+)
+
+func load(t testing.TB, ref string) *profiles.Loaded {
+	t.Helper()
+	p, err := profiles.Load(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// random is a small profile whose outcome depends on the seed.
+const random = `duration: 20s
+hops:
+  link: {rate: 2Mbit, delay: 5ms, queue: 20 frames}
+flows:
+  control: {route: [link], traffic: {cbr: {interval: 10ms, size: 200B}}}
+  bursts:  {route: [link], traffic: {onoff: {rate: 3Mbit, size: 1500B, on: {dist: exponential, mean: 500ms}, off: {dist: pareto, mean: 1s}}}}
+  noise:   {route: [link], traffic: {poisson: {rate: 500kbit, size: 500B}}}
+`
+
+func simTrace(t *testing.T, p *profiles.Loaded, opt SimOptions) (string, SimSummary) {
+	t.Helper()
+	var buf bytes.Buffer
+	opt.Trace = &buf
+	s, err := Sim(p, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return buf.String(), s
+}
+
+var traceRow = regexp.MustCompile(`^[A-Za-z0-9_-]+,[0-9]+,[0-9]+,[0-9]+\.[0-9]{9},([0-9]+\.[0-9]{9})?,(delivered|queue_drop|outage_drop|in_flight)$`)
+
+func TestTraceFormat(t *testing.T) {
+	trace, summary := simTrace(t, load(t, "bottleneck"), SimOptions{})
+	lines := strings.Split(strings.TrimSuffix(trace, "\n"), "\n")
+	if lines[0] != TraceHeader {
+		t.Fatalf("header %q", lines[0])
+	}
+	rows := 0
+	for _, line := range lines[1:] {
+		if !traceRow.MatchString(line) {
+			t.Fatalf("malformed row %q", line)
+		}
+		fields := strings.Split(line, ",")
+		if (fields[4] == "") != (fields[5] != "delivered") {
+			t.Fatalf("t_recv must be set exactly for delivered frames: %q", line)
+		}
+		if fields[0] == "cross" {
+			t.Fatalf("cross has trace: false but is traced: %q", line)
+		}
+		rows++
+	}
+	var want uint64
+	for _, f := range summary.Flows {
+		if f.Name != "cross" {
+			want += f.Sent
+		}
+	}
+	if uint64(rows) != want {
+		t.Errorf("%d rows for %d frames sent by traced flows", rows, want)
+	}
+}
+
+func TestInFlightRows(t *testing.T) {
+	// Stop the bottleneck run in the middle of the hold outage: the held
+	// frames are reported in flight, after every other row.
+	trace, summary := simTrace(t, load(t, "bottleneck"), SimOptions{Duration: 20500 * time.Millisecond})
+	if !strings.HasSuffix(trace, "in_flight\n") {
+		t.Error("the trace does not end with in_flight rows")
+	}
+	if got := strings.Count(trace, ",in_flight\n"); got < 25 || uint64(got) != summary.Flows[0].InFlight+summary.Flows[1].InFlight {
+		t.Errorf("%d in_flight rows; summary says m2s %d, s2m %d", got, summary.Flows[0].InFlight, summary.Flows[1].InFlight)
+	}
+}
+
+func TestSimReproducible(t *testing.T) {
+	p, err := profiles.Parse("random.yaml", []byte(random))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := simTrace(t, p, SimOptions{})
+	b, _ := simTrace(t, p, SimOptions{})
+	seed := uint64(99)
+	c, _ := simTrace(t, p, SimOptions{Seed: &seed})
+	if a != b {
+		t.Error("the same seed gave different traces")
+	}
+	if a == c {
+		t.Error("a different seed gave the same trace")
+	}
+}
+
+// TestMemoryFlat runs 60 s and 600 s of the bottleneck, tracing every frame,
+// and checks that the longer run allocates (almost) no more: the trace is
+// streamed and the engine keeps no per-frame history.
+func TestMemoryFlat(t *testing.T) {
+	p := load(t, "bottleneck")
+	allocated := func(d time.Duration) uint64 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		if _, err := Sim(p, SimOptions{Duration: d, Trace: io.Discard}); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	short, long := allocated(60*time.Second), allocated(600*time.Second)
+	t.Logf("allocated %d B for 60 s, %d B for 600 s", short, long)
+	if long > short+64<<10 {
+		t.Errorf("10× the duration allocated %d B more", long-short)
+	}
+}
+
+func BenchmarkSimBottleneck300s(b *testing.B) {
+	p := load(b, "bottleneck")
+	for _, tc := range []struct {
+		name  string
+		trace io.Writer
+	}{{"summary", nil}, {"trace", io.Discard}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var frames uint64
+			for b.Loop() {
+				s, err := Sim(p, SimOptions{Duration: 300 * time.Second, Trace: tc.trace})
+				if err != nil {
+					b.Fatal(err)
+				}
+				frames = 0
+				for _, f := range s.Flows {
+					frames += f.Sent
+				}
+			}
+			b.ReportMetric(float64(frames)*float64(b.N)/b.Elapsed().Seconds(), "frames/s")
+		})
+	}
+}
