@@ -15,6 +15,9 @@ const (
 	Delivered
 	QueueDrop
 	OutageDrop
+	LossDrop
+	Corrupted // delivered with flipped bits
+	Duplicate // a copy made by a hop, delivered
 	numStatus
 )
 
@@ -23,6 +26,9 @@ var statusNames = [numStatus]string{
 	Delivered:  "delivered",
 	QueueDrop:  "queue_drop",
 	OutageDrop: "outage_drop",
+	LossDrop:   "loss_drop",
+	Corrupted:  "corrupted",
+	Duplicate:  "duplicate",
 }
 
 func (s Status) String() string {
@@ -33,10 +39,10 @@ func (s Status) String() string {
 }
 
 // Dropped reports whether the status is a drop reason.
-func (s Status) Dropped() bool { return s == QueueDrop || s == OutageDrop }
+func (s Status) Dropped() bool { return s == QueueDrop || s == OutageDrop || s == LossDrop }
 
 // Arrived reports whether the frame reached the end of its route.
-func (s Status) Arrived() bool { return s == Delivered }
+func (s Status) Arrived() bool { return s == Delivered || s == Corrupted || s == Duplicate }
 
 // Frame is the unit that crosses the emulated network. Its timestamps travel
 // with it: Sent is when it entered the first hop, Done when it was delivered
@@ -52,9 +58,11 @@ type Frame struct {
 	Sent    time.Duration
 	Done    time.Duration
 	Status  Status
-	Hop     int // index of the hop it is in, or where it was dropped
+	Hop     int  // index of the hop it is in, or where it was dropped
+	Copy    bool // made by a hop's duplication; Seq is the original's
 
-	pos int // position in the flow's route
+	pos       int  // position in the flow's route
+	corrupted bool // some bit was flipped on the way
 }
 
 // framePool recycles frames so the steady state allocates nothing.

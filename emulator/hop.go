@@ -1,6 +1,9 @@
 package emulator
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // HopParams are a hop's settable parameters; the schedule may change any of
 // them at run time.
@@ -16,6 +19,31 @@ type HopParams struct {
 	Queue Limit
 	// Overhead is added to every frame's size for serialisation only.
 	Overhead int
+	// Loss decides which frames are lost as they enter the hop (nil: none).
+	Loss LossModel
+	// Jitter adds a random extra delay to the propagation delay.
+	Jitter Jitter
+	// Reorder is the ordering rule for frames leaving the hop.
+	Reorder Reorder
+	// Duplicate is the probability that a frame entering the hop is
+	// duplicated; the copy follows the original through the rest of the
+	// route.
+	Duplicate float64
+	// Corrupt flips bits of frames entering the hop.
+	Corrupt Corruption
+}
+
+// check reports parameters that are out of range.
+func (p *HopParams) check() error {
+	if p.Rate < 0 || p.Delay < 0 || p.Overhead < 0 || p.Queue.N < 0 {
+		return errorf("negative parameter")
+	}
+	if p.Loss != nil {
+		if err := p.Loss.check(); err != nil {
+			return err
+		}
+	}
+	return errors.Join(p.Jitter.check(), p.Reorder.check(), checkProbabilities(p.Duplicate), p.Corrupt.check())
 }
 
 // HopField names one of HopParams' fields, for partial changes.
@@ -27,6 +55,11 @@ const (
 	FieldDelay
 	FieldQueue
 	FieldOverhead
+	FieldLoss
+	FieldJitter
+	FieldReorder
+	FieldDuplicate
+	FieldCorrupt
 )
 
 // copyFields sets the fields of p named in set to their values in src.
@@ -43,6 +76,21 @@ func (p *HopParams) copyFields(src *HopParams, set HopField) {
 	if set&FieldOverhead != 0 {
 		p.Overhead = src.Overhead
 	}
+	if set&FieldLoss != 0 {
+		p.Loss = src.Loss
+	}
+	if set&FieldJitter != 0 {
+		p.Jitter = src.Jitter
+	}
+	if set&FieldReorder != 0 {
+		p.Reorder = src.Reorder
+	}
+	if set&FieldDuplicate != 0 {
+		p.Duplicate = src.Duplicate
+	}
+	if set&FieldCorrupt != 0 {
+		p.Corrupt = src.Corrupt
+	}
 }
 
 // HopConfig is a hop as built.
@@ -53,8 +101,10 @@ type HopConfig struct {
 
 // HopStats counts what happened at a hop.
 type HopStats struct {
-	Frames  uint64 // frames that arrived
-	Dropped [numStatus]uint64
+	Frames     uint64 // frames that arrived
+	Dropped    [numStatus]uint64
+	Duplicated uint64 // copies made here
+	Corrupted  uint64 // frames corrupted here
 }
 
 // OutageMode is what a hop does with frames that would leave it during an
@@ -80,6 +130,10 @@ type hop struct {
 	outage    OutageMode
 	holdLimit Limit
 	held      fifo // frames that left during a hold outage
+
+	// Bumped when the schedule changes the loss model, jitter or reorder
+	// rule, so that each flow restarts that model's state.
+	lossEpoch, jitterEpoch, reorderEpoch uint32
 
 	stats HopStats
 }

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -46,17 +48,46 @@ type Network struct {
 }
 
 type flow struct {
-	name     string
-	route    []int
-	lastExit []time.Duration // per route position: keeps the flow in order at each hop
-	traffic  Traffic
-	src      source
-	stop     time.Duration
-	rng      *Stream
-	on       bool
-	epoch    uint32 // bumped when the source is switched, to cancel its pending frame
-	nextSeq  uint64
-	stats    FlowStats
+	name    string
+	route   []int
+	at      []flowHop // the flow's own state at each position of its route
+	traffic Traffic
+	src     source
+	stop    time.Duration
+	rng     *Stream
+	on      bool
+	epoch   uint32 // bumped when the source is switched, to cancel its pending frame
+	nextSeq uint64
+	stats   FlowStats
+}
+
+// flowHop is a flow's own state at one position of its route: its place in
+// the hop's random models and the streams they draw from.
+type flowHop struct {
+	lastExit time.Duration // frames of a flow leave a hop in order
+
+	lossEpoch uint32
+	lossState uint8
+	lossRun   int // frames lost in a row so far
+
+	jitterPrev                float64
+	jitterPrimed              bool
+	jitterEpoch, reorderEpoch uint32
+	reorderCount              int
+
+	lossRand, jitterRand, reorderRand, duplicateRand, corruptRand *Stream
+}
+
+func newFlowHop(seed uint64, hop, flow string, occurrence int) flowHop {
+	k := strconv.Itoa(occurrence)
+	stream := func(purpose string) *Stream { return NewStream(seed, "hop", hop, k, "flow", flow, purpose) }
+	return flowHop{
+		lossRand:      stream("loss"),
+		jitterRand:    stream("jitter"),
+		reorderRand:   stream("reorder"),
+		duplicateRand: stream("duplicate"),
+		corruptRand:   stream("corrupt"),
+	}
 }
 
 type scheduleEntry struct {
@@ -71,25 +102,24 @@ func New(cfg Config, obs Observer) (*Network, error) {
 	n := &Network{seed: cfg.Seed, observer: obs}
 	var errs []error
 	for _, hc := range cfg.Hops {
-		if hc.Rate < 0 || hc.Delay < 0 || hc.Overhead < 0 || hc.Queue.N < 0 {
-			errs = append(errs, errorf("hop %q: negative parameter", hc.Name))
+		if err := hc.check(); err != nil {
+			errs = append(errs, fmt.Errorf("hop %q: %w", hc.Name, err))
 		}
 		n.hops = append(n.hops, hop{name: hc.Name, HopParams: hc.HopParams})
 	}
 	for _, fc := range cfg.Flows {
-		f := flow{
-			name:     fc.Name,
-			route:    slices.Clone(fc.Route),
-			lastExit: make([]time.Duration, len(fc.Route)),
-			traffic:  fc.Traffic,
-		}
+		f := flow{name: fc.Name, route: slices.Clone(fc.Route), traffic: fc.Traffic}
 		if len(f.route) == 0 {
 			errs = append(errs, errorf("flow %q: empty route", fc.Name))
 		}
+		seen := map[int]int{}
 		for _, h := range f.route {
 			if h < 0 || h >= len(n.hops) {
 				errs = append(errs, errorf("flow %q: route names hop %d of %d", fc.Name, h, len(n.hops)))
+				continue
 			}
+			f.at = append(f.at, newFlowHop(cfg.Seed, n.hops[h].name, fc.Name, seen[h]))
+			seen[h]++
 		}
 		if fc.Traffic != nil {
 			f.src = fc.Traffic.newSource()
@@ -241,12 +271,65 @@ func (n *Network) switchSource(flowIndex int, on bool) {
 	}
 }
 
-// arrive hands frame f to the hop at its route position at time t.
+// arrive hands frame f to the hop at its route position at time t: the
+// hop's loss model may drop it, it may be duplicated and corrupted, and it
+// then waits for the serialiser or is dropped at a full queue.
 func (n *Network) arrive(f *Frame, t time.Duration) {
-	hopIndex := n.flows[f.Flow].route[f.pos]
-	h := &n.hops[hopIndex]
+	fl := &n.flows[f.Flow]
+	hopIndex := fl.route[f.pos]
+	h, at := &n.hops[hopIndex], &fl.at[f.pos]
 	f.Hop = hopIndex
 	h.stats.Frames++
+	if h.Loss != nil && n.lost(h, at, f) {
+		n.drop(f, LossDrop, t)
+		return
+	}
+	var dup *Frame
+	if h.Duplicate > 0 && at.duplicateRand.Bernoulli(h.Duplicate) {
+		dup = n.duplicate(f)
+		h.stats.Duplicated++
+	}
+	n.enter(f, h, at, hopIndex, t)
+	if dup != nil {
+		n.enter(dup, h, at, hopIndex, t) // right behind the original
+	}
+}
+
+// lost asks the hop's loss model about f, and keeps the flow's count of
+// consecutive losses for the summary's burst lengths.
+func (n *Network) lost(h *hop, at *flowHop, f *Frame) bool {
+	if at.lossEpoch != h.lossEpoch {
+		at.lossEpoch, at.lossState = h.lossEpoch, 0
+	}
+	lost := h.Loss.lose(&at.lossState, at.lossRand)
+	if f.Copy {
+		return lost
+	}
+	if lost {
+		at.lossRun++
+	} else if at.lossRun > 0 {
+		n.flows[f.Flow].stats.recordLossBurst(at.lossRun)
+		at.lossRun = 0
+	}
+	return lost
+}
+
+// duplicate returns a copy of f that will travel the rest of f's route.
+func (n *Network) duplicate(f *Frame) *Frame {
+	c := n.pool.get()
+	payload := append(c.Payload[:0], f.Payload...)
+	*c = *f
+	c.Payload, c.Copy = payload, true
+	return c
+}
+
+// enter corrupts f as the hop says and puts it on the serialiser, in the
+// queue, or drops it when the queue is full.
+func (n *Network) enter(f *Frame, h *hop, at *flowHop, hopIndex int, t time.Duration) {
+	if (h.Corrupt != Corruption{}) && h.Corrupt.apply(f, at.corruptRand) {
+		f.corrupted = true
+		h.stats.Corrupted++
+	}
 	switch {
 	case h.Rate == 0:
 		n.propagate(f, h, t)
@@ -272,13 +355,33 @@ func (n *Network) serialised(hopIndex int) {
 }
 
 // propagate sends f, which left h's serialiser at t, on its way out of the
-// hop. A frame never leaves before the previous frame of its flow did, so a
-// shorter delay set by the schedule cannot reorder a flow.
+// hop after the propagation delay and jitter. Unless the hop allows
+// reordering, a frame never leaves before the previous frame of its flow
+// did: jitter, or a delay shortened by the schedule, cannot reorder a flow.
 func (n *Network) propagate(f *Frame, h *hop, t time.Duration) {
-	fl := &n.flows[f.Flow]
-	at := max(t+h.Delay, fl.lastExit[f.pos])
-	fl.lastExit[f.pos] = at
-	n.events.push(event{at: at, kind: evExit, frame: f}, classTraffic)
+	at := &n.flows[f.Flow].at[f.pos]
+	if h.Reorder.Mode == ReorderGap {
+		if at.reorderEpoch != h.reorderEpoch {
+			at.reorderEpoch, at.reorderCount = h.reorderEpoch, 0
+		}
+		if h.Reorder.sendNow(at) {
+			n.events.push(event{at: t, kind: evExit, frame: f}, classTraffic)
+			return
+		}
+	}
+	delay := h.Delay
+	if h.Jitter.Dist != nil {
+		if at.jitterEpoch != h.jitterEpoch {
+			at.jitterEpoch, at.jitterPrimed = h.jitterEpoch, false
+		}
+		delay = time.Duration(max(0, math.Round(float64(h.Delay)+h.Jitter.next(at))))
+	}
+	exit := t + delay
+	if h.Reorder.Mode != ReorderAllowed {
+		exit = max(exit, at.lastExit)
+		at.lastExit = exit
+	}
+	n.events.push(event{at: exit, kind: evExit, frame: f}, classTraffic)
 }
 
 // exit is the moment f would leave its hop; an outage stops it here.
@@ -305,7 +408,15 @@ func (n *Network) forward(f *Frame, t time.Duration) {
 		n.arrive(f, t)
 		return
 	}
-	f.Status, f.Done = Delivered, t
+	switch {
+	case f.Copy:
+		f.Status = Duplicate
+	case f.corrupted:
+		f.Status = Corrupted
+	default:
+		f.Status = Delivered
+	}
+	f.Done = t
 	n.finish(f)
 }
 
@@ -355,4 +466,12 @@ func (n *Network) Finish() {
 		n.finish(f)
 	}
 	n.events.items = n.events.items[:0]
+	for i := range n.flows {
+		for j := range n.flows[i].at {
+			if at := &n.flows[i].at[j]; at.lossRun > 0 {
+				n.flows[i].stats.recordLossBurst(at.lossRun)
+				at.lossRun = 0
+			}
+		}
+	}
 }

@@ -10,18 +10,20 @@ const ms = time.Millisecond
 
 // record is a copy of a finished frame.
 type record struct {
-	Flow   int
-	Seq    uint64
-	Size   int
-	Sent   time.Duration
-	Done   time.Duration
-	Status Status
+	Flow    int
+	Seq     uint64
+	Size    int
+	Sent    time.Duration
+	Done    time.Duration
+	Status  Status
+	Copy    bool
+	Payload string
 }
 
 type recorder struct{ frames []record }
 
 func (r *recorder) Finished(f *Frame) {
-	r.frames = append(r.frames, record{f.Flow, f.Seq, f.Size, f.Sent, f.Done, f.Status})
+	r.frames = append(r.frames, record{f.Flow, f.Seq, f.Size, f.Sent, f.Done, f.Status, f.Copy, string(f.Payload)})
 }
 
 // bySeq returns the records of one flow ordered by sequence number.

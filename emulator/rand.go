@@ -3,6 +3,7 @@ package emulator
 import (
 	"hash/fnv"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 )
 
@@ -46,6 +47,13 @@ func (s *Stream) Uint64() uint64 { return s.pcg.Uint64() }
 
 // Float64 returns a uniform number in [0, 1) with 53 random bits.
 func (s *Stream) Float64() float64 { return float64(s.pcg.Uint64()>>11) * 0x1p-53 }
+
+// Intn returns a uniform integer in [0, n), n > 0 (Lemire's multiply-shift;
+// its bias is below n/2⁶⁴).
+func (s *Stream) Intn(n int) int {
+	hi, _ := bits.Mul64(s.pcg.Uint64(), uint64(n))
+	return int(hi)
+}
 
 // Bernoulli returns true with probability p.
 func (s *Stream) Bernoulli(p float64) bool { return s.Float64() < p }

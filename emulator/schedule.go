@@ -36,21 +36,35 @@ type SetHop struct {
 func (c SetHop) apply(n *Network, saved *savedState) {
 	h := &n.hops[c.Hop]
 	saved.params = h.HopParams
-	h.HopParams.copyFields(&c.Params, c.Set)
-	if c.Set&(FieldRate|FieldOverhead) != 0 {
+	h.set(&c.Params, c.Set)
+}
+
+func (c SetHop) revert(n *Network, saved *savedState) { n.hops[c.Hop].set(&saved.params, c.Set) }
+
+func (c SetHop) check(n *Network) error {
+	if err := n.checkHop(c.Hop); err != nil {
+		return err
+	}
+	return c.Params.check()
+}
+
+// set changes the parameters named in fields and restarts what depended on
+// the old values.
+func (h *hop) set(src *HopParams, fields HopField) {
+	h.HopParams.copyFields(src, fields)
+	if fields&(FieldRate|FieldOverhead) != 0 {
 		h.carry = 0 // the remainder was in units of the old rate
 	}
-}
-
-func (c SetHop) revert(n *Network, saved *savedState) {
-	h := &n.hops[c.Hop]
-	h.HopParams.copyFields(&saved.params, c.Set)
-	if c.Set&(FieldRate|FieldOverhead) != 0 {
-		h.carry = 0
+	if fields&FieldLoss != 0 {
+		h.lossEpoch++
+	}
+	if fields&FieldJitter != 0 {
+		h.jitterEpoch++
+	}
+	if fields&FieldReorder != 0 {
+		h.reorderEpoch++
 	}
 }
-
-func (c SetHop) check(n *Network) error { return n.checkHop(c.Hop) }
 
 // Outage takes a hop's output down. Mode OutageDropMode drops every frame
 // that would leave the hop while it lasts; OutageHoldMode holds them and,

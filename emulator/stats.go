@@ -9,16 +9,55 @@ import (
 // FlowStats counts a flow's frames by fate and summarises the one-way delay
 // of the delivered ones, in memory that does not grow with the run.
 type FlowStats struct {
-	Sent   uint64
-	Status [numStatus]uint64 // frames by final status
-	Delay  DelayHistogram    // one-way delay of arrived frames
+	Sent           uint64
+	Status         [numStatus]uint64 // the source's frames by final status
+	Delay          DelayHistogram    // one-way delay of the source's arrived frames
+	Duplicates     uint64            // copies delivered
+	DuplicatesLost uint64            // copies dropped or still in flight
+
+	// LossBursts[k] counts runs of k+1 consecutive frames lost by a hop's
+	// loss model (the last entry counts longer runs too); lossBurstSum is
+	// the total length, for the exact mean.
+	LossBursts       [MaxLossBurst]uint64
+	lossBurstSum     uint64
+	longestLossBurst int
 }
 
+// MaxLossBurst is the longest loss burst counted on its own; longer bursts
+// are counted in the last bucket.
+const MaxLossBurst = 100
+
 func (s *FlowStats) record(f *Frame) {
+	if f.Copy {
+		if f.Status == Duplicate {
+			s.Duplicates++
+		} else {
+			s.DuplicatesLost++
+		}
+		return
+	}
 	s.Status[f.Status]++
 	if f.Status.Arrived() {
 		s.Delay.Record(f.Done - f.Sent)
 	}
+}
+
+func (s *FlowStats) recordLossBurst(length int) {
+	s.LossBursts[min(length, MaxLossBurst)-1]++
+	s.lossBurstSum += uint64(length)
+	s.longestLossBurst = max(s.longestLossBurst, length)
+}
+
+// MeanLossBurst is the mean length of the loss bursts seen, in frames.
+func (s *FlowStats) MeanLossBurst() float64 {
+	var n uint64
+	for _, c := range s.LossBursts {
+		n += c
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(s.lossBurstSum) / float64(n)
 }
 
 // histogramSubBits sets the histogram's resolution: durations below

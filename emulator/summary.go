@@ -14,11 +14,33 @@ type Summary struct {
 type FlowSummary struct {
 	Name      string            `json:"name"`
 	Sent      uint64            `json:"sent"`
-	Delivered uint64            `json:"delivered"`
+	Delivered uint64            `json:"delivered"` // including corrupted
+	Corrupted uint64            `json:"corrupted"`
 	Dropped   map[string]uint64 `json:"dropped"`
 	InFlight  uint64            `json:"in_flight"`
 	LossRate  float64           `json:"loss_rate"`
-	Delay     *DelaySummary     `json:"delay_s,omitempty"`
+	// Extra copies made by duplication: delivered, and dropped or in flight.
+	Duplicates     uint64        `json:"duplicates"`
+	DuplicatesLost uint64        `json:"duplicates_lost"`
+	LossBursts     *BurstSummary `json:"loss_bursts,omitempty"`
+	Delay          *DelaySummary `json:"delay_s,omitempty"`
+}
+
+// BurstSummary is the observed distribution of loss-burst lengths: runs of
+// consecutive frames of the flow lost by a hop's loss model.
+type BurstSummary struct {
+	Count uint64  `json:"count"`
+	Mean  float64 `json:"mean"`
+	Max   int     `json:"max"`
+	// Lengths counts the runs of each length, shortest first; the entry of
+	// length MaxLossBurst (100) counts runs of 100 frames or more.
+	Lengths []BurstCount `json:"lengths"`
+}
+
+// BurstCount is how many loss bursts had a length.
+type BurstCount struct {
+	Length int    `json:"length"`
+	Count  uint64 `json:"count"`
 }
 
 // DelaySummary describes the one-way delay of delivered frames. Quantiles
@@ -38,6 +60,8 @@ type HopSummary struct {
 	Name            string            `json:"name"`
 	Frames          uint64            `json:"frames"`
 	Dropped         map[string]uint64 `json:"dropped"`
+	Duplicated      uint64            `json:"duplicated"`
+	Corrupted       uint64            `json:"corrupted"`
 	PeakQueueBytes  int64             `json:"peak_queue_bytes"`
 	PeakQueueFrames int               `json:"peak_queue_frames"`
 	PeakHeldFrames  int               `json:"peak_held_frames"`
@@ -64,11 +88,15 @@ func (n *Network) Summary() Summary {
 		st := &fl.stats
 		dropped, total := dropCounts(&st.Status)
 		fs := FlowSummary{
-			Name:      fl.name,
-			Sent:      st.Sent,
-			Delivered: st.Status[Delivered],
-			Dropped:   dropped,
-			InFlight:  st.Status[InFlight],
+			Name:           fl.name,
+			Sent:           st.Sent,
+			Delivered:      st.Status[Delivered] + st.Status[Corrupted],
+			Corrupted:      st.Status[Corrupted],
+			Dropped:        dropped,
+			InFlight:       st.Status[InFlight],
+			Duplicates:     st.Duplicates,
+			DuplicatesLost: st.DuplicatesLost,
+			LossBursts:     st.burstSummary(),
 		}
 		if st.Sent > 0 {
 			fs.LossRate = float64(total) / float64(st.Sent)
@@ -92,12 +120,28 @@ func (n *Network) Summary() Summary {
 			Name:            h.name,
 			Frames:          h.stats.Frames,
 			Dropped:         dropped,
+			Duplicated:      h.stats.Duplicated,
+			Corrupted:       h.stats.Corrupted,
 			PeakQueueBytes:  h.waiting.peakBytes,
 			PeakQueueFrames: h.waiting.peakFrames,
 			PeakHeldFrames:  h.held.peakFrames,
 		})
 	}
 	return sum
+}
+
+func (s *FlowStats) burstSummary() *BurstSummary {
+	b := &BurstSummary{Mean: s.MeanLossBurst(), Max: s.longestLossBurst}
+	for i, c := range s.LossBursts {
+		if c > 0 {
+			b.Lengths = append(b.Lengths, BurstCount{Length: i + 1, Count: c})
+			b.Count += c
+		}
+	}
+	if b.Count == 0 {
+		return nil
+	}
+	return b
 }
 
 // FlowStats returns a flow's counters.

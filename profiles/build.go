@@ -2,7 +2,9 @@ package profiles
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/hilrig/hilrig/emulator"
@@ -21,6 +23,9 @@ func (p *Profile) build(d *decoder) emulator.Config {
 		path := "hops." + name
 		hc := emulator.HopConfig{Name: name}
 		hc.HopParams, _ = h.HopSettings.apply(d, path, hc.HopParams)
+		if h.Reorder != nil && h.Reorder.Mode == "gap" && h.Delay == nil && h.Jitter == nil {
+			d.errorAt(path+".reorder", "sending some frames at once needs a delay to overtake; give the hop a delay")
+		}
 		if h.Rate == nil {
 			if h.Queue != nil {
 				d.errorAt(path+".queue", "a hop without a rate has no queue; give it a rate or remove the queue")
@@ -72,7 +77,146 @@ func (s *HopSettings) apply(d *decoder, path string, base emulator.HopParams) (e
 		}
 		base.Overhead, set = int(*s.Overhead), set|emulator.FieldOverhead
 	}
+	if s.Loss != nil {
+		base.Loss, set = s.Loss.build(d, path+".loss"), set|emulator.FieldLoss
+	}
+	if s.Jitter != nil {
+		base.Jitter, set = s.Jitter.build(d, path+".jitter"), set|emulator.FieldJitter
+	}
+	if s.Reorder != nil {
+		base.Reorder, set = s.Reorder.build(d, path+".reorder"), set|emulator.FieldReorder
+	}
+	if s.Duplicate != nil {
+		base.Duplicate, set = float64(*s.Duplicate), set|emulator.FieldDuplicate
+	}
+	if s.Corrupt != nil {
+		base.Corrupt, set = s.Corrupt.build(), set|emulator.FieldCorrupt
+	}
 	return base, set
+}
+
+// orDefault returns *p, or def when p is nil.
+func orDefault(p *Probability, def float64) float64 {
+	if p == nil {
+		return def
+	}
+	return float64(*p)
+}
+
+func (l *Loss) build(d *decoder, path string) emulator.LossModel {
+	switch {
+	case l.Random != nil:
+		return emulator.Bernoulli{P: float64(*l.Random)}
+	case l.Gilbert != nil:
+		g := l.Gilbert
+		return emulator.GilbertElliott{
+			P:        float64(g.P),
+			R:        orDefault(g.R, 1-float64(g.P)),
+			LossBad:  orDefault(g.LossBad, 1),
+			LossGood: orDefault(g.LossGood, 0),
+		}
+	case l.Markov4 != nil:
+		m := l.Markov4
+		out := emulator.Markov4{
+			P13: float64(m.P13),
+			P31: orDefault(m.P31, 1-float64(m.P13)),
+			P32: orDefault(m.P32, 0),
+			P23: orDefault(m.P23, 1),
+			P14: orDefault(m.P14, 0),
+		}
+		if out.P13+out.P14 > 1 {
+			d.errorAt(path+".markov4", "p13 + p14 is %.4g; leaving state 1 cannot be more likely than 100%%", out.P13+out.P14)
+		}
+		if out.P31+out.P32 > 1 {
+			d.errorAt(path+".markov4", "p31 + p32 is %.4g; leaving state 3 cannot be more likely than 100%%", out.P31+out.P32)
+		}
+		return out
+	}
+	return nil
+}
+
+// jitterKeys says which parameters each distribution needs and accepts.
+var jitterKeys = map[JitterDist]struct{ needs, accepts []string }{
+	"uniform":      {needs: []string{"spread"}},
+	"normal":       {needs: []string{"sigma"}},
+	"pareto":       {needs: []string{"mean", "sigma"}},
+	"paretonormal": {needs: []string{"mean", "sigma"}},
+	"empirical":    {needs: []string{"file"}, accepts: []string{"unit"}},
+}
+
+func (j *Jitter) build(d *decoder, path string) emulator.Jitter {
+	var out emulator.Jitter
+	if j.Correlation != nil {
+		out.Correlation = float64(*j.Correlation)
+	}
+	keys, known := jitterKeys[j.Dist]
+	if !known {
+		return out // the distribution's name was already reported
+	}
+	given := map[string]bool{"spread": j.Spread != nil, "sigma": j.Sigma != nil, "mean": j.Mean != nil, "file": j.File != nil, "unit": j.Unit != nil}
+	for _, key := range []string{"spread", "sigma", "mean", "file", "unit"} {
+		if given[key] && !slices.Contains(keys.needs, key) && !slices.Contains(keys.accepts, key) {
+			d.errorAt(path+"."+key, "%s jitter takes no %s (it takes %s)", j.Dist, key, strings.Join(keys.needs, " and "))
+		}
+	}
+	missing := false
+	for _, key := range keys.needs {
+		if !given[key] {
+			d.errorAt(path, "%s jitter needs %s", j.Dist, key)
+			missing = true
+		}
+	}
+	if missing {
+		return out
+	}
+	positive := func(key string, v *Duration) time.Duration {
+		if *v <= 0 {
+			d.errorAt(path+"."+key, "must be positive")
+		}
+		return time.Duration(*v)
+	}
+	switch j.Dist {
+	case "uniform":
+		out.Dist = emulator.Uniform{Spread: positive("spread", j.Spread)}
+	case "normal":
+		out.Dist = emulator.Normal{Sigma: positive("sigma", j.Sigma)}
+	case "pareto":
+		out.Dist = emulator.Pareto{Mean: positive("mean", j.Mean), Sigma: positive("sigma", j.Sigma)}
+	case "paretonormal":
+		out.Dist = emulator.ParetoNormal{Mean: time.Duration(*j.Mean), Sigma: positive("sigma", j.Sigma)}
+	case "empirical":
+		if samples := d.readDelays(*j.File, j.Unit, path+".file"); len(samples) > 0 {
+			out.Dist = emulator.NewEmpirical(samples)
+		}
+	}
+	return out
+}
+
+func (r *Reorder) build(d *decoder, path string) emulator.Reorder {
+	switch r.Mode {
+	case "allowed":
+		return emulator.Reorder{Mode: emulator.ReorderAllowed}
+	case "gap":
+		gap := 1
+		if r.Gap != nil {
+			gap = *r.Gap
+			if gap < 1 {
+				d.errorAt(path+".gap", "must be at least 1")
+			}
+		}
+		return emulator.Reorder{Mode: emulator.ReorderGap, P: float64(r.P), Gap: gap}
+	}
+	return emulator.Reorder{}
+}
+
+func (c *Corrupt) build() emulator.Corruption {
+	switch {
+	case c.BER != nil:
+		return emulator.Corruption{BER: float64(*c.BER)}
+	case c.Frame != nil:
+		return emulator.Corruption{FrameP: float64(*c.Frame)}
+	}
+	return emulator.Corruption{}
 }
 
 func checkFrameSize(d *decoder, path string, size Size) int {
@@ -176,7 +320,7 @@ func (p *Profile) buildSchedule(d *decoder) []emulator.Scheduled {
 		if s.For > 0 {
 			end = s.At + s.For
 		}
-		_, hopSet := e.HopSettings.apply(d, path, emulator.HopParams{})
+		params, hopSet := e.HopSettings.apply(d, path, emulator.HopParams{})
 		var changes []emulator.Change
 		hop, flow := -1, -1
 		if e.Hop != "" {
@@ -208,7 +352,6 @@ func (p *Profile) buildSchedule(d *decoder) []emulator.Scheduled {
 				break
 			}
 			if hopSet != 0 {
-				params, _ := e.HopSettings.apply(d, path, emulator.HopParams{})
 				changes = append(changes, emulator.SetHop{Hop: hop, Set: hopSet, Params: params})
 			}
 			if e.Outage != nil {

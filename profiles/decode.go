@@ -36,6 +36,7 @@ type nodeDecoder interface {
 type oneOf interface{ oneOf() }
 
 type decoder struct {
+	source string                // the profile's file (or shipped:NAME), for files it names
 	files  map[*yaml.Node]string // source file of each node (profiles merge several)
 	errs   ErrorList
 	pos    map[string]Pos  // position of the value at each path
@@ -205,7 +206,7 @@ func (d *decoder) decodeBasic(n *yaml.Node, v reflect.Value, path string) {
 func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 	fields := fieldsOf(v.Type())
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, path, "want a mapping with %s, got %s", keyList(fields), describe(n))
+		d.errorf(n, path, "want %s, got %s", typeInfoOf(v.Type()).want(), describe(n))
 		return
 	}
 	seen := map[string]bool{}

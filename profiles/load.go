@@ -59,6 +59,7 @@ func read(ref string) ([]byte, string, error) {
 // messages.
 func Parse(source string, data []byte) (*Loaded, error) {
 	d := newDecoder()
+	d.source = source
 	root, err := d.parseYAML(source, data)
 	if err != nil {
 		return nil, err

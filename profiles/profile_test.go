@@ -40,6 +40,11 @@ func TestParseMinimal(t *testing.T) {
 	}
 }
 
+// withB gives hop b of the minimal profile one more setting, on line 6.
+func withB(setting string) string {
+	return strings.Replace(minimal, "b: {delay: 1ms}", "b:\n    delay: 1ms\n    "+setting, 1)
+}
+
 func TestMalformedProfiles(t *testing.T) {
 	tests := []struct {
 		name string
@@ -51,7 +56,7 @@ func TestMalformedProfiles(t *testing.T) {
 			[]string{`x.yaml:3:13: hops.a.rate: "4 Mbps" is not a rate (want e.g. 4Mbit, 512kbit)`}},
 		{"misspelt key",
 			strings.Replace(minimal, "delay: 1ms", "dealy: 1ms", 1),
-			[]string{`x.yaml:4:7: hops.b.dealy: unknown key; did you mean delay? (want rate, delay, queue, overhead)`}},
+			[]string{`x.yaml:4:7: hops.b.dealy: unknown key; did you mean delay? (want rate, delay, queue, overhead, loss, jitter, reorder, duplicate, corrupt)`}},
 		{"unknown top-level key",
 			minimal + "sede: 3\n",
 			[]string{`x.yaml:9:1: sede: unknown key; did you mean seed? (want name, description, seed, duration, hops, flows, schedule)`}},
@@ -90,7 +95,7 @@ func TestMalformedProfiles(t *testing.T) {
 			[]string{`x.yaml:7:12: flows.f.route: want a list, got "a"`}},
 		{"hop is not a mapping",
 			strings.Replace(minimal, "b: {delay: 1ms}", "b: 1ms", 1),
-			[]string{`x.yaml:4:6: hops.b: want a mapping with rate, delay, queue, overhead, got "1ms"`}},
+			[]string{`x.yaml:4:6: hops.b: want a hop (e.g. {rate: 4Mbit, delay: 2ms, queue: 30000B}), got "1ms"`}},
 		{"YAML syntax error",
 			strings.Replace(minimal, "route: [a, b]", "route: [a, b", 1),
 			[]string{`x.yaml:8:12: YAML syntax: did not find expected ',' or ']'`}},
@@ -119,6 +124,37 @@ func TestMalformedProfiles(t *testing.T) {
 			minimal + "---\nduration: 1s\n",
 			[]string{`x.yaml:9:1: a profile is one YAML document; found a second`}},
 		{"empty file", "", []string{`x.yaml:1:1: empty profile`}},
+		{"two loss models", withB("loss: {random: 1%, gilbert: {p: 1%}}"),
+			[]string{`x.yaml:6:11: hops.b.loss: give only one of random, gilbert, markov4`}},
+		{"probability over 100%", withB("loss: {random: 150%}"),
+			[]string{`x.yaml:6:20: hops.b.loss.random: "150%" is outside [0, 1] (0% to 100%)`}},
+		{"markov4 sums over one", withB("loss: {markov4: {p13: 60%, p14: 50%}}"),
+			[]string{`x.yaml:6:21: hops.b.loss.markov4: p13 + p14 is 1.1; leaving state 1 cannot be more likely than 100%`}},
+		{"unknown jitter distribution", withB("jitter: {dist: gaussian, sigma: 1ms}"),
+			[]string{`x.yaml:6:20: hops.b.jitter.dist: "gaussian" is not a jitter distribution (want uniform, normal, pareto, paretonormal, empirical)`}},
+		{"jitter key of another distribution", withB("jitter: {dist: normal, sigma: 1ms, spread: 2ms}"),
+			[]string{`x.yaml:6:48: hops.b.jitter.spread: normal jitter takes no spread (it takes sigma)`}},
+		{"jitter missing its parameter", withB("jitter: {dist: pareto, mean: 2ms}"),
+			[]string{`x.yaml:6:13: hops.b.jitter: pareto jitter needs sigma`}},
+		{"correlation out of range", withB("jitter: {dist: normal, sigma: 1ms, correlation: 1.5}"),
+			[]string{`x.yaml:6:53: hops.b.jitter.correlation: "1.5" is outside (−1, 1)`}},
+		{"unknown reorder rule", withB("reorder: sometimes"),
+			[]string{`x.yaml:6:14: hops.b.reorder: "sometimes" is not a reorder rule (want in_order, allowed), or {p, gap}`}},
+		{"reorder without delay", strings.Replace(minimal, "b: {delay: 1ms}", "b:\n    reorder: {p: 5%}", 1),
+			[]string{`x.yaml:5:14: hops.b.reorder: sending some frames at once needs a delay to overtake; give the hop a delay`}},
+		{"corrupt rate not a number", withB("corrupt: {ber: high}"),
+			[]string{`x.yaml:6:20: hops.b.corrupt.ber: "high" is not a bit error rate (want e.g. 1e-6)`}},
+		{"empirical file missing", withB("jitter: {dist: empirical, file: nope.txt}"),
+			[]string{`x.yaml:6:37: hops.b.jitter.file: cannot read nope.txt: no such file`}},
+		{"empirical file with a bad line, at its own position", withB("jitter: {dist: empirical, file: testdata/delays-bad.txt}"),
+			[]string{`testdata/delays-bad.txt:2:1: hops.b.jitter.file: "fast" is not a duration (want e.g. 1.5ms, 2s, 250us)`}},
+		{"empirical bare numbers without a unit", withB("jitter: {dist: empirical, file: testdata/delays-ms.txt}"),
+			[]string{
+				`testdata/delays-ms.txt:2:1: hops.b.jitter.file: "12.5" is not a duration (want e.g. 1.5ms, 2s, 250us); write each value with its unit, or give the jitter a unit (unit: ms)`,
+				`testdata/delays-ms.txt:3:1: hops.b.jitter.file: "13.1" is not a duration (want e.g. 1.5ms, 2s, 250us); write each value with its unit, or give the jitter a unit (unit: ms)`,
+				`testdata/delays-ms.txt:5:1: hops.b.jitter.file: "11.9" is not a duration (want e.g. 1.5ms, 2s, 250us); write each value with its unit, or give the jitter a unit (unit: ms)`,
+				`testdata/delays-ms.txt:6:1: hops.b.jitter.file: "40.2" is not a duration (want e.g. 1.5ms, 2s, 250us); write each value with its unit, or give the jitter a unit (unit: ms)`,
+			}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -24,11 +24,86 @@ type Profile struct {
 
 // HopSettings are a hop's parameters; the schedule can change each of them.
 type HopSettings struct {
-	Rate     *Rate     `yaml:"rate" doc:"serialisation rate: a frame takes (size+overhead)·8/rate to send; without a rate the hop has no queue and only delays" default:"none"`
-	Delay    *Duration `yaml:"delay" doc:"propagation delay, added after serialisation" default:"0s"`
-	Queue    *Limit    `yaml:"queue" doc:"limit on what waits for the serialiser, in bytes or frames (not counting the frame being sent); a frame that would exceed it is dropped (tail drop)" default:"unlimited"`
-	Overhead *Size     `yaml:"overhead" doc:"bytes added to every frame for serialisation only (headers, preamble)" default:"0B"`
+	Rate      *Rate        `yaml:"rate" doc:"serialisation rate: a frame takes (size+overhead)·8/rate to send; without a rate the hop has no queue and only delays" default:"none"`
+	Delay     *Duration    `yaml:"delay" doc:"propagation delay, added after serialisation" default:"0s"`
+	Queue     *Limit       `yaml:"queue" doc:"limit on what waits for the serialiser, in bytes or frames (not counting the frame being sent); a frame that would exceed it is dropped (tail drop)" default:"unlimited"`
+	Overhead  *Size        `yaml:"overhead" doc:"bytes added to every frame for serialisation only (headers, preamble)" default:"0B"`
+	Loss      *Loss        `yaml:"loss" doc:"which frames are lost as they enter the hop" default:"none"`
+	Jitter    *Jitter      `yaml:"jitter" doc:"random extra delay added to delay; the total is never negative" default:"none"`
+	Reorder   *Reorder     `yaml:"reorder" doc:"in_order: a frame never leaves before the frame of its flow ahead of it; allowed: jitter may reorder; {p, gap}: netem-style, see Semantics" default:"in_order"`
+	Duplicate *Probability `yaml:"duplicate" doc:"probability that a frame entering the hop is duplicated; the copy follows the original through the rest of the route" default:"0%"`
+	Corrupt   *Corrupt     `yaml:"corrupt" doc:"bit errors; corrupted frames are still delivered, with status corrupted" default:"none"`
 }
+
+// Loss is one of the loss models.
+type Loss struct {
+	Random  *Probability `yaml:"random" doc:"each frame is lost independently with this probability"`
+	Gilbert *Gilbert     `yaml:"gilbert" doc:"Gilbert–Elliott two-state model (netem's gemodel)"`
+	Markov4 *Markov4     `yaml:"markov4" doc:"4-state model of Salsano et al. (netem's loss state)"`
+}
+
+func (*Loss) oneOf() {}
+
+// Gilbert is the Gilbert–Elliott model with netem's parameters.
+type Gilbert struct {
+	P        Probability  `yaml:"p,required" doc:"probability of moving from Good to Bad, per frame"`
+	R        *Probability `yaml:"r" doc:"probability of moving from Bad to Good, per frame" default:"1 − p"`
+	LossBad  *Probability `yaml:"loss_bad" doc:"loss probability in Bad (netem's 1−h)" default:"100%"`
+	LossGood *Probability `yaml:"loss_good" doc:"loss probability in Good (netem's 1−k)" default:"0%"`
+}
+
+// Markov4 is the 4-state loss model with netem's parameters.
+type Markov4 struct {
+	P13 Probability  `yaml:"p13,required" doc:"gap → lost in a burst"`
+	P31 *Probability `yaml:"p31" doc:"lost in a burst → gap" default:"1 − p13"`
+	P32 *Probability `yaml:"p32" doc:"lost in a burst → received in a burst" default:"0%"`
+	P23 *Probability `yaml:"p23" doc:"received in a burst → lost in a burst" default:"100%"`
+	P14 *Probability `yaml:"p14" doc:"gap → isolated loss" default:"0%"`
+}
+
+// Jitter is the distribution of the random extra delay.
+type Jitter struct {
+	Dist        JitterDist   `yaml:"dist,required" doc:"uniform, normal, pareto, paretonormal or empirical"`
+	Spread      *Duration    `yaml:"spread" doc:"uniform: half-width; the extra delay is uniform on [−spread, +spread]"`
+	Sigma       *Duration    `yaml:"sigma" doc:"normal, pareto, paretonormal: standard deviation"`
+	Mean        *Duration    `yaml:"mean" doc:"pareto, paretonormal: mean extra delay"`
+	File        *string      `yaml:"file" doc:"empirical: file of measured delays, one per line, relative to the profile"`
+	Unit        *TimeUnit    `yaml:"unit" doc:"empirical: unit of bare numbers in the file (ns, us, ms, s)" default:"none: each value has its unit"`
+	Correlation *Correlation `yaml:"correlation" doc:"ρ of the AR(1) process on the extra delay, in (−1, 1)" default:"0"`
+}
+
+// Reorder is "in_order", "allowed", or {p, gap}.
+type Reorder struct {
+	Mode string
+	P    Probability `yaml:"p,required" doc:"probability that an eligible frame is sent at once"`
+	Gap  *int        `yaml:"gap" doc:"frames delayed normally before one becomes eligible, plus one" default:"1"`
+}
+
+func (r *Reorder) decodeNode(d *decoder, n *yaml.Node, path string) {
+	if n.Kind == yaml.ScalarNode && !isNull(n) {
+		e := enum{allowed: []string{"in_order", "allowed"}}
+		if err := e.parse(n.Value, "a reorder rule"); err != nil {
+			d.errorf(n, path, "%q %v, or {p, gap}", n.Value, err)
+		}
+		r.Mode = e.value
+		return
+	}
+	r.Mode = "gap"
+	type plain Reorder
+	d.decodeStruct(n, reflect.ValueOf((*plain)(r)).Elem(), path)
+}
+
+func (Reorder) typeInfo() typeInfo {
+	return typeInfo{"a reorder rule", "in_order, allowed, {p: 5%, gap: 3}"}
+}
+
+// Corrupt is one of the corruption models.
+type Corrupt struct {
+	BER   *BitErrorRate `yaml:"ber" doc:"bit error rate: every bit flips independently with this probability"`
+	Frame *Probability  `yaml:"frame" doc:"probability that a frame has exactly one flipped bit"`
+}
+
+func (*Corrupt) oneOf() {}
 
 // Hop is one unidirectional stage of the network.
 type Hop struct {

@@ -2,8 +2,10 @@ package profiles
 
 import (
 	"errors"
+	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -129,3 +131,68 @@ func (w *Switch) parseScalar(s string) error {
 }
 
 func (Switch) typeInfo() typeInfo { return typeInfo{"on or off", ""} }
+
+// JitterDist names a jitter distribution.
+type JitterDist string
+
+func (j *JitterDist) parseScalar(s string) error {
+	e := enum{allowed: []string{"uniform", "normal", "pareto", "paretonormal", "empirical"}}
+	err := e.parse(s, "a jitter distribution")
+	*j = JitterDist(e.value)
+	return err
+}
+
+func (JitterDist) typeInfo() typeInfo {
+	return typeInfo{"uniform, normal, pareto, paretonormal or empirical", ""}
+}
+
+// TimeUnit is the unit of bare numbers in an empirical delay file.
+type TimeUnit string
+
+func (u *TimeUnit) parseScalar(s string) error {
+	e := enum{allowed: []string{"ns", "us", "ms", "s"}}
+	err := e.parse(s, "a time unit")
+	*u = TimeUnit(e.value)
+	return err
+}
+
+func (TimeUnit) typeInfo() typeInfo { return typeInfo{"ns, us, ms or s", ""} }
+
+// Correlation is a coefficient in (−1, 1), written 0.5 or 50%.
+type Correlation float64
+
+func (c *Correlation) parseScalar(s string) error {
+	t := strings.TrimSpace(s)
+	percent := strings.HasSuffix(t, "%")
+	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(t, "%")), 64)
+	if err != nil || math.IsNaN(v) {
+		return errors.New("is not a correlation (want a number in (−1, 1) such as 0.5, or 50%)")
+	}
+	if percent {
+		v /= 100
+	}
+	if !(v > -1 && v < 1) {
+		return errors.New("is outside (−1, 1)")
+	}
+	*c = Correlation(v)
+	return nil
+}
+
+func (Correlation) typeInfo() typeInfo { return typeInfo{"a correlation", "0.5, 50%"} }
+
+// BitErrorRate is a probability per bit, written as a number: 1e-6.
+type BitErrorRate float64
+
+func (b *BitErrorRate) parseScalar(s string) error {
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || math.IsNaN(v) {
+		return errors.New("is not a bit error rate (want e.g. 1e-6)")
+	}
+	if v < 0 || v > 1 {
+		return errors.New("is outside [0, 1]")
+	}
+	*b = BitErrorRate(v)
+	return nil
+}
+
+func (BitErrorRate) typeInfo() typeInfo { return typeInfo{"a bit error rate", "1e-6"} }

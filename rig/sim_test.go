@@ -42,7 +42,7 @@ func simTrace(t *testing.T, p *profiles.Loaded, opt SimOptions) (string, SimSumm
 	return buf.String(), s
 }
 
-var traceRow = regexp.MustCompile(`^[A-Za-z0-9_-]+,[0-9]+,[0-9]+,[0-9]+\.[0-9]{9},([0-9]+\.[0-9]{9})?,(delivered|queue_drop|outage_drop|in_flight)$`)
+var traceRow = regexp.MustCompile(`^[A-Za-z0-9_-]+,[0-9]+,[0-9]+,[0-9]+\.[0-9]{9},([0-9]+\.[0-9]{9})?,(delivered|queue_drop|outage_drop|loss_drop|corrupted|duplicate|in_flight)$`)
 
 func TestTraceFormat(t *testing.T) {
 	trace, summary := simTrace(t, load(t, "bottleneck"), SimOptions{})
@@ -56,7 +56,7 @@ func TestTraceFormat(t *testing.T) {
 			t.Fatalf("malformed row %q", line)
 		}
 		fields := strings.Split(line, ",")
-		if (fields[4] == "") != (fields[5] != "delivered") {
+		if (fields[4] == "") != (fields[5] == "queue_drop" || fields[5] == "outage_drop" || fields[5] == "loss_drop" || fields[5] == "in_flight") {
 			t.Fatalf("t_recv must be set exactly for delivered frames: %q", line)
 		}
 		if fields[0] == "cross" {

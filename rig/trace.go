@@ -34,9 +34,11 @@ func NewTraceWriter(w io.Writer, names []string, traced []bool) *TraceWriter {
 	return t
 }
 
-// Finished records a frame's row.
+// Finished records a frame's row. A copy made by duplication has a row
+// only when it is delivered (status duplicate): the other rows are exactly
+// the frames the source sent, so counting them by status gives its loss.
 func (t *TraceWriter) Finished(f *emulator.Frame) {
-	if !t.traced[f.Flow] || t.err != nil {
+	if !t.traced[f.Flow] || t.err != nil || f.Copy && f.Status != emulator.Duplicate {
 		return
 	}
 	b := append(t.row[:0], t.names[f.Flow]...)

@@ -1,0 +1,87 @@
+package profiles
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// readRelated reads a file named in a profile, relative to the profile
+// (inside the shipped library for a shipped profile). It returns the name
+// to use in messages.
+func readRelated(source, name string) ([]byte, string, error) {
+	if strings.HasPrefix(source, "shipped:") && !filepath.IsAbs(name) {
+		full := path.Clean(name)
+		data, err := fs.ReadFile(library, full)
+		return data, "shipped:" + full, err
+	}
+	full := name
+	if !filepath.IsAbs(name) {
+		full = filepath.Join(filepath.Dir(source), name)
+	}
+	data, err := os.ReadFile(full)
+	return data, full, err
+}
+
+// maxDelayErrors bounds how many bad lines of one file are reported.
+const maxDelayErrors = 10
+
+// readDelays reads an empirical delay file: one measured delay per line,
+// written with its unit (12.5ms) or, when unit is given, as a bare number in
+// that unit; blank lines and text after # are ignored. Problems are
+// reported at the file's own line and column.
+func (d *decoder) readDelays(name string, unit *TimeUnit, at string) []time.Duration {
+	data, file, err := readRelated(d.source, name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			err = errors.New("no such file")
+		}
+		d.errorAt(at, "cannot read %s: %v", file, err)
+		return nil
+	}
+	var samples []time.Duration
+	bad := 0
+	for i, line := range strings.Split(string(data), "\n") {
+		text, _, _ := strings.Cut(line, "#")
+		value := strings.TrimSpace(text)
+		if value == "" {
+			continue
+		}
+		col := strings.Index(line, value) + 1
+		var v Duration
+		perr := v.parseScalar(value)
+		if unit != nil {
+			if f, ferr := strconv.ParseFloat(value, 64); ferr == nil {
+				perr = v.parseScalar(strconv.FormatFloat(f, 'f', -1, 64) + string(*unit))
+			}
+		}
+		if perr != nil {
+			bad++
+			if bad <= maxDelayErrors {
+				msg := strconv.Quote(value) + " " + perr.Error()
+				if _, isNumber := strconv.ParseFloat(value, 64); unit == nil && isNumber == nil {
+					msg += "; write each value with its unit, or give the jitter a unit (unit: ms)"
+				}
+				d.errs = append(d.errs, &Error{Pos: Pos{File: file, Line: i + 1, Col: col}, Path: at, Msg: msg})
+			}
+			continue
+		}
+		samples = append(samples, time.Duration(v))
+	}
+	if bad > maxDelayErrors {
+		d.errs = append(d.errs, &Error{Pos: Pos{File: file}, Path: at, Msg: strconv.Itoa(bad-maxDelayErrors) + " more bad lines"})
+	}
+	if bad == 0 && len(samples) == 0 {
+		d.errorAt(at, "%s holds no delays", file)
+	}
+	if bad > 0 {
+		d.failed[at] = true
+		return nil
+	}
+	return samples
+}
