@@ -201,6 +201,7 @@ func TestLoadUnknown(t *testing.T) {
 // hang, and that whatever it accepts the engine accepts too.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(minimal))
+	f.Add([]byte(radio))
 	for _, name := range Shipped() {
 		data, _ := library.ReadFile(name + ".yaml")
 		f.Add(data)
