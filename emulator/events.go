@@ -10,6 +10,7 @@ const (
 	evExit                        // a frame leaves a hop after propagation
 	evApply                       // a schedule entry takes effect
 	evRevert                      // a schedule entry's duration ends
+	evStart                       // a flow's source reaches its start time
 )
 
 // Event classes order simultaneous events: schedule changes at t act on

@@ -150,12 +150,14 @@ func New(cfg Config, obs Observer) (*Network, error) {
 			n.events.push(event{at: s.At + s.For, kind: evRevert, index: int32(i)}, classControl)
 		}
 	}
+	// A source is off until its start, which switches it on like the
+	// schedule does (if the schedule switched it on earlier, nothing
+	// changes).
 	for i := range n.flows {
 		if f := &n.flows[i]; f.traffic != nil {
 			start, stop := f.traffic.Window()
 			f.stop = stop
-			f.on = true
-			n.queueEmit(i, f.src.first(start, f.rng))
+			n.events.push(event{at: start, kind: evStart, index: int32(i)}, classControl)
 		}
 	}
 	return n, nil
@@ -237,6 +239,8 @@ func (n *Network) dispatch(ev *event) {
 	case evRevert:
 		s := &n.schedule[ev.index]
 		s.Change.revert(n, &s.saved)
+	case evStart:
+		n.switchSource(int(ev.index), true)
 	}
 }
 
@@ -427,7 +431,7 @@ func (n *Network) drop(f *Frame, why Status, t time.Duration) {
 }
 
 func (n *Network) finish(f *Frame) {
-	n.flows[f.Flow].stats.record(f)
+	n.flows[f.Flow].stats.Record(f)
 	if n.observer != nil {
 		n.observer.Finished(f)
 	}

@@ -408,3 +408,20 @@ func TestSummaryCounts(t *testing.T) {
 		t.Errorf("edge-p held at most %d frames during the 1 s outage, want 50 (one per 20 ms)", got)
 	}
 }
+
+func TestSourceIsOffBeforeItsStart(t *testing.T) {
+	// Start at 100 ms, but switched on by the schedule from 50 ms to 70 ms:
+	// frames at 50 and 60 ms, none until 100 ms, then every 10 ms.
+	cfg := oneHop(HopParams{})
+	cfg.Flows[0].Traffic = CBR{Interval: 10 * ms, Size: 100, Start: 100 * ms, Stop: 130 * ms}
+	cfg.Schedule = []Scheduled{{At: 50 * ms, For: 20 * ms, Change: SwitchTraffic{Flow: 0, On: true}}}
+	rec := &recorder{}
+	mustNew(t, cfg, rec).Run(time.Second)
+	var sent []time.Duration
+	for _, f := range rec.bySeq(0) {
+		sent = append(sent, f.Sent/ms)
+	}
+	if want := []time.Duration{50, 60, 100, 110, 120}; !slices.Equal(sent, want) {
+		t.Errorf("sent at %v ms, want %v", sent, want)
+	}
+}

@@ -97,7 +97,7 @@ func (c Outage) check(n *Network) error { return n.checkHop(c.Hop) }
 // SwitchTraffic switches a flow's source on or off. Switching off cancels
 // its next frame; switching on starts it afresh (a CBR source sends at once,
 // an ON/OFF source starts an ON period). Reverting restores the previous
-// state.
+// state. A source is off before its start time.
 type SwitchTraffic struct {
 	Flow int
 	On   bool

@@ -27,7 +27,10 @@ type FlowStats struct {
 // are counted in the last bucket.
 const MaxLossBurst = 100
 
-func (s *FlowStats) record(f *Frame) {
+// Record counts a finished frame: its fate, and its delay if it arrived.
+// The network records every frame of a flow; an Observer can keep its own
+// FlowStats for a subset (a phase, say). Record does not count Sent.
+func (s *FlowStats) Record(f *Frame) {
 	if f.Copy {
 		if f.Status == Duplicate {
 			s.Duplicates++

@@ -84,34 +84,7 @@ func dropCounts(counts *[numStatus]uint64) (m map[string]uint64, total uint64) {
 func (n *Network) Summary() Summary {
 	sum := Summary{Seed: n.seed, Duration: seconds(n.now)}
 	for i := range n.flows {
-		fl := &n.flows[i]
-		st := &fl.stats
-		dropped, total := dropCounts(&st.Status)
-		fs := FlowSummary{
-			Name:           fl.name,
-			Sent:           st.Sent,
-			Delivered:      st.Status[Delivered] + st.Status[Corrupted],
-			Corrupted:      st.Status[Corrupted],
-			Dropped:        dropped,
-			InFlight:       st.Status[InFlight],
-			Duplicates:     st.Duplicates,
-			DuplicatesLost: st.DuplicatesLost,
-			LossBursts:     st.burstSummary(),
-		}
-		if st.Sent > 0 {
-			fs.LossRate = float64(total) / float64(st.Sent)
-		}
-		if h := &st.Delay; h.Count() > 0 {
-			fs.Delay = &DelaySummary{
-				Min:  seconds(h.Min()),
-				Mean: seconds(h.Mean()),
-				P50:  seconds(h.Quantile(0.50)),
-				P95:  seconds(h.Quantile(0.95)),
-				P99:  seconds(h.Quantile(0.99)),
-				Max:  seconds(h.Max()),
-			}
-		}
-		sum.Flows = append(sum.Flows, fs)
+		sum.Flows = append(sum.Flows, n.flows[i].stats.Summary(n.flows[i].name))
 	}
 	for i := range n.hops {
 		h := &n.hops[i]
@@ -128,6 +101,36 @@ func (n *Network) Summary() Summary {
 		})
 	}
 	return sum
+}
+
+// Summary summarises a flow's counters.
+func (st *FlowStats) Summary(name string) FlowSummary {
+	dropped, total := dropCounts(&st.Status)
+	fs := FlowSummary{
+		Name:           name,
+		Sent:           st.Sent,
+		Delivered:      st.Status[Delivered] + st.Status[Corrupted],
+		Corrupted:      st.Status[Corrupted],
+		Dropped:        dropped,
+		InFlight:       st.Status[InFlight],
+		Duplicates:     st.Duplicates,
+		DuplicatesLost: st.DuplicatesLost,
+		LossBursts:     st.burstSummary(),
+	}
+	if st.Sent > 0 {
+		fs.LossRate = float64(total) / float64(st.Sent)
+	}
+	if h := &st.Delay; h.Count() > 0 {
+		fs.Delay = &DelaySummary{
+			Min:  seconds(h.Min()),
+			Mean: seconds(h.Mean()),
+			P50:  seconds(h.Quantile(0.50)),
+			P95:  seconds(h.Quantile(0.95)),
+			P99:  seconds(h.Quantile(0.99)),
+			Max:  seconds(h.Max()),
+		}
+	}
+	return fs
 }
 
 func (s *FlowStats) burstSummary() *BurstSummary {

@@ -2,6 +2,7 @@ package profiles
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -55,7 +56,7 @@ func (p *Profile) build(d *decoder) emulator.Config {
 		}
 		cfg.Flows = append(cfg.Flows, fc)
 	}
-	cfg.Schedule = p.buildSchedule(d)
+	cfg.Schedule, p.phases = p.buildSchedule(d)
 	return cfg
 }
 
@@ -95,35 +96,16 @@ func (s *HopSettings) apply(d *decoder, path string, base emulator.HopParams) (e
 	return base, set
 }
 
-// orDefault returns *p, or def when p is nil.
-func orDefault(p *Probability, def float64) float64 {
-	if p == nil {
-		return def
-	}
-	return float64(*p)
-}
-
 func (l *Loss) build(d *decoder, path string) emulator.LossModel {
 	switch {
 	case l.Random != nil:
 		return emulator.Bernoulli{P: float64(*l.Random)}
 	case l.Gilbert != nil:
 		g := l.Gilbert
-		return emulator.GilbertElliott{
-			P:        float64(g.P),
-			R:        orDefault(g.R, 1-float64(g.P)),
-			LossBad:  orDefault(g.LossBad, 1),
-			LossGood: orDefault(g.LossGood, 0),
-		}
+		return emulator.GilbertElliott{P: float64(g.P), R: float64(*g.R), LossBad: float64(*g.LossBad), LossGood: float64(*g.LossGood)}
 	case l.Markov4 != nil:
 		m := l.Markov4
-		out := emulator.Markov4{
-			P13: float64(m.P13),
-			P31: orDefault(m.P31, 1-float64(m.P13)),
-			P32: orDefault(m.P32, 0),
-			P23: orDefault(m.P23, 1),
-			P14: orDefault(m.P14, 0),
-		}
+		out := emulator.Markov4{P13: float64(m.P13), P31: float64(*m.P31), P32: float64(*m.P32), P23: float64(*m.P23), P14: float64(*m.P14)}
 		if out.P13+out.P14 > 1 {
 			d.errorAt(path+".markov4", "p13 + p14 is %.4g; leaving state 1 cannot be more likely than 100%%", out.P13+out.P14)
 		}
@@ -185,9 +167,11 @@ func (j *Jitter) build(d *decoder, path string) emulator.Jitter {
 	case "paretonormal":
 		out.Dist = emulator.ParetoNormal{Mean: time.Duration(*j.Mean), Sigma: positive("sigma", j.Sigma)}
 	case "empirical":
-		if samples := d.readDelays(*j.File, j.Unit, path+".file"); len(samples) > 0 {
+		samples, file := d.readDelays(*j.File, j.Unit, path+".file")
+		if len(samples) > 0 {
 			out.Dist = emulator.NewEmpirical(samples)
 		}
+		j.readFrom = file
 	}
 	return out
 }
@@ -197,14 +181,10 @@ func (r *Reorder) build(d *decoder, path string) emulator.Reorder {
 	case "allowed":
 		return emulator.Reorder{Mode: emulator.ReorderAllowed}
 	case "gap":
-		gap := 1
-		if r.Gap != nil {
-			gap = *r.Gap
-			if gap < 1 {
-				d.errorAt(path+".gap", "must be at least 1")
-			}
+		if *r.Gap < 1 {
+			d.errorAt(path+".gap", "must be at least 1")
 		}
-		return emulator.Reorder{Mode: emulator.ReorderGap, P: float64(r.P), Gap: gap}
+		return emulator.Reorder{Mode: emulator.ReorderGap, P: float64(r.P), Gap: *r.Gap}
 	}
 	return emulator.Reorder{}
 }
@@ -274,7 +254,7 @@ func (t *Traffic) build(d *decoder, path string) emulator.Traffic {
 }
 
 func (p *Period) build(d *decoder, path string) emulator.Period {
-	out := emulator.Period{Mean: time.Duration(p.Mean), Shape: 1.5}
+	out := emulator.Period{Mean: time.Duration(p.Mean)}
 	if p.Mean <= 0 {
 		d.errorAt(path, "must be positive")
 	}
@@ -283,9 +263,7 @@ func (p *Period) build(d *decoder, path string) emulator.Period {
 		out.Kind = emulator.Exponential
 	case "pareto":
 		out.Kind = emulator.ParetoPeriod
-		if p.Shape != nil {
-			out.Shape = *p.Shape
-		}
+		out.Shape = *p.Shape
 		if out.Shape <= 1 {
 			d.errorAt(path+".shape", "must be greater than 1 (the mean is infinite otherwise)")
 		}
@@ -296,101 +274,267 @@ func (p *Period) build(d *decoder, path string) emulator.Period {
 	return out
 }
 
-func (p *Profile) buildSchedule(d *decoder) []emulator.Scheduled {
+// Phase is a named set of time windows of the schedule.
+type Phase struct {
+	Name    string
+	Windows []Window
+}
+
+// Window is the half-open interval [From, To).
+type Window struct{ From, To time.Duration }
+
+// rampSteps is how many equal steps a ramp takes.
+const rampSteps = 100
+
+// buildSchedule expands repetitions and ramps into the engine's timed
+// changes and collects the named phases.
+func (p *Profile) buildSchedule(d *decoder) ([]emulator.Scheduled, []Phase) {
 	var out []emulator.Scheduled
+	var phases []Phase
 	type window struct {
-		from, to time.Duration
-		path     string
+		Window
+		path       string // the entry's path
+		repetition int    // from 1
+	}
+	describe := func(w window) string {
+		if w.repetition == 1 {
+			return w.path
+		}
+		return fmt.Sprintf("%s (repetition %d, at %v)", w.path, w.repetition, Duration(w.From))
 	}
 	outages := map[string][]window{}
+	end := time.Duration(p.Duration)
 	for i := range p.Schedule {
 		e := &p.Schedule[i]
 		path := fmt.Sprintf("schedule[%d]", i)
-		s := emulator.Scheduled{At: time.Duration(e.At)}
-		if e.At >= p.Duration && p.Duration > 0 {
-			d.errorAt(path+".at", "%v is not before the profile's duration (%v)", e.At, p.Duration)
-		}
+		changes, ramped := p.scheduleChanges(d, e, path)
+		var length time.Duration
 		if e.For != nil {
 			if *e.For <= 0 {
 				d.errorAt(path+".for", "must be positive")
 			}
-			s.For = time.Duration(*e.For)
+			length = time.Duration(*e.For)
 		}
-		end := time.Duration(p.Duration)
-		if s.For > 0 {
-			end = s.At + s.For
+		if e.Ramp != nil && e.For == nil {
+			d.errorAt(path+".ramp", "a ramp needs for: how long it takes")
 		}
-		params, hopSet := e.HopSettings.apply(d, path, emulator.HopParams{})
-		var changes []emulator.Change
-		hop, flow := -1, -1
-		if e.Hop != "" {
-			if hop = p.Hops.Index(string(e.Hop)); hop < 0 {
-				d.errorAt(path+".hop", "no hop named %q%s", e.Hop, didYouMean(string(e.Hop), p.Hops.Names))
+		for k, at := range p.occurrences(d, e, path) {
+			until := end
+			if length > 0 {
+				until = at + length
 			}
-		}
-		if e.Flow != "" {
-			if flow = p.Flows.Index(string(e.Flow)); flow < 0 {
-				d.errorAt(path+".flow", "no flow named %q%s", e.Flow, didYouMean(string(e.Flow), p.Flows.Names))
-			}
-		}
-		switch {
-		case e.Hop != "" && e.Flow != "":
-			d.errorAt(path, "give hop or flow, not both")
-		case e.Hop == "" && e.Flow == "":
-			d.errorAt(path, "say what to change: hop or flow")
-		case e.Hop != "":
-			if e.Traffic != nil {
-				d.errorAt(path+".traffic", "traffic switches a flow; use flow: instead of hop:")
-			}
-			if e.HoldLimit != nil && (e.Outage == nil || *e.Outage != "hold") {
-				d.errorAt(path+".hold_limit", "only an outage: hold has a hold buffer")
-			}
-			if e.Outage == nil && hopSet == 0 {
-				d.errorAt(path, "changes nothing (give outage or hop parameters such as rate or delay)")
-			}
-			if hop < 0 {
-				break
-			}
-			if hopSet != 0 {
-				changes = append(changes, emulator.SetHop{Hop: hop, Set: hopSet, Params: params})
-			}
-			if e.Outage != nil {
-				mode := emulator.OutageDropMode
-				if *e.Outage == "hold" {
-					mode = emulator.OutageHoldMode
+			for _, c := range changes {
+				out = append(out, emulator.Scheduled{At: at, For: length, Change: c})
+				if o, ok := c.(emulator.Outage); ok {
+					hop := p.Hops.Names[o.Hop]
+					outages[hop] = append(outages[hop], window{Window{at, until}, path, k + 1})
 				}
-				var limit emulator.Limit
-				if e.HoldLimit != nil {
-					limit = emulator.Limit(*e.HoldLimit)
-				}
-				changes = append(changes, emulator.Outage{Hop: hop, Mode: mode, HoldLimit: limit})
-				outages[string(e.Hop)] = append(outages[string(e.Hop)], window{s.At, end, path})
 			}
-		default:
-			if e.Outage != nil || hopSet != 0 {
-				d.errorAt(path, "outages and hop parameters apply to a hop; use hop: instead of flow:")
+			for _, r := range ramped {
+				out = append(out, r.steps(at, length)...)
 			}
-			if e.Traffic == nil {
-				d.errorAt(path, "changes nothing (give traffic: on or off)")
-			} else if flow >= 0 {
-				if p.Flows.Values[flow].Traffic == nil {
-					d.errorAt(path+".flow", "flow %q has no traffic to switch", e.Flow)
-				}
-				changes = append(changes, emulator.SwitchTraffic{Flow: flow, On: *e.Traffic == "on"})
+			if e.Phase != "" {
+				phases = addPhaseWindow(phases, string(e.Phase), Window{at, until})
 			}
-		}
-		for _, c := range changes {
-			s.Change = c
-			out = append(out, s)
 		}
 	}
 	for hop, ws := range outages {
-		sort.Slice(ws, func(i, j int) bool { return ws[i].from < ws[j].from })
+		sort.Slice(ws, func(i, j int) bool { return ws[i].From < ws[j].From })
 		for i := 1; i < len(ws); i++ {
-			if ws[i].from < ws[i-1].to {
-				d.errorAt(ws[i].path+".at", "outage on hop %q overlaps the one at %s", hop, ws[i-1].path)
+			if ws[i].From < ws[i-1].To {
+				what := "outage"
+				if ws[i].repetition > 1 {
+					what = fmt.Sprintf("repetition %d (at %v) of this outage", ws[i].repetition, Duration(ws[i].From))
+				}
+				d.errorAt(ws[i].path+".at", "%s on hop %q overlaps the one at %s", what, hop, describe(ws[i-1]))
 			}
 		}
+	}
+	return out, phases
+}
+
+func addPhaseWindow(phases []Phase, name string, w Window) []Phase {
+	for i := range phases {
+		if phases[i].Name == name {
+			phases[i].Windows = append(phases[i].Windows, w)
+			return phases
+		}
+	}
+	return append(phases, Phase{Name: name, Windows: []Window{w}})
+}
+
+// occurrences returns the start times of an entry: at, then every `every`
+// for `count` times or while before the profile's end.
+func (p *Profile) occurrences(d *decoder, e *ScheduleEntry, path string) []time.Duration {
+	end := time.Duration(p.Duration)
+	at := time.Duration(e.At)
+	if at >= end && end > 0 {
+		d.errorAt(path+".at", "%v is not before the profile's duration (%v)", e.At, p.Duration)
+		return nil
+	}
+	if e.Every == nil {
+		if e.Count != nil {
+			d.errorAt(path+".count", "count needs every: the period of the repetitions")
+		}
+		return []time.Duration{at}
+	}
+	every := time.Duration(*e.Every)
+	switch {
+	case every <= 0:
+		d.errorAt(path+".every", "must be positive")
+		return []time.Duration{at}
+	case e.For != nil && every < time.Duration(*e.For):
+		d.errorAt(path+".every", "%v is shorter than for (%v); repetitions would overlap", e.Every, *e.For)
+		return []time.Duration{at}
+	case e.Count != nil && *e.Count < 1:
+		d.errorAt(path+".count", "must be at least 1")
+		return []time.Duration{at}
+	}
+	var times []time.Duration
+	for k := 0; ; k++ {
+		t := at + time.Duration(k)*every
+		if e.Count != nil && k == *e.Count {
+			break
+		}
+		if t >= end {
+			if e.Count != nil {
+				d.errorAt(path+".count", "repetition %d would start at %v, not before the profile's duration (%v)", k+1, Duration(t), p.Duration)
+			}
+			break
+		}
+		times = append(times, t)
+	}
+	return times
+}
+
+// ramp is one ramped parameter of an entry.
+type ramp struct {
+	hop      int
+	field    emulator.HopField
+	from, to float64
+}
+
+// steps returns the ramp's changes: at at + k·length/N the value becomes
+// from + (to − from)·k/N, for k = 0..N, so it starts at from and ends at to.
+func (r ramp) steps(at, length time.Duration) []emulator.Scheduled {
+	n := rampSteps
+	if length < rampSteps*time.Millisecond {
+		n = max(1, int(length/time.Millisecond)) // at most one step per millisecond
+	}
+	out := make([]emulator.Scheduled, 0, n+1)
+	for k := 0; k <= n; k++ {
+		v := r.from + (r.to-r.from)*float64(k)/float64(n)
+		var params emulator.HopParams
+		switch r.field {
+		case emulator.FieldRate:
+			params.Rate = emulator.Rate(math.Round(v))
+		case emulator.FieldDelay:
+			params.Delay = time.Duration(math.Round(v))
+		case emulator.FieldLoss:
+			params.Loss = emulator.Bernoulli{P: v}
+		}
+		t := at + time.Duration(int64(length)*int64(k)/int64(n))
+		out = append(out, emulator.Scheduled{At: t, Change: emulator.SetHop{Hop: r.hop, Set: r.field, Params: params}})
+	}
+	return out
+}
+
+// scheduleChanges checks what an entry changes and returns the engine
+// changes it makes each time it occurs, and its ramps.
+func (p *Profile) scheduleChanges(d *decoder, e *ScheduleEntry, path string) ([]emulator.Change, []ramp) {
+	params, hopSet := e.HopSettings.apply(d, path, emulator.HopParams{})
+	hop, flow := -1, -1
+	if e.Hop != "" {
+		if hop = p.Hops.Index(string(e.Hop)); hop < 0 {
+			d.errorAt(path+".hop", "no hop named %q%s", e.Hop, didYouMean(string(e.Hop), p.Hops.Names))
+		}
+	}
+	if e.Flow != "" {
+		if flow = p.Flows.Index(string(e.Flow)); flow < 0 {
+			d.errorAt(path+".flow", "no flow named %q%s", e.Flow, didYouMean(string(e.Flow), p.Flows.Names))
+		}
+	}
+	var changes []emulator.Change
+	var ramps []ramp
+	switch {
+	case e.Hop != "" && e.Flow != "":
+		d.errorAt(path, "give hop or flow, not both")
+	case e.Hop == "" && e.Flow == "":
+		if e.Phase == "" {
+			d.errorAt(path, "say what to change: hop or flow (or name a phase)")
+		}
+		if e.Outage != nil || hopSet != 0 || e.Ramp != nil || e.Traffic != nil {
+			d.errorAt(path, "say which hop or flow to change")
+		}
+	case e.Hop != "":
+		if e.Traffic != nil {
+			d.errorAt(path+".traffic", "traffic switches a flow; use flow: instead of hop:")
+		}
+		if e.HoldLimit != nil && (e.Outage == nil || *e.Outage != "hold") {
+			d.errorAt(path+".hold_limit", "only an outage: hold has a hold buffer")
+		}
+		if e.Outage == nil && hopSet == 0 && e.Ramp == nil {
+			d.errorAt(path, "changes nothing (give outage, a ramp, or hop parameters such as rate or delay)")
+		}
+		if e.Ramp != nil && e.For != nil && *e.For > 0 {
+			ramps = e.Ramp.build(d, path+".ramp", hopSet)
+		}
+		if hop < 0 {
+			break
+		}
+		for i := range ramps {
+			ramps[i].hop = hop
+		}
+		if hopSet != 0 {
+			changes = append(changes, emulator.SetHop{Hop: hop, Set: hopSet, Params: params})
+		}
+		if e.Outage != nil {
+			mode := emulator.OutageDropMode
+			if *e.Outage == "hold" {
+				mode = emulator.OutageHoldMode
+			}
+			var limit emulator.Limit
+			if e.HoldLimit != nil {
+				limit = emulator.Limit(*e.HoldLimit)
+			}
+			changes = append(changes, emulator.Outage{Hop: hop, Mode: mode, HoldLimit: limit})
+		}
+	default:
+		if e.Outage != nil || hopSet != 0 || e.Ramp != nil {
+			d.errorAt(path, "outages, ramps and hop parameters apply to a hop; use hop: instead of flow:")
+		}
+		if e.Traffic == nil {
+			d.errorAt(path, "changes nothing (give traffic: on or off)")
+		} else if flow >= 0 {
+			if p.Flows.Values[flow].Traffic == nil {
+				d.errorAt(path+".flow", "flow %q has no traffic to switch", e.Flow)
+			}
+			changes = append(changes, emulator.SwitchTraffic{Flow: flow, On: *e.Traffic == "on"})
+		}
+	}
+	return changes, ramps
+}
+
+func (r *Ramp) build(d *decoder, path string, alsoSet emulator.HopField) []ramp {
+	var out []ramp
+	add := func(key string, field emulator.HopField, from, to float64) {
+		if alsoSet&field != 0 {
+			d.errorAt(path+"."+key, "%s is both set and ramped by this entry", key)
+			return
+		}
+		out = append(out, ramp{field: field, from: from, to: to})
+	}
+	if r.Rate != nil {
+		add("rate", emulator.FieldRate, float64(r.Rate.From), float64(r.Rate.To))
+	}
+	if r.Delay != nil {
+		add("delay", emulator.FieldDelay, float64(r.Delay.From), float64(r.Delay.To))
+	}
+	if r.Loss != nil {
+		add("loss", emulator.FieldLoss, float64(r.Loss.From), float64(r.Loss.To))
+	}
+	if r.Rate == nil && r.Delay == nil && r.Loss == nil {
+		d.errorAt(path, "ramps nothing (give rate, delay or loss, each with from and to)")
 	}
 	return out
 }

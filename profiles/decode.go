@@ -36,7 +36,6 @@ type nodeDecoder interface {
 type oneOf interface{ oneOf() }
 
 type decoder struct {
-	source string                // the profile's file (or shipped:NAME), for files it names
 	files  map[*yaml.Node]string // source file of each node (profiles merge several)
 	errs   ErrorList
 	pos    map[string]Pos  // position of the value at each path
@@ -224,7 +223,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 	})
 	for _, f := range fields {
 		if f.required && !seen[f.name] {
-			d.errorf(n, path, "missing %s (%s)", f.name, typeInfoOf(f.typ).want())
+			d.errorf(n, path, "missing %s: want %s", f.name, typeInfoOf(f.typ).want())
 		}
 	}
 	if _, alternatives := v.Addr().Interface().(oneOf); alternatives && len(seen) != 1 {

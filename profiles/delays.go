@@ -12,9 +12,18 @@ import (
 )
 
 // readRelated reads a file named in a profile, relative to the profile
-// (inside the shipped library for a shipped profile). It returns the name
-// to use in messages.
+// (inside the shipped library for a shipped profile; shipped:NAME names a
+// file of the library from anywhere). It returns the name to use in
+// messages.
 func readRelated(source, name string) ([]byte, string, error) {
+	if shipped, ok := strings.CutPrefix(name, "shipped:"); ok {
+		full := path.Clean(shipped)
+		data, err := fs.ReadFile(library, full)
+		return data, "shipped:" + full, err
+	}
+	if source == SetFile {
+		source = "." + string(filepath.Separator) // --set values are relative to the working directory
+	}
 	if strings.HasPrefix(source, "shipped:") && !filepath.IsAbs(name) {
 		full := path.Clean(name)
 		data, err := fs.ReadFile(library, full)
@@ -35,14 +44,14 @@ const maxDelayErrors = 10
 // written with its unit (12.5ms) or, when unit is given, as a bare number in
 // that unit; blank lines and text after # are ignored. Problems are
 // reported at the file's own line and column.
-func (d *decoder) readDelays(name string, unit *TimeUnit, at string) []time.Duration {
-	data, file, err := readRelated(d.source, name)
+func (d *decoder) readDelays(name string, unit *TimeUnit, at string) ([]time.Duration, string) {
+	data, file, err := readRelated(d.pos[at].File, name)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			err = errors.New("no such file")
 		}
 		d.errorAt(at, "cannot read %s: %v", file, err)
-		return nil
+		return nil, file
 	}
 	var samples []time.Duration
 	bad := 0
@@ -81,7 +90,7 @@ func (d *decoder) readDelays(name string, unit *TimeUnit, at string) []time.Dura
 	}
 	if bad > 0 {
 		d.failed[at] = true
-		return nil
+		return nil, file
 	}
-	return samples
+	return samples, file
 }

@@ -21,23 +21,25 @@ type Loaded struct {
 }
 
 // Traced reports whether a flow's frames go to the trace.
-func (l *Loaded) Traced(flow int) bool {
-	t := l.Flows.Values[flow].Trace
-	return t == nil || *t
-}
+func (l *Loaded) Traced(flow int) bool { return *l.Flows.Values[flow].Trace }
+
+// Phases returns the schedule's named phases, in the order they first
+// appear.
+func (l *Loaded) Phases() []Phase { return l.phases }
 
 // RunDuration is the profile's duration as a time.Duration.
 func (l *Loaded) RunDuration() time.Duration { return time.Duration(l.Duration) }
 
 // Load reads a profile from a file, or from the shipped library when ref is
-// a bare name (e.g. "bottleneck") that is not a file. Every problem found is
+// a bare name (e.g. "bottleneck") that is not a file, resolves what it
+// extends, and applies the --set overrides in order. Every problem found is
 // returned at once as an ErrorList.
-func Load(ref string) (*Loaded, error) {
+func Load(ref string, sets ...string) (*Loaded, error) {
 	data, source, err := read(ref)
 	if err != nil {
 		return nil, err
 	}
-	return Parse(source, data)
+	return Parse(source, data, sets...)
 }
 
 // read finds ref on disk or in the library.
@@ -56,16 +58,22 @@ func read(ref string) ([]byte, string, error) {
 }
 
 // Parse decodes and validates a profile from YAML text; source names it in
-// messages.
-func Parse(source string, data []byte) (*Loaded, error) {
+// messages and anchors the files it refers to.
+func Parse(source string, data []byte, sets ...string) (*Loaded, error) {
 	d := newDecoder()
-	d.source = source
 	root, err := d.parseYAML(source, data)
 	if err != nil {
 		return nil, err
 	}
+	if root, err = d.resolveExtends(root, source, []string{source}); err != nil {
+		return nil, err
+	}
+	for i, set := range sets {
+		root = d.applySet(root, set, i+1)
+	}
 	p := &Profile{}
 	d.decode(root, reflect.ValueOf(p).Elem(), "")
+	p.resolveDefaults()
 	if p.Name == "" {
 		p.Name = strings.TrimSuffix(filepath.Base(strings.TrimPrefix(source, "shipped:")), ".yaml")
 	}

@@ -40,6 +40,9 @@ func TestParseMinimal(t *testing.T) {
 	}
 }
 
+// withSchedule gives the minimal profile one schedule entry, on line 10.
+func withSchedule(entry string) string { return minimal + "schedule:\n  - " + entry + "\n" }
+
 // withB gives hop b of the minimal profile one more setting, on line 6.
 func withB(setting string) string {
 	return strings.Replace(minimal, "b: {delay: 1ms}", "b:\n    delay: 1ms\n    "+setting, 1)
@@ -59,7 +62,7 @@ func TestMalformedProfiles(t *testing.T) {
 			[]string{`x.yaml:4:7: hops.b.dealy: unknown key; did you mean delay? (want rate, delay, queue, overhead, loss, jitter, reorder, duplicate, corrupt)`}},
 		{"unknown top-level key",
 			minimal + "sede: 3\n",
-			[]string{`x.yaml:9:1: sede: unknown key; did you mean seed? (want name, description, seed, duration, hops, flows, schedule)`}},
+			[]string{`x.yaml:9:1: sede: unknown key; did you mean seed? (want extends, name, description, seed, duration, hops, flows, schedule)`}},
 		{"route names a missing hop",
 			strings.Replace(minimal, "route: [a, b]", "route: [a, c]", 1),
 			[]string{`x.yaml:7:16: flows.f.route[1]: no hop named "c"`}},
@@ -68,7 +71,7 @@ func TestMalformedProfiles(t *testing.T) {
 			[]string{`x.yaml:7:16: flows.f.route[1]: no hop named "b"; did you mean bb?`}},
 		{"missing duration",
 			strings.Replace(minimal, "duration: 10s\n", "", 1),
-			[]string{`x.yaml:1:1: missing duration (a duration (e.g. 1.5ms, 2s))`}},
+			[]string{`x.yaml:1:1: missing duration: want a duration (e.g. 1.5ms, 2s)`}},
 		{"ambiguous minutes",
 			strings.Replace(minimal, "duration: 10s", "duration: 10m", 1),
 			[]string{`x.yaml:1:11: duration: "10m" is ambiguous (write min for minutes or ms for milliseconds)`}},
@@ -119,7 +122,7 @@ func TestMalformedProfiles(t *testing.T) {
 			[]string{`x.yaml:10:39: schedule[0].outage: "hodl" is not an outage mode (want drop, hold); did you mean hold?`}},
 		{"schedule changes nothing",
 			minimal + "schedule:\n  - {at: 1s, hop: a}\n",
-			[]string{`x.yaml:10:5: schedule[0]: changes nothing (give outage or hop parameters such as rate or delay)`}},
+			[]string{`x.yaml:10:5: schedule[0]: changes nothing (give outage, a ramp, or hop parameters such as rate or delay)`}},
 		{"a second YAML document",
 			minimal + "---\nduration: 1s\n",
 			[]string{`x.yaml:9:1: a profile is one YAML document; found a second`}},
@@ -155,6 +158,26 @@ func TestMalformedProfiles(t *testing.T) {
 				`testdata/delays-ms.txt:5:1: hops.b.jitter.file: "11.9" is not a duration (want e.g. 1.5ms, 2s, 250us); write each value with its unit, or give the jitter a unit (unit: ms)`,
 				`testdata/delays-ms.txt:6:1: hops.b.jitter.file: "40.2" is not a duration (want e.g. 1.5ms, 2s, 250us); write each value with its unit, or give the jitter a unit (unit: ms)`,
 			}},
+		{"repetitions shorter than the window", withSchedule("{at: 1s, for: 2s, every: 1s, hop: a, outage: drop}"),
+			[]string{`x.yaml:10:30: schedule[0].every: 1s is shorter than for (2s); repetitions would overlap`}},
+		{"count without every", withSchedule("{at: 1s, for: 1s, count: 3, hop: a, outage: drop}"),
+			[]string{`x.yaml:10:30: schedule[0].count: count needs every: the period of the repetitions`}},
+		{"repetitions past the end", withSchedule("{at: 5s, for: 1s, every: 2s, count: 4, hop: a, outage: drop}"),
+			[]string{`x.yaml:10:41: schedule[0].count: repetition 4 would start at 11s, not before the profile's duration (10s)`}},
+		{"a repetition overlaps another outage", withSchedule("{at: 1s, for: 1s, every: 2s, hop: a, outage: drop}\n  - {at: 4s, for: 2s, hop: a, outage: hold}"),
+			[]string{`x.yaml:10:10: schedule[0].at: repetition 3 (at 5s) of this outage on hop "a" overlaps the one at schedule[1]`}},
+		{"ramp without a duration", withSchedule("{at: 1s, hop: a, ramp: {rate: {from: 1Mbit, to: 2Mbit}}}"),
+			[]string{`x.yaml:10:28: schedule[0].ramp: a ramp needs for: how long it takes`}},
+		{"a value both set and ramped", withSchedule("{at: 1s, for: 1s, hop: a, rate: 1Mbit, ramp: {rate: {from: 1Mbit, to: 2Mbit}}}"),
+			[]string{`x.yaml:10:57: schedule[0].ramp.rate: rate is both set and ramped by this entry`}},
+		{"ramp of nothing", withSchedule("{at: 1s, for: 1s, hop: a, ramp: {}}"),
+			[]string{`x.yaml:10:37: schedule[0].ramp: ramps nothing (give rate, delay or loss, each with from and to)`}},
+		{"ramp without its end", withSchedule("{at: 1s, for: 1s, hop: a, ramp: {rate: {from: 1Mbit}}}"),
+			[]string{`x.yaml:10:44: schedule[0].ramp.rate: missing to: want a rate (e.g. 4Mbit, 512kbit)`}},
+		{"extends an unknown profile", "extends: nope\n" + minimal,
+			[]string{`x.yaml:1:10: extends: cannot find "nope": no such file next to this profile, and no shipped profile by that name`}},
+		{"extends is not a name", "extends: [a]\n" + minimal,
+			[]string{`x.yaml:1:10: extends: want the name or path of a profile, got a list`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 // Profile is a reusable description of an emulated network: hops, flows,
 // their synthetic traffic and a schedule of timed changes.
 type Profile struct {
+	Extends     string          `yaml:"extends" doc:"start from another profile (a shipped name, or a path relative to this file) and override parts of it: mappings merge key by key, a list or a different alternative (another loss model, jitter distribution or traffic source) replaces, null deletes"`
 	Name        string          `yaml:"name" doc:"short name, shown in reports" default:"the file name"`
 	Description string          `yaml:"description" doc:"one line saying what the profile models and where its numbers come from"`
 	Seed        uint64          `yaml:"seed" doc:"seed of every random stream; the same seed reproduces a run exactly" default:"0"`
@@ -20,6 +21,8 @@ type Profile struct {
 	Hops        Map[Hop]        `yaml:"hops,required" doc:"the network's unidirectional stages, by name"`
 	Flows       Map[Flow]       `yaml:"flows,required" doc:"streams of frames along routes of hops, by name"`
 	Schedule    []ScheduleEntry `yaml:"schedule" doc:"timed changes, in any order"`
+
+	phases []Phase // built from the schedule
 }
 
 // HopSettings are a hop's parameters; the schedule can change each of them.
@@ -70,6 +73,8 @@ type Jitter struct {
 	File        *string      `yaml:"file" doc:"empirical: file of measured delays, one per line, relative to the profile"`
 	Unit        *TimeUnit    `yaml:"unit" doc:"empirical: unit of bare numbers in the file (ns, us, ms, s)" default:"none: each value has its unit"`
 	Correlation *Correlation `yaml:"correlation" doc:"ρ of the AR(1) process on the extra delay, in (−1, 1)" default:"0"`
+
+	readFrom string // the file the empirical delays were read from
 }
 
 // Reorder is "in_order", "allowed", or {p, gap}.
@@ -191,11 +196,40 @@ func (PeriodDist) typeInfo() typeInfo { return typeInfo{"constant, exponential o
 // hop parameters, take a hop's output down, or switch a flow's traffic.
 type ScheduleEntry struct {
 	At        Duration    `yaml:"at,required" doc:"when the change takes effect"`
-	For       *Duration   `yaml:"for" doc:"how long it lasts before it is reverted" default:"until the end"`
+	For       *Duration   `yaml:"for" doc:"how long it lasts before it is reverted; for a ramp, how long the ramp takes" default:"until the end"`
+	Every     *Duration   `yaml:"every" doc:"repeat the entry with this period (at least for)" default:"no repeat"`
+	Count     *int        `yaml:"count" doc:"with every: how many times in all" default:"as many as fit before the end"`
+	Phase     PhaseName   `yaml:"phase" doc:"name the entry's windows, so reports can say what happened during them; an entry may only name a phase"`
+	Ramp      *Ramp       `yaml:"ramp" doc:"change rate, delay or random loss gradually, from from to to over for, in 100 equal steps; the value stays at to afterwards"`
 	Hop       HopName     `yaml:"hop" doc:"the hop to change (with hop parameters or outage)"`
 	Flow      FlowName    `yaml:"flow" doc:"the flow whose traffic to switch"`
 	Outage    *OutageMode `yaml:"outage" doc:"drop: frames that would leave the hop are dropped; hold: they are held and all released when the outage ends"`
 	HoldLimit *Limit      `yaml:"hold_limit" doc:"bound on the hold buffer; frames over it are outage_drop" default:"unlimited"`
 	Traffic   *Switch     `yaml:"traffic" doc:"on or off"`
 	HopSettings
+}
+
+// Ramp changes hop parameters gradually.
+type Ramp struct {
+	Rate  *RateRamp  `yaml:"rate" doc:"from one rate to another"`
+	Delay *DelayRamp `yaml:"delay" doc:"from one delay to another"`
+	Loss  *LossRamp  `yaml:"loss" doc:"from one random loss probability to another"`
+}
+
+// RateRamp goes from one rate to another.
+type RateRamp struct {
+	From Rate `yaml:"from,required" doc:"rate at the start"`
+	To   Rate `yaml:"to,required" doc:"rate at the end"`
+}
+
+// DelayRamp goes from one delay to another.
+type DelayRamp struct {
+	From Duration `yaml:"from,required" doc:"delay at the start"`
+	To   Duration `yaml:"to,required" doc:"delay at the end"`
+}
+
+// LossRamp goes from one random loss probability to another.
+type LossRamp struct {
+	From Probability `yaml:"from,required" doc:"loss at the start"`
+	To   Probability `yaml:"to,required" doc:"loss at the end"`
 }

@@ -75,8 +75,12 @@ type HopName string
 // FlowName refers to a flow by name.
 type FlowName string
 
-func (HopName) typeInfo() typeInfo  { return typeInfo{"a hop name", ""} }
-func (FlowName) typeInfo() typeInfo { return typeInfo{"a flow name", ""} }
+// PhaseName names a phase of the schedule.
+type PhaseName string
+
+func (HopName) typeInfo() typeInfo   { return typeInfo{"a hop name", ""} }
+func (PhaseName) typeInfo() typeInfo { return typeInfo{"a phase name", ""} }
+func (FlowName) typeInfo() typeInfo  { return typeInfo{"a flow name", ""} }
 
 func (Hop) typeInfo() typeInfo {
 	return typeInfo{"a hop", "{rate: 4Mbit, delay: 2ms, queue: 30000B}"}

@@ -19,6 +19,7 @@ type SimOptions struct {
 type SimSummary struct {
 	Profile string `json:"profile"`
 	emulator.Summary
+	Phases []PhaseSummary `json:"phases,omitempty"`
 }
 
 // Sim runs a profile in virtual time, as fast as the CPU allows.
@@ -32,16 +33,29 @@ func Sim(p *profiles.Loaded, opt SimOptions) (SimSummary, error) {
 		duration = opt.Duration
 	}
 	var trace *TraceWriter
-	var obs emulator.Observer
+	var obs observers
 	if opt.Trace != nil {
 		traced := make([]bool, len(cfg.Flows))
 		for i := range traced {
 			traced[i] = p.Traced(i)
 		}
 		trace = NewTraceWriter(opt.Trace, p.Flows.Names, traced)
-		obs = trace
+		obs = append(obs, trace)
 	}
-	n, err := emulator.New(cfg, obs)
+	var phases *phaseRecorder
+	if len(p.Phases()) > 0 {
+		phases = newPhaseRecorder(p.Phases(), p.Flows.Names)
+		obs = append(obs, phases)
+	}
+	var observer emulator.Observer
+	switch len(obs) {
+	case 0:
+	case 1:
+		observer = obs[0]
+	default:
+		observer = obs
+	}
+	n, err := emulator.New(cfg, observer)
 	if err != nil {
 		return SimSummary{}, err
 	}
@@ -51,5 +65,9 @@ func Sim(p *profiles.Loaded, opt SimOptions) (SimSummary, error) {
 			return SimSummary{}, err
 		}
 	}
-	return SimSummary{Profile: p.Name, Summary: n.Summary()}, nil
+	s := SimSummary{Profile: p.Name, Summary: n.Summary()}
+	if phases != nil {
+		s.Phases = phases.summary()
+	}
+	return s, nil
 }

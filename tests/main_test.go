@@ -44,7 +44,7 @@ type result struct {
 }
 
 // runHilrig runs the binary with args and returns its outputs and exit code.
-func runHilrig(t *testing.T, args ...string) result {
+func runHilrig(t testing.TB, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(hilrig, args...)
 	var out, errOut bytes.Buffer

@@ -28,8 +28,13 @@ var commands []command
 
 func init() {
 	commands = []command{
-		{"sim", "PROFILE [--duration D] [--seed N] [--trace FILE] [--summary FILE]",
+		{"sim", "PROFILE [--duration D] [--seed N] [--trace FILE] [--summary FILE] [--set path=value]...",
 			"run a profile in virtual time and print its summary", runSim},
+		{"check", "PROFILE|DIR... [--set path=value]...",
+			"validate profiles without running them (exit 0 if all are valid, 2 if not)", runCheck},
+		{"show", "PROFILE [--set path=value]...",
+			"print the profile as it will run: extends, overrides and defaults resolved", runShow},
+		{"profiles", "", "list the shipped profiles", runProfiles},
 	}
 }
 

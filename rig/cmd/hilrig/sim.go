@@ -35,6 +35,8 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	seed := fs.String("seed", "", "random `seed` (default: the profile's)")
 	tracePath := fs.String("trace", "", "write a CSV trace of every frame to `file`")
 	summaryPath := fs.String("summary", "", "write the JSON summary to `file` instead of stdout")
+	var sets setFlags
+	fs.Var(&sets, "set", "override a profile value, `path=value` (repeatable)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return flagError(stderr, err)
@@ -43,7 +45,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitUsage
 	}
-	p, err := profiles.Load(pos[0])
+	p, err := profiles.Load(pos[0], sets...)
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}

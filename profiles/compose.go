@@ -1,0 +1,372 @@
+package profiles
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v4"
+)
+
+// Profiles compose: a profile may extend another, and --set overrides any
+// value. Both are an overlay of one YAML tree on another, guided by the
+// schema's types:
+//
+//   - mappings merge key by key, recursively;
+//   - a value that names a different alternative replaces the old one (a
+//     gilbert loss over a random one, a normal jitter over a pareto one),
+//     while the same alternative merges ({gilbert: {p: 2%}} keeps r);
+//   - lists and scalars replace;
+//   - null deletes the key.
+//
+// Nodes are copied on write, so anchors and the base's own tree are never
+// changed, and every node keeps the file it came from for messages.
+
+// discriminated is implemented by schema structs whose variants are named by
+// one key (dist), so that overlaying another variant replaces the value.
+type discriminated interface{ discriminator() string }
+
+func (Jitter) discriminator() string { return "dist" }
+func (Period) discriminator() string { return "dist" }
+
+// overlay lays over on base, for a value of type t.
+func (d *decoder) overlay(base, over *yaml.Node, t reflect.Type) *yaml.Node {
+	base, over = resolve(base), resolve(over)
+	t = derefType(t)
+	if t == nil || base.Kind != yaml.MappingNode || over.Kind != yaml.MappingNode || !mergeable(t) || replaces(t, base, over) {
+		return over
+	}
+	merged := d.copyNode(base)
+	for i := 0; i+1 < len(over.Content); i += 2 {
+		key, value := over.Content[i], over.Content[i+1]
+		at := mappingIndex(merged, key.Value)
+		switch {
+		case isNull(resolve(value)):
+			if at >= 0 {
+				merged.Content = append(merged.Content[:at], merged.Content[at+2:]...)
+			}
+		case at >= 0:
+			merged.Content[at+1] = d.overlay(merged.Content[at+1], value, fieldType(t, key.Value))
+		default:
+			merged.Content = append(merged.Content, key, value)
+		}
+	}
+	return merged
+}
+
+func derefType(t reflect.Type) reflect.Type {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+// mergeable reports whether values of type t merge key by key: schema
+// structs and named maps, not values written as scalars.
+func mergeable(t reflect.Type) bool {
+	if _, scalar := reflect.New(t).Interface().(scalarParser); scalar {
+		return false
+	}
+	_, isMap := reflect.New(t).Interface().(interface{ elemType() reflect.Type })
+	return isMap || t.Kind() == reflect.Struct
+}
+
+// replaces reports whether over names a different alternative than base.
+func replaces(t reflect.Type, base, over *yaml.Node) bool {
+	v := reflect.New(t).Interface()
+	if _, alternatives := v.(oneOf); alternatives {
+		return !sameKeys(base, over)
+	}
+	if dk, ok := v.(discriminated); ok {
+		if i := mappingIndex(over, dk.discriminator()); i >= 0 {
+			j := mappingIndex(base, dk.discriminator())
+			return j < 0 || resolve(base.Content[j+1]).Value != resolve(over.Content[i+1]).Value
+		}
+	}
+	return false
+}
+
+func sameKeys(a, b *yaml.Node) bool {
+	if len(a.Content) != len(b.Content) {
+		return false
+	}
+	for i := 0; i < len(a.Content); i += 2 {
+		if mappingIndex(b, a.Content[i].Value) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// fieldType is the type of key's value in a value of type t, or nil.
+func fieldType(t reflect.Type, key string) reflect.Type {
+	t = derefType(t)
+	if t == nil {
+		return nil
+	}
+	if m, ok := reflect.New(t).Interface().(interface{ elemType() reflect.Type }); ok {
+		return m.elemType()
+	}
+	if t.Kind() == reflect.Struct {
+		if f := fieldNamed(fieldsOf(t), key); f != nil {
+			return f.typ
+		}
+	}
+	return nil
+}
+
+// mappingIndex returns the index in n.Content of key, or -1.
+func mappingIndex(n *yaml.Node, key string) int {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if resolve(n.Content[i]).Value == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// copyNode returns a shallow copy of n with its own Content.
+func (d *decoder) copyNode(n *yaml.Node) *yaml.Node {
+	c := *n
+	c.Content = append([]*yaml.Node(nil), n.Content...)
+	d.files[&c] = d.files[n]
+	return &c
+}
+
+// maxExtends bounds a chain of extends, against runaway recursion.
+const maxExtends = 16
+
+// resolveExtends replaces a profile that extends another by the overlay of
+// it on its (recursively resolved) base. chain lists the sources seen.
+func (d *decoder) resolveExtends(root *yaml.Node, source string, chain []string) (*yaml.Node, error) {
+	root = resolve(root)
+	if root.Kind != yaml.MappingNode {
+		return root, nil
+	}
+	i := mappingIndex(root, "extends")
+	if i < 0 {
+		return root, nil
+	}
+	refNode := resolve(root.Content[i+1])
+	fail := func(format string, args ...any) error {
+		return ErrorList{{Pos: d.posOf(refNode), Path: "extends", Msg: fmt.Sprintf(format, args...)}}
+	}
+	if refNode.Kind != yaml.ScalarNode || isNull(refNode) || refNode.Value == "" {
+		return nil, fail("want the name or path of a profile, got %s", describe(refNode))
+	}
+	data, baseSource, err := readProfileRef(refNode.Value, source)
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	for _, seen := range chain {
+		if seen == baseSource {
+			return nil, fail("extends loops: %s → %s", strings.Join(chain, " → "), baseSource)
+		}
+	}
+	if len(chain) >= maxExtends {
+		return nil, fail("more than %d profiles extend each other", maxExtends)
+	}
+	base, err := d.parseYAML(baseSource, data)
+	if err != nil {
+		return nil, err
+	}
+	base, err = d.resolveExtends(base, baseSource, append(chain, baseSource))
+	if err != nil {
+		return nil, err
+	}
+	own := d.copyNode(root)
+	own.Content = append(own.Content[:i], own.Content[i+2:]...)
+	merged := d.overlay(base, own, reflect.TypeFor[Profile]())
+	if mappingIndex(own, "name") < 0 {
+		// A variant is not its base: without a name of its own it is named
+		// after its file.
+		if j := mappingIndex(merged, "name"); j >= 0 {
+			merged = d.copyNode(merged)
+			merged.Content = append(merged.Content[:j], merged.Content[j+2:]...)
+		}
+	}
+	return merged, nil
+}
+
+// readProfileRef finds the profile named by ref from a profile at source: a
+// path relative to it, or the name of a shipped profile.
+func readProfileRef(ref, source string) ([]byte, string, error) {
+	if strings.HasPrefix(source, "shipped:") && !filepath.IsAbs(ref) {
+		name := strings.TrimSuffix(ref, ".yaml")
+		if data, err := library.ReadFile(name + ".yaml"); err == nil {
+			return data, "shipped:" + name, nil
+		}
+		return nil, "", fmt.Errorf("no shipped profile %q", ref)
+	}
+	path := ref
+	if !filepath.IsAbs(ref) {
+		path = filepath.Join(filepath.Dir(source), ref)
+	}
+	data, err := os.ReadFile(path)
+	if err == nil {
+		if abs, absErr := filepath.Abs(path); absErr == nil {
+			path = abs
+		}
+		return data, path, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, "", err
+	}
+	if !strings.ContainsAny(ref, `/\`) && filepath.Ext(ref) == "" {
+		if data, err := library.ReadFile(ref + ".yaml"); err == nil {
+			return data, "shipped:" + ref, nil
+		}
+	}
+	return nil, "", fmt.Errorf("cannot find %q: no such file next to this profile, and no shipped profile by that name", ref)
+}
+
+// SetFile is the name --set overrides go by in messages: an error in the
+// n-th --set is reported at --set:n:column, the column counted in its
+// argument.
+const SetFile = "--set"
+
+var setSegmentRE = regexp.MustCompile(`^([A-Za-z0-9_-]+)(?:\[([0-9]+)\])?$`)
+
+// pathStep is one step of a --set path: a key, maybe with a list index.
+type pathStep struct {
+	key   string
+	index int // -1: none
+	col   int // column of the key in the argument
+}
+
+// applySet lays `path=value`, the n-th --set, on root.
+func (d *decoder) applySet(root *yaml.Node, arg string, n int) *yaml.Node {
+	at := func(col int) Pos { return Pos{File: SetFile, Line: n, Col: col} }
+	fail := func(col int, path, format string, args ...any) *yaml.Node {
+		d.errs = append(d.errs, &Error{Pos: at(col), Path: path, Msg: fmt.Sprintf(format, args...)})
+		d.failed[path] = true
+		return root
+	}
+	path, text, ok := strings.Cut(arg, "=")
+	if !ok || path == "" {
+		return fail(1, "", "want path=value, e.g. hops.core-up.rate=2Mbit")
+	}
+	var steps []pathStep
+	col := 1
+	for _, seg := range strings.Split(path, ".") {
+		m := setSegmentRE.FindStringSubmatch(seg)
+		if m == nil {
+			return fail(col, path, "%q is not a key (want keys and list indices, e.g. schedule[0].at)", seg)
+		}
+		step := pathStep{key: m[1], index: -1, col: col}
+		if m[2] != "" {
+			step.index, _ = strconv.Atoi(m[2])
+		}
+		steps = append(steps, step)
+		col += len(seg) + 1
+	}
+	valueCol := len(path) + 2
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
+		var le *yaml.LoadError
+		if errors.As(err, &le) {
+			col := valueCol + le.Mark.Column - 1
+			if le.Mark.Line > 1 { // past the end of the value
+				col = len(arg) + 1
+			}
+			return fail(col, path, "YAML syntax: %s", le.Message)
+		}
+		return fail(valueCol, path, "YAML syntax: %v", err)
+	}
+	value := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Line: n, Column: valueCol}
+	if len(doc.Content) == 1 {
+		value = doc.Content[0]
+	}
+	d.markSet(value, n, valueCol)
+	return d.setPath(root, reflect.TypeFor[Profile](), steps, "", value, at)
+}
+
+// markSet places the nodes of a --set value in its argument.
+func (d *decoder) markSet(v *yaml.Node, n, col int) {
+	d.files[v] = SetFile
+	v.Column += col - 1
+	v.Line = n
+	for _, c := range v.Content {
+		d.markSet(c, n, col)
+	}
+}
+
+// setPath returns n with the value at steps replaced (overlaid) by value.
+func (d *decoder) setPath(n *yaml.Node, t reflect.Type, steps []pathStep, done string, value *yaml.Node, at func(int) Pos) *yaml.Node {
+	if len(steps) == 0 {
+		if n == nil {
+			return value
+		}
+		return d.overlay(n, value, t)
+	}
+	step := steps[0]
+	path := join(done, step.key)
+	if n != nil {
+		n = resolve(n)
+	}
+	if n == nil || isNull(n) {
+		n = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: at(step.col).Line, Column: step.col}
+		d.files[n] = SetFile
+	}
+	if n.Kind != yaml.MappingNode {
+		d.errs = append(d.errs, &Error{Pos: at(step.col), Path: done, Msg: "is " + describe(n) + ", not a mapping with keys"})
+		d.failed[done] = true
+		return n
+	}
+	n = d.copyNode(n)
+	i := mappingIndex(n, step.key)
+	var child *yaml.Node
+	if i >= 0 {
+		child = n.Content[i+1]
+	}
+	childType := fieldType(t, step.key)
+	last := len(steps) == 1 && step.index < 0
+	if last && isNull(value) {
+		if i >= 0 {
+			n.Content = append(n.Content[:i], n.Content[i+2:]...)
+		}
+		return n
+	}
+	if step.index >= 0 {
+		child = d.setIndex(child, childType, step, path, steps[1:], value, at)
+	} else {
+		child = d.setPath(child, childType, steps[1:], path, value, at)
+	}
+	if i >= 0 {
+		n.Content[i+1] = child
+	} else {
+		key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: step.key, Line: at(step.col).Line, Column: step.col}
+		d.files[key] = SetFile
+		n.Content = append(n.Content, key, child)
+	}
+	return n
+}
+
+// setIndex sets, in the list n, the entry step.index, then the rest of the
+// path.
+func (d *decoder) setIndex(n *yaml.Node, t reflect.Type, step pathStep, path string, rest []pathStep, value *yaml.Node, at func(int) Pos) *yaml.Node {
+	if n != nil {
+		n = resolve(n)
+	}
+	if n == nil || n.Kind != yaml.SequenceNode || step.index >= len(n.Content) {
+		size := 0
+		if n != nil && n.Kind == yaml.SequenceNode {
+			size = len(n.Content)
+		}
+		d.errs = append(d.errs, &Error{Pos: at(step.col), Path: path, Msg: fmt.Sprintf("has %d entries; [%d] is not one of them", size, step.index)})
+		d.failed[path] = true
+		return n
+	}
+	if t = derefType(t); t != nil && t.Kind() == reflect.Slice {
+		t = t.Elem()
+	}
+	n = d.copyNode(n)
+	n.Content[step.index] = d.setPath(n.Content[step.index], t, rest, fmt.Sprintf("%s[%d]", path, step.index), value, at)
+	return n
+}

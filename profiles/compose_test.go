@@ -1,0 +1,247 @@
+package profiles
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hilrig/hilrig/emulator"
+)
+
+func mustParse(t *testing.T, source, text string, sets ...string) *Loaded {
+	t.Helper()
+	p, err := Parse(source, []byte(text), sets...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func hopParams(p *Loaded, name string) emulator.HopParams {
+	return p.Config.Hops[p.Hops.Index(name)].HopParams
+}
+
+func TestExtendsShipped(t *testing.T) {
+	p := mustParse(t, "variant.yaml", `extends: bottleneck
+description: The bottleneck at half the core rate, with faster control traffic.
+hops:
+  core-up: {rate: 2Mbit}
+flows:
+  m2s:
+    traffic: {cbr: {interval: 10ms}}
+`)
+	if p.Name != "variant" {
+		t.Errorf("name %q: a variant is named after its own file", p.Name)
+	}
+	core := hopParams(p, "core-up")
+	if core.Rate != 2*emulator.Mbitps || core.Delay != 2*time.Millisecond || core.Queue.N != 30000 {
+		t.Errorf("core-up %+v: rate overridden, delay and queue kept", core)
+	}
+	// The same traffic alternative merges: size and start are kept.
+	want := emulator.CBR{Interval: 10 * time.Millisecond, Size: 1000, Start: 1300 * time.Microsecond}
+	if got := p.Config.Flows[0].Traffic; got != want {
+		t.Errorf("m2s traffic %+v, want %+v", got, want)
+	}
+	if len(p.Config.Schedule) != 1 || p.Config.Flows[2].Traffic == nil {
+		t.Error("the base's schedule and cross traffic are inherited")
+	}
+}
+
+func TestExtendsReplacesAlternativesAndDeletes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	write("base.yaml", `name: base
+description: A lossy radio link.
+duration: 10s
+hops:
+  radio: {delay: 5ms, loss: {gilbert: {p: 1%, r: 20%}}, jitter: {dist: pareto, mean: 2ms, sigma: 1ms}}
+  spare: {delay: 1ms}
+flows:
+  f: {route: [radio], traffic: {cbr: {interval: 10ms, size: 100B}}}
+schedule:
+  - {at: 1s, for: 1s, hop: radio, outage: drop}
+`)
+	child := write("child.yaml", `extends: base.yaml
+hops:
+  radio:
+    loss: {gilbert: {p: 2%}}                   # same model: merges, r kept
+    jitter: {dist: normal, sigma: 3ms}         # another distribution: replaces
+  spare: null                                  # deleted
+schedule: null                                 # deleted
+`)
+	p, err := Load(child)
+	if err != nil {
+		t.Fatal(err)
+	}
+	radio := hopParams(p, "radio")
+	if radio.Loss != (emulator.GilbertElliott{P: 0.02, R: 0.2, LossBad: 1}) {
+		t.Errorf("loss %+v", radio.Loss)
+	}
+	if radio.Jitter.Dist != (emulator.Normal{Sigma: 3 * time.Millisecond}) {
+		t.Errorf("jitter %+v: a normal jitter must not inherit the pareto mean", radio.Jitter.Dist)
+	}
+	if p.Hops.Len() != 1 || len(p.Config.Schedule) != 0 {
+		t.Errorf("%d hops and %d schedule entries after deleting", p.Hops.Len(), len(p.Config.Schedule))
+	}
+	if p.Name != "child" || p.Description != "A lossy radio link." {
+		t.Errorf("name %q, description %q: the name is the child's own, the description inherited", p.Name, p.Description)
+	}
+
+	// The random loss alternative replaces gilbert entirely.
+	other := write("other.yaml", "extends: base.yaml\nhops: {radio: {loss: {random: 5%}}}\n")
+	if p, err := Load(other); err != nil || hopParams(p, "radio").Loss != (emulator.Bernoulli{P: 0.05}) {
+		t.Errorf("random over gilbert: %v, %v", err, p)
+	}
+
+	// An error inside the base is reported in the base's own file.
+	write("broken.yaml", "duration: 10s\nhops: {radio: {delay: fast}}\nflows: {f: {route: [radio]}}\n")
+	_, err = Load(write("uses-broken.yaml", "extends: broken.yaml\nseed: 2\n"))
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "broken.yaml")+":2:23: hops.radio.delay") {
+		t.Errorf("error %v does not point into broken.yaml", err)
+	}
+
+	// Loops are found.
+	write("a.yaml", "extends: b.yaml\n")
+	write("b.yaml", "extends: a.yaml\n")
+	_, err = Load(filepath.Join(dir, "a.yaml"))
+	if err == nil || !strings.Contains(err.Error(), "extends loops") {
+		t.Errorf("loop: %v", err)
+	}
+}
+
+func TestSet(t *testing.T) {
+	p := mustParse(t, "x.yaml", minimal,
+		"hops.a.rate=2Mbit",
+		"hops.new.delay=3ms",     // a new hop
+		"flows.f.route=[a, new]", // a list replaces
+		"flows.f.traffic={poisson: {rate: 1Mbit, size: 500B}}", // another alternative replaces
+		"hops.a.queue=null", // deletes
+		"seed=7",
+	)
+	a := hopParams(p, "a")
+	if a.Rate != 2*emulator.Mbitps || a.Delay != 2*time.Millisecond || a.Queue != (emulator.Limit{}) {
+		t.Errorf("hop a %+v", a)
+	}
+	if p.Config.Seed != 7 || len(p.Config.Flows[0].Route) != 2 || p.Config.Flows[0].Traffic != (emulator.Poisson{Rate: emulator.Mbitps, Size: 500}) {
+		t.Errorf("config %+v", p.Config)
+	}
+	withSchedule := minimal + "schedule:\n  - {at: 1s, for: 1s, hop: a, outage: drop}\n"
+	p = mustParse(t, "x.yaml", withSchedule, "schedule[0].for=2s", "schedule[0].outage=hold")
+	if s := p.Config.Schedule[0]; s.For != 2*time.Second || s.Change.(emulator.Outage).Mode != emulator.OutageHoldMode {
+		t.Errorf("schedule %+v", s)
+	}
+}
+
+func TestSetErrors(t *testing.T) {
+	withSchedule := minimal + "schedule:\n  - {at: 1s, for: 1s, hop: a, outage: drop}\n"
+	tests := []struct {
+		set  []string
+		want string
+	}{
+		{[]string{"hops.a.rate=4 Mbps"}, `--set:1:13: hops.a.rate: "4 Mbps" is not a rate (want e.g. 4Mbit, 512kbit)`},
+		{[]string{"seed=1", "hops.a.dealy=1ms"}, `--set:2:8: hops.a.dealy: unknown key; did you mean delay? (want rate, delay, queue, overhead, loss, jitter, reorder, duplicate, corrupt)`},
+		{[]string{"hops.a.rate"}, `--set:1:1: want path=value, e.g. hops.core-up.rate=2Mbit`},
+		{[]string{"hops..rate=1Mbit"}, `--set:1:6: hops..rate: "" is not a key (want keys and list indices, e.g. schedule[0].at)`},
+		{[]string{"schedule[3].at=1s"}, `--set:1:1: schedule: has 1 entries; [3] is not one of them`},
+		{[]string{"duration.x=1s"}, `--set:1:10: duration: is "10s", not a mapping with keys`},
+		{[]string{"hops.a={rate: 1Mbit"}, `--set:1:20: hops.a: YAML syntax: did not find expected ',' or '}'`},
+		{[]string{"flows.f.route=[a, zz]"}, `--set:1:19: flows.f.route[1]: no hop named "zz"`},
+	}
+	for _, tc := range tests {
+		_, err := Parse("x.yaml", []byte(withSchedule), tc.set...)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("--set %v:\n got  %v\n want %s", tc.set, err, tc.want)
+		}
+	}
+}
+
+func TestRepetitionsRampsAndPhases(t *testing.T) {
+	p := mustParse(t, "x.yaml", `duration: 30s
+hops:
+  link: {rate: 4Mbit, delay: 10ms}
+flows:
+  f: {route: [link], traffic: {cbr: {interval: 100ms, size: 100B}}}
+schedule:
+  - {at: 0s, for: 10s, phase: warm-up}
+  - {at: 10s, for: 1s, every: 1s, count: 5, hop: link, outage: hold, phase: degradation}
+  - {at: 20s, for: 2s, hop: link, ramp: {rate: {from: 4Mbit, to: 1Mbit}, delay: {from: 10ms, to: 110ms}}}
+  - {at: 25s, for: 1s, every: 2s, hop: link, loss: {random: 50%}}
+`)
+	var outages, rates, delays, losses []emulator.Scheduled
+	for _, s := range p.Config.Schedule {
+		switch c := s.Change.(type) {
+		case emulator.Outage:
+			outages = append(outages, s)
+		case emulator.SetHop:
+			switch c.Set {
+			case emulator.FieldRate:
+				rates = append(rates, s)
+			case emulator.FieldDelay:
+				delays = append(delays, s)
+			case emulator.FieldLoss:
+				losses = append(losses, s)
+			}
+		}
+	}
+	// Five back-to-back hold outages: messages come out once a second.
+	if len(outages) != 5 || outages[0].At != 10*time.Second || outages[4].At != 14*time.Second || outages[4].For != time.Second {
+		t.Errorf("outages %+v", outages)
+	}
+	// A ramp is 101 settings, from the start value at `at` to the end value
+	// at at+for, in 100 equal steps.
+	if len(rates) != rampSteps+1 || len(delays) != rampSteps+1 {
+		t.Fatalf("%d rate and %d delay steps", len(rates), len(delays))
+	}
+	first, middle, last := rates[0], rates[50], rates[100]
+	if first.At != 20*time.Second || first.Change.(emulator.SetHop).Params.Rate != 4*emulator.Mbitps ||
+		middle.At != 21*time.Second || middle.Change.(emulator.SetHop).Params.Rate != 2500*emulator.Kbitps ||
+		last.At != 22*time.Second || last.Change.(emulator.SetHop).Params.Rate != emulator.Mbitps || last.For != 0 {
+		t.Errorf("rate ramp: %+v ... %+v ... %+v", first, middle, last)
+	}
+	if delays[100].Change.(emulator.SetHop).Params.Delay != 110*time.Millisecond {
+		t.Errorf("delay ramp ends at %v", delays[100].Change.(emulator.SetHop).Params.Delay)
+	}
+	// every without count repeats while before the end: at 25, 27 and 29 s.
+	if len(losses) != 3 || losses[2].At != 29*time.Second {
+		t.Errorf("loss windows %+v", losses)
+	}
+	phases := p.Phases()
+	if len(phases) != 2 || phases[0].Name != "warm-up" || phases[1].Name != "degradation" || len(phases[1].Windows) != 5 ||
+		phases[1].Windows[4] != (Window{14 * time.Second, 15 * time.Second}) {
+		t.Errorf("phases %+v", phases)
+	}
+}
+
+// FuzzSet checks that no --set argument makes the loader panic, and that
+// every failure is a positioned error list.
+func FuzzSet(f *testing.F) {
+	for _, seed := range []string{
+		"hops.a.rate=2Mbit", "schedule[0].at=5s", "flows.f.traffic={poisson: {rate: 1Mbit, size: 1B}}",
+		"hops.a=null", "a.b.c.d=1", "=", "hops.a.rate", "x[99999999999999999999]=1", "hops.a={rate: [", "seed=-1",
+	} {
+		f.Add(seed)
+	}
+	withSchedule := minimal + "schedule:\n  - {at: 1s, for: 1s, hop: a, outage: drop}\n"
+	f.Fuzz(func(t *testing.T, set string) {
+		p, err := Parse("x.yaml", []byte(withSchedule), set)
+		if err != nil {
+			var list ErrorList
+			if !errors.As(err, &list) || len(list) == 0 {
+				t.Fatalf("error is not a positioned list: %v", err)
+			}
+			return
+		}
+		if _, err := emulator.New(p.Config, nil); err != nil {
+			t.Fatalf("accepted override rejected by the engine: %v", err)
+		}
+	})
+}

@@ -1,0 +1,163 @@
+package profiles
+
+import (
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v4"
+)
+
+// YAML renders the resolved profile (after extends, --set and defaults) in
+// the profile language: keys in the schema's order, values in canonical
+// units. Parsing the result gives the same engine configuration.
+func (l *Loaded) YAML() []byte {
+	r := renderer{source: l.Source}
+	root := r.node(reflect.ValueOf(l.Profile).Elem(), 0)
+	out, err := yaml.Dump(root, yaml.WithIndent(2), yaml.WithLineWidth(-1))
+	if err != nil {
+		panic("profiles: encoding a resolved profile: " + err.Error()) // the tree is built here; it always encodes
+	}
+	return out
+}
+
+// alwaysShown are optional keys shown even when zero, because a reader of a
+// resolved profile needs them.
+var alwaysShown = map[string]bool{"seed": true}
+
+// renderer writes a profile that lives at source.
+type renderer struct{ source string }
+
+// node renders v; depth decides the layout: the top level and flows are
+// blocks, anything deeper is written on one line.
+func (r renderer) node(v reflect.Value, depth int) *yaml.Node {
+	switch x := v.Addr().Interface().(type) {
+	case *Jitter:
+		if x.File != nil {
+			// Point at the file that was read, from where this profile lives.
+			j := *x
+			j.File = ptr(r.relative(x.readFrom))
+			v = reflect.ValueOf(&j).Elem()
+		}
+	case *Period:
+		if x.Dist == "constant" {
+			return scalar(x.Mean.String())
+		}
+	case *Reorder:
+		if x.Mode != "gap" {
+			return scalar(x.Mode)
+		}
+	}
+	if s, ok := v.Interface().(fmt.Stringer); ok && v.Kind() != reflect.Struct {
+		return scalar(s.String())
+	}
+	if s, ok := v.Interface().(fmt.Stringer); ok && isUnit(v.Type()) {
+		return scalar(s.String())
+	}
+	if _, ok := v.Addr().Interface().(interface{ elemType() reflect.Type }); ok {
+		n := mapping(depth)
+		names, values := v.FieldByName("Names"), v.FieldByName("Values")
+		for i := range names.Len() {
+			n.Content = append(n.Content, scalar(names.Index(i).String()), r.node(values.Index(i).Elem(), depth+1))
+		}
+		return n
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		n := mapping(depth)
+		if oneLine[v.Type()] {
+			n.Style = yaml.FlowStyle
+		}
+		for _, f := range fieldsOf(v.Type()) {
+			fv := v.FieldByIndex(f.index)
+			if f.name == "extends" || !f.required && !alwaysShown[f.name] && fv.IsZero() {
+				continue
+			}
+			if fv.Kind() == reflect.Pointer {
+				fv = fv.Elem()
+			}
+			n.Content = append(n.Content, scalar(f.name), r.node(fv, depth+1))
+		}
+		return n
+	case reflect.Slice:
+		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+		if depth > 1 {
+			n.Style = yaml.FlowStyle
+		}
+		for i := range v.Len() {
+			n.Content = append(n.Content, r.node(v.Index(i), depth+1))
+		}
+		return n
+	case reflect.String:
+		return scalar(v.String())
+	case reflect.Bool:
+		return scalar(strconv.FormatBool(v.Bool()))
+	case reflect.Int, reflect.Int64:
+		return scalar(strconv.FormatInt(v.Int(), 10))
+	case reflect.Uint64:
+		return scalar(strconv.FormatUint(v.Uint(), 10))
+	case reflect.Float64:
+		return scalar(strconv.FormatFloat(v.Float(), 'g', -1, 64))
+	}
+	panic("profiles: cannot render " + v.Type().String())
+}
+
+// relative names file as seen from the rendered profile.
+func (r renderer) relative(file string) string {
+	shippedFile, fromLibrary := strings.CutPrefix(file, "shipped:")
+	_, intoLibrary := strings.CutPrefix(r.source, "shipped:")
+	switch {
+	case fromLibrary && intoLibrary:
+		return shippedFile
+	case fromLibrary:
+		return file // not on disk: only another shipped profile can name it
+	case intoLibrary:
+		if abs, err := filepath.Abs(file); err == nil {
+			return abs
+		}
+		return file
+	}
+	if rel, err := filepath.Rel(filepath.Dir(r.source), file); err == nil {
+		return rel
+	}
+	return file
+}
+
+// oneLine are the schema structs written on one line, as in the shipped
+// profiles.
+var oneLine = map[reflect.Type]bool{reflect.TypeFor[Hop](): true, reflect.TypeFor[ScheduleEntry](): true}
+
+// isUnit reports whether t is one of the unit types written as a scalar.
+func isUnit(t reflect.Type) bool {
+	_, ok := reflect.New(t).Interface().(scalarParser)
+	return ok
+}
+
+func mapping(depth int) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	if depth > 2 {
+		n.Style = yaml.FlowStyle
+	}
+	return n
+}
+
+func scalar(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: s} }
+
+func (c Correlation) String() string  { return formatNumber(float64(c)) }
+func (b BitErrorRate) String() string { return formatNumber(float64(b)) }
+
+// formatNumber writes 1e-6 rather than Go's 1e-06.
+func formatNumber(v float64) string {
+	s := strconv.FormatFloat(v, 'g', -1, 64)
+	if mantissa, exp, ok := strings.Cut(s, "e"); ok {
+		sign := exp[:1]
+		digits := strings.TrimLeft(exp[1:], "0")
+		if sign == "+" {
+			sign = ""
+		}
+		return mantissa + "e" + sign + digits
+	}
+	return s
+}
