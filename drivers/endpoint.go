@@ -1,0 +1,87 @@
+package drivers
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// A Clock gives the time since the start of a run on the monotonic clock.
+// Every timestamp an endpoint produces comes from the rig's Clock.
+type Clock interface{ Now() time.Duration }
+
+// A Sink receives what endpoints read. Its methods are called from the
+// endpoints' reader goroutines and must not block for long.
+type Sink interface {
+	// Frame is called for each complete frame: at is when its last byte
+	// (or its edge) arrived. The payload is valid only during the call.
+	Frame(endpoint int, payload []byte, at time.Duration)
+	// Gone reports that an endpoint's device stopped working. With
+	// reconnect the endpoint keeps trying and calls Back when it succeeds;
+	// without, the run should stop.
+	Gone(endpoint int, at time.Duration, err error)
+	// Back reports that an endpoint reconnected.
+	Back(endpoint int, at time.Duration)
+}
+
+// An Endpoint is one side of the rig's I/O: a device that produces frames
+// and accepts them.
+type Endpoint interface {
+	// Name is the endpoint's name in the bench.
+	Name() string
+	// Start opens the device and starts reading it in goroutines of its
+	// own, reporting to sink with index as the endpoint's number.
+	Start(clock Clock, sink Sink, index int) error
+	// Write sends one frame's payload now. It is called from one goroutine
+	// (the executor) and must not allocate.
+	Write(payload []byte) error
+	// Stop closes the device; the reader goroutines end before it returns.
+	Stop() error
+}
+
+// Optional capabilities, found by type assertion.
+type (
+	// A Leader takes time to put a frame on its line: the executor starts
+	// writing that much before the frame's last byte is due.
+	Leader interface {
+		LineTime(payloadBytes int) time.Duration
+	}
+	// A Safer has outputs with declared safe levels, applied at start, on
+	// stop and on error.
+	Safer interface {
+		Safe() error
+	}
+	// A Counter reports what it saw.
+	Counter interface {
+		Counts() Counts
+	}
+	// An Announcer has something to tell the user once started, such as
+	// the path of a pseudo-terminal to attach to.
+	Announcer interface {
+		Announce() string
+	}
+)
+
+// Counts are an endpoint's statistics.
+type Counts struct {
+	FramesIn, FramesOut uint64
+	BytesIn, BytesOut   uint64
+	BadFrames           uint64 // malformed or too long, dropped on input
+	WriteErrors         uint64
+}
+
+// ErrDisconnected is returned by Write while an endpoint is reconnecting.
+var ErrDisconnected = errors.New("disconnected")
+
+// DeviceError says which endpoint's device failed, and how.
+type DeviceError struct {
+	Endpoint string
+	Device   string
+	Err      error
+}
+
+func (e *DeviceError) Error() string {
+	return fmt.Sprintf("%s: %s: %v", e.Endpoint, e.Device, e.Err)
+}
+
+func (e *DeviceError) Unwrap() error { return e.Err }

@@ -1,0 +1,360 @@
+package drivers
+
+import (
+	"bytes"
+	"fmt"
+	"time"
+)
+
+// A Framing cuts a byte stream into frames and writes frames back as bytes.
+// Each framing is one small type, registered by name in Framings.
+type Framing interface {
+	// NewDecoder returns a decoder that keeps frames of at most max bytes.
+	NewDecoder(max int) Decoder
+	// Append appends the bytes that carry payload on the wire to dst.
+	Append(dst, payload []byte) []byte
+	// Name is the framing's name in a bench file.
+	Name() string
+}
+
+// A Decoder turns received bytes into frames.
+type Decoder interface {
+	// Feed consumes bytes that arrived at time at, calling emit for each
+	// complete frame with the time its last byte arrived. The frame is
+	// valid only during the call.
+	Feed(p []byte, at time.Duration, emit func(frame []byte, at time.Duration))
+	// Gap is called when the line has been silent for the framing's gap;
+	// framings that are not cut by silence ignore it.
+	Gap(emit func(frame []byte, at time.Duration))
+	// Errors counts frames dropped as malformed or too long.
+	Errors() uint64
+}
+
+// Framings are the framings a bench may name.
+var Framings = map[string]func(FramingOptions) (Framing, error){
+	"line":  newLine,
+	"slip":  func(FramingOptions) (Framing, error) { return SLIP{}, nil },
+	"cobs":  func(FramingOptions) (Framing, error) { return COBS{}, nil },
+	"fixed": newFixed,
+	"idle":  func(o FramingOptions) (Framing, error) { return Idle{Silence: o.Gap}, nil },
+}
+
+// FramingOptions are the parameters some framings take.
+type FramingOptions struct {
+	Delimiter []byte        // line
+	Size      int           // fixed
+	Gap       time.Duration // idle
+}
+
+// NewFraming returns the named framing.
+func NewFraming(name string, o FramingOptions) (Framing, error) {
+	f, ok := Framings[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown framing %q", name)
+	}
+	return f(o)
+}
+
+// accumulator collects a frame's bytes up to a maximum; a frame that grows
+// past it is dropped whole and counted.
+type accumulator struct {
+	buf      []byte
+	max      int
+	overflow bool
+	errors   uint64
+}
+
+func (a *accumulator) add(b ...byte) {
+	if a.overflow {
+		return
+	}
+	if len(a.buf)+len(b) > a.max {
+		a.overflow = true
+		return
+	}
+	a.buf = append(a.buf, b...)
+}
+
+// take returns the frame collected so far (nil if it overflowed) and
+// starts a new one.
+func (a *accumulator) take() []byte {
+	frame := a.buf
+	if a.overflow {
+		a.errors++
+		frame = nil
+	}
+	a.buf, a.overflow = a.buf[:0], false
+	return frame
+}
+
+func (a *accumulator) drop() {
+	a.errors++
+	a.buf, a.overflow = a.buf[:0], false
+}
+
+func (a *accumulator) Errors() uint64 { return a.errors }
+
+func (a *accumulator) Gap(func([]byte, time.Duration)) {}
+
+// Line frames end with a delimiter ("\n" by default), which is not part of
+// the payload. Empty lines are frames too.
+type Line struct{ Delimiter []byte }
+
+func newLine(o FramingOptions) (Framing, error) {
+	d := o.Delimiter
+	if d == nil {
+		d = []byte("\n")
+	}
+	if len(d) == 0 {
+		return nil, fmt.Errorf("line framing needs a non-empty delimiter")
+	}
+	return Line{Delimiter: d}, nil
+}
+
+func (Line) Name() string { return "line" }
+
+func (l Line) Append(dst, payload []byte) []byte {
+	return append(append(dst, payload...), l.Delimiter...)
+}
+
+func (l Line) NewDecoder(max int) Decoder {
+	return &lineDecoder{delim: l.Delimiter, accumulator: accumulator{max: max + len(l.Delimiter), buf: make([]byte, 0, max+len(l.Delimiter))}}
+}
+
+type lineDecoder struct {
+	accumulator
+	delim []byte
+}
+
+func (d *lineDecoder) Feed(p []byte, at time.Duration, emit func([]byte, time.Duration)) {
+	last := d.delim[len(d.delim)-1]
+	for _, b := range p {
+		d.add(b)
+		if b == last && !d.overflow && bytes.HasSuffix(d.buf, d.delim) {
+			frame := d.take()
+			emit(frame[:len(frame)-len(d.delim)], at)
+		} else if b == last && d.overflow {
+			d.take() // resynchronise on the delimiter after a too-long line
+		}
+	}
+}
+
+// SLIP is RFC 1055 framing: frames end with END (0xC0); END and ESC (0xDB)
+// inside a frame are escaped as ESC ESC_END (0xDC) and ESC ESC_ESC (0xDD).
+// Written frames start with END too, to flush line noise, as RFC 1055
+// suggests; empty frames are ignored.
+type SLIP struct{}
+
+const (
+	slipEnd    = 0xC0
+	slipEsc    = 0xDB
+	slipEscEnd = 0xDC
+	slipEscEsc = 0xDD
+)
+
+func (SLIP) Name() string { return "slip" }
+
+func (SLIP) Append(dst, payload []byte) []byte {
+	dst = append(dst, slipEnd)
+	for _, b := range payload {
+		switch b {
+		case slipEnd:
+			dst = append(dst, slipEsc, slipEscEnd)
+		case slipEsc:
+			dst = append(dst, slipEsc, slipEscEsc)
+		default:
+			dst = append(dst, b)
+		}
+	}
+	return append(dst, slipEnd)
+}
+
+func (SLIP) NewDecoder(max int) Decoder {
+	return &slipDecoder{accumulator: accumulator{max: max, buf: make([]byte, 0, max)}}
+}
+
+type slipDecoder struct {
+	accumulator
+	escaped bool
+	bad     bool // a malformed escape: drop the frame at its END
+}
+
+func (d *slipDecoder) Feed(p []byte, at time.Duration, emit func([]byte, time.Duration)) {
+	for _, b := range p {
+		switch {
+		case b == slipEnd:
+			switch {
+			case d.bad || d.escaped:
+				d.drop()
+			case len(d.buf) > 0 || d.overflow:
+				if frame := d.take(); frame != nil {
+					emit(frame, at)
+				}
+			}
+			d.escaped, d.bad = false, false
+		case d.escaped:
+			d.escaped = false
+			switch b {
+			case slipEscEnd:
+				d.add(slipEnd)
+			case slipEscEsc:
+				d.add(slipEsc)
+			default:
+				d.bad = true
+			}
+		case b == slipEsc:
+			d.escaped = true
+		default:
+			d.add(b)
+		}
+	}
+}
+
+// COBS is Consistent Overhead Byte Stuffing (Cheshire & Baker, 1999):
+// frames are COBS-encoded, so they contain no zero byte, and end with 0x00.
+type COBS struct{}
+
+func (COBS) Name() string { return "cobs" }
+
+func (COBS) Append(dst, payload []byte) []byte {
+	codeAt := len(dst)
+	dst = append(dst, 0)
+	code := byte(1)
+	for _, b := range payload {
+		if b == 0 {
+			dst[codeAt] = code
+			codeAt, code = len(dst), 1
+			dst = append(dst, 0)
+			continue
+		}
+		dst = append(dst, b)
+		code++
+		if code == 0xFF {
+			dst[codeAt] = code
+			codeAt, code = len(dst), 1
+			dst = append(dst, 0)
+		}
+	}
+	dst[codeAt] = code
+	return append(dst, 0)
+}
+
+func (COBS) NewDecoder(max int) Decoder {
+	// An encoded frame is at most max + max/254 + 1 bytes long.
+	limit := max + max/254 + 2
+	return &cobsDecoder{accumulator: accumulator{max: limit, buf: make([]byte, 0, limit)}, out: make([]byte, 0, max), maxOut: max}
+}
+
+type cobsDecoder struct {
+	accumulator
+	out    []byte
+	maxOut int
+}
+
+func (d *cobsDecoder) Feed(p []byte, at time.Duration, emit func([]byte, time.Duration)) {
+	for _, b := range p {
+		if b != 0 {
+			d.add(b)
+			continue
+		}
+		encoded := d.take()
+		if encoded == nil || len(encoded) == 0 {
+			continue // an overflowed frame, or an empty one between delimiters
+		}
+		if frame, ok := d.decode(encoded); ok {
+			emit(frame, at)
+		} else {
+			d.errors++
+		}
+	}
+}
+
+// decode undoes COBS; it fails on a block that runs past the frame.
+func (d *cobsDecoder) decode(in []byte) ([]byte, bool) {
+	out := d.out[:0]
+	for i := 0; i < len(in); {
+		code := int(in[i])
+		if code == 0 || i+code > len(in) {
+			return nil, false
+		}
+		out = append(out, in[i+1:i+code]...)
+		i += code
+		if code < 0xFF && i < len(in) {
+			out = append(out, 0)
+		}
+	}
+	if len(out) > d.maxOut {
+		return nil, false
+	}
+	d.out = out
+	return out, true
+}
+
+// Fixed frames are exactly Size bytes, one after another. Written frames
+// are the payload as is.
+type Fixed struct{ Size int }
+
+func newFixed(o FramingOptions) (Framing, error) {
+	if o.Size <= 0 {
+		return nil, fmt.Errorf("fixed framing needs a frame size")
+	}
+	return Fixed{Size: o.Size}, nil
+}
+
+func (Fixed) Name() string                      { return "fixed" }
+func (Fixed) Append(dst, payload []byte) []byte { return append(dst, payload...) }
+
+func (f Fixed) NewDecoder(int) Decoder {
+	return &fixedDecoder{size: f.Size, buf: make([]byte, 0, f.Size)}
+}
+
+type fixedDecoder struct {
+	size int
+	buf  []byte
+}
+
+func (d *fixedDecoder) Feed(p []byte, at time.Duration, emit func([]byte, time.Duration)) {
+	for len(p) > 0 {
+		n := min(d.size-len(d.buf), len(p))
+		d.buf = append(d.buf, p[:n]...)
+		p = p[n:]
+		if len(d.buf) == d.size {
+			emit(d.buf, at)
+			d.buf = d.buf[:0]
+		}
+	}
+}
+
+func (d *fixedDecoder) Gap(func([]byte, time.Duration)) {}
+func (d *fixedDecoder) Errors() uint64                  { return 0 }
+
+// Idle frames end when the line falls silent for Silence, as in Modbus RTU
+// (3.5 character times). Written frames are the payload as is; the silence
+// between them comes from their timing.
+type Idle struct{ Silence time.Duration }
+
+func (Idle) Name() string                      { return "idle" }
+func (Idle) Append(dst, payload []byte) []byte { return append(dst, payload...) }
+
+func (Idle) NewDecoder(max int) Decoder {
+	return &idleDecoder{accumulator: accumulator{max: max, buf: make([]byte, 0, max)}}
+}
+
+type idleDecoder struct {
+	accumulator
+	last time.Duration
+}
+
+func (d *idleDecoder) Feed(p []byte, at time.Duration, _ func([]byte, time.Duration)) {
+	d.add(p...)
+	d.last = at
+}
+
+func (d *idleDecoder) Gap(emit func([]byte, time.Duration)) {
+	if len(d.buf) == 0 && !d.overflow {
+		return
+	}
+	if frame := d.take(); frame != nil {
+		emit(frame, d.last)
+	}
+}

@@ -1,0 +1,342 @@
+package drivers
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// UDPConfig describes a UDP endpoint: each datagram is a frame.
+type UDPConfig struct {
+	Name string
+	// Listen is the local address to receive on; frames are sent back to
+	// Peer, or to whoever sent the last datagram. Dial is a remote address
+	// to exchange datagrams with instead.
+	Listen, Dial, Peer string
+	MaxFrame           int
+	ReaderThread       func()
+}
+
+// UDP is a UDP socket endpoint.
+type UDP struct {
+	cfg      UDPConfig
+	conn     *net.UDPConn
+	dialed   bool
+	mu       sync.Mutex
+	peer     netip.AddrPort // where Write sends, when listening
+	hasPeer  bool
+	fixed    bool // Peer was given: do not follow the senders
+	stopping atomic.Bool
+	stopped  chan struct{}
+	counts   atomicCounts
+}
+
+var _ Endpoint = (*UDP)(nil)
+
+// NewUDP returns a UDP endpoint; Start opens it.
+func NewUDP(cfg UDPConfig) *UDP {
+	if cfg.MaxFrame <= 0 {
+		cfg.MaxFrame = 65507
+	}
+	return &UDP{cfg: cfg}
+}
+
+func (u *UDP) Name() string { return u.cfg.Name }
+
+func (u *UDP) where() string {
+	if u.cfg.Dial != "" {
+		return "udp " + u.cfg.Dial
+	}
+	return "udp " + u.cfg.Listen
+}
+
+func (u *UDP) Start(clock Clock, sink Sink, index int) error {
+	fail := func(err error) error { return &DeviceError{Endpoint: u.cfg.Name, Device: u.where(), Err: err} }
+	var err error
+	switch {
+	case u.cfg.Dial != "":
+		var raddr *net.UDPAddr
+		if raddr, err = net.ResolveUDPAddr("udp", u.cfg.Dial); err != nil {
+			return fail(err)
+		}
+		u.conn, err = net.DialUDP("udp", nil, raddr)
+		u.dialed = true
+	default:
+		var laddr *net.UDPAddr
+		if laddr, err = net.ResolveUDPAddr("udp", u.cfg.Listen); err != nil {
+			return fail(err)
+		}
+		u.conn, err = net.ListenUDP("udp", laddr)
+		if err == nil && u.cfg.Peer != "" {
+			var peer netip.AddrPort
+			if peer, err = netip.ParseAddrPort(u.cfg.Peer); err == nil {
+				u.peer, u.hasPeer, u.fixed = peer, true, true
+			}
+		}
+	}
+	if err != nil {
+		return fail(err)
+	}
+	u.stopped = make(chan struct{})
+	go u.read(clock, sink, index)
+	return nil
+}
+
+func (u *UDP) read(clock Clock, sink Sink, index int) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer close(u.stopped)
+	if u.cfg.ReaderThread != nil {
+		u.cfg.ReaderThread()
+	}
+	buf := make([]byte, u.cfg.MaxFrame+1)
+	for {
+		n, from, err := u.conn.ReadFromUDPAddrPort(buf)
+		at := clock.Now()
+		if u.stopping.Load() {
+			return
+		}
+		if err != nil {
+			sink.Gone(index, at, &DeviceError{Endpoint: u.cfg.Name, Device: u.where(), Err: err})
+			return
+		}
+		if n > u.cfg.MaxFrame {
+			u.counts.badFrames.Add(1)
+			continue
+		}
+		if !u.dialed && !u.fixed {
+			u.mu.Lock()
+			u.peer, u.hasPeer = from, true
+			u.mu.Unlock()
+		}
+		u.counts.framesIn.Add(1)
+		u.counts.bytesIn.Add(uint64(n))
+		sink.Frame(index, buf[:n], at)
+	}
+}
+
+func (u *UDP) Write(payload []byte) error {
+	var err error
+	if u.dialed {
+		_, err = u.conn.Write(payload)
+	} else {
+		u.mu.Lock()
+		peer, ok := u.peer, u.hasPeer
+		u.mu.Unlock()
+		if !ok {
+			u.counts.writeErrors.Add(1)
+			return ErrDisconnected // nobody has sent anything yet: no one to answer
+		}
+		_, err = u.conn.WriteToUDPAddrPort(payload, peer)
+	}
+	if err != nil {
+		u.counts.writeErrors.Add(1)
+		return err
+	}
+	u.counts.framesOut.Add(1)
+	u.counts.bytesOut.Add(uint64(len(payload)))
+	return nil
+}
+
+func (u *UDP) Stop() error {
+	if u.stopping.Swap(true) || u.conn == nil {
+		return nil
+	}
+	err := u.conn.Close()
+	<-u.stopped
+	return err
+}
+
+func (u *UDP) Counts() Counts { return u.counts.snapshot() }
+
+// LocalAddr is the address the endpoint is bound to (useful with port 0).
+func (u *UDP) LocalAddr() net.Addr { return u.conn.LocalAddr() }
+
+// TCPConfig describes a TCP endpoint: a byte stream cut into frames by a
+// framing, as on a serial line.
+type TCPConfig struct {
+	Name         string
+	Listen, Dial string
+	Framing      Framing
+	MaxFrame     int
+	Reconnect    time.Duration // dial again after a disconnection
+	ReaderThread func()
+}
+
+// TCP is a TCP endpoint. Listening, it serves one connection at a time and
+// waits for the next when a client leaves; dialing, it reconnects when
+// Reconnect is set.
+type TCP struct {
+	cfg      TCPConfig
+	listener net.Listener
+	mu       sync.Mutex
+	conn     net.Conn
+	scratch  []byte
+	stopping atomic.Bool
+	stopped  chan struct{}
+	counts   atomicCounts
+}
+
+var _ Endpoint = (*TCP)(nil)
+
+// NewTCP returns a TCP endpoint; Start opens it.
+func NewTCP(cfg TCPConfig) *TCP {
+	if cfg.MaxFrame <= 0 {
+		cfg.MaxFrame = 4096
+	}
+	return &TCP{cfg: cfg, scratch: make([]byte, 0, 2*cfg.MaxFrame+16)}
+}
+
+func (c *TCP) Name() string { return c.cfg.Name }
+
+func (c *TCP) where() string {
+	if c.cfg.Dial != "" {
+		return "tcp " + c.cfg.Dial
+	}
+	return "tcp " + c.cfg.Listen
+}
+
+func (c *TCP) Start(clock Clock, sink Sink, index int) error {
+	fail := func(err error) error { return &DeviceError{Endpoint: c.cfg.Name, Device: c.where(), Err: err} }
+	if c.cfg.Dial != "" {
+		conn, err := net.Dial("tcp", c.cfg.Dial)
+		if err != nil {
+			return fail(err)
+		}
+		c.conn = conn
+	} else {
+		l, err := net.Listen("tcp", c.cfg.Listen)
+		if err != nil {
+			return fail(err)
+		}
+		c.listener = l
+	}
+	c.stopped = make(chan struct{})
+	go c.serve(clock, sink, index)
+	return nil
+}
+
+// Addr is the listening address (useful with port 0), or the dialed one.
+func (c *TCP) Addr() net.Addr {
+	if c.listener != nil {
+		return c.listener.Addr()
+	}
+	return c.conn.RemoteAddr()
+}
+
+func (c *TCP) serve(clock Clock, sink Sink, index int) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer close(c.stopped)
+	if c.cfg.ReaderThread != nil {
+		c.cfg.ReaderThread()
+	}
+	buf := make([]byte, 4096)
+	emit := func(frame []byte, at time.Duration) {
+		c.counts.framesIn.Add(1)
+		sink.Frame(index, frame, at)
+	}
+	hadConn := c.conn != nil
+	for {
+		c.mu.Lock()
+		conn := c.conn
+		c.mu.Unlock()
+		if conn == nil {
+			var err error
+			if conn, err = c.connect(); err != nil {
+				if c.stopping.Load() {
+					return
+				}
+				sink.Gone(index, clock.Now(), &DeviceError{Endpoint: c.cfg.Name, Device: c.where(), Err: err})
+				return
+			}
+			c.mu.Lock()
+			c.conn = conn
+			c.mu.Unlock()
+			if hadConn {
+				sink.Back(index, clock.Now())
+			}
+			hadConn = true
+		}
+		decoder := c.cfg.Framing.NewDecoder(c.cfg.MaxFrame)
+		for {
+			n, err := conn.Read(buf)
+			at := clock.Now()
+			if n > 0 {
+				c.counts.bytesIn.Add(uint64(n))
+				decoder.Feed(buf[:n], at, emit)
+			}
+			if err != nil {
+				break
+			}
+		}
+		c.counts.badFrames.Add(decoder.Errors())
+		c.mu.Lock()
+		c.conn = nil
+		c.mu.Unlock()
+		conn.Close()
+		if c.stopping.Load() {
+			return
+		}
+		sink.Gone(index, clock.Now(), &DeviceError{Endpoint: c.cfg.Name, Device: c.where(), Err: errors.New("connection closed")})
+		if c.listener == nil && c.cfg.Reconnect <= 0 {
+			return
+		}
+	}
+}
+
+// connect waits for the next client, or dials again.
+func (c *TCP) connect() (net.Conn, error) {
+	if c.listener != nil {
+		return c.listener.Accept()
+	}
+	for !c.stopping.Load() {
+		time.Sleep(c.cfg.Reconnect)
+		if conn, err := net.Dial("tcp", c.cfg.Dial); err == nil {
+			return conn, nil
+		}
+	}
+	return nil, net.ErrClosed
+}
+
+func (c *TCP) Write(payload []byte) error {
+	c.scratch = c.cfg.Framing.Append(c.scratch[:0], payload)
+	c.mu.Lock()
+	conn := c.conn
+	c.mu.Unlock()
+	if conn == nil {
+		c.counts.writeErrors.Add(1)
+		return ErrDisconnected
+	}
+	if _, err := conn.Write(c.scratch); err != nil {
+		c.counts.writeErrors.Add(1)
+		return err
+	}
+	c.counts.framesOut.Add(1)
+	c.counts.bytesOut.Add(uint64(len(c.scratch)))
+	return nil
+}
+
+func (c *TCP) Stop() error {
+	if c.stopping.Swap(true) {
+		return nil
+	}
+	if c.listener != nil {
+		c.listener.Close()
+	}
+	c.mu.Lock()
+	if c.conn != nil {
+		c.conn.Close()
+	}
+	c.mu.Unlock()
+	if c.stopped != nil {
+		<-c.stopped
+	}
+	return nil
+}
+
+func (c *TCP) Counts() Counts { return c.counts.snapshot() }

@@ -1,0 +1,81 @@
+package drivers
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+
+	"go.bug.st/serial/enumerator"
+	"periph.io/x/conn/v3/gpio"
+	"periph.io/x/conn/v3/gpio/gpioreg"
+	"periph.io/x/host/v3"
+	"periph.io/x/host/v3/gpioioctl"
+)
+
+func enumeratePorts() ([]PortInfo, error) {
+	list, err := enumerator.GetDetailedPortsList()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]PortInfo, len(list))
+	for i, p := range list {
+		out[i] = PortInfo{Name: p.Name, USB: p.IsUSB, VID: p.VID, PID: p.PID, Serial: p.SerialNumber, Product: p.Product}
+	}
+	return out, nil
+}
+
+// ChipInfo describes a GPIO chip and its lines.
+type ChipInfo struct {
+	Name, Path, Label string
+	Lines             []string
+}
+
+// GPIOChips lists the GPIO character devices and their lines.
+func GPIOChips() ([]ChipInfo, error) {
+	if err := initHost(); err != nil {
+		return nil, err
+	}
+	var out []ChipInfo
+	for _, c := range gpioioctl.Chips {
+		info := ChipInfo{Name: c.Name(), Path: c.Path(), Label: c.Label()}
+		for _, l := range c.Lines() {
+			info.Lines = append(info.Lines, fmt.Sprintf("%d %s", l.Number(), l.Name()))
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// GPIOPins lists the names of the pins periph knows, sorted.
+func GPIOPins() []string {
+	_ = initHost()
+	var names []string
+	for _, p := range gpioreg.All() {
+		names = append(names, p.Name())
+	}
+	sort.Strings(names)
+	return names
+}
+
+var hostInit struct {
+	done bool
+	err  error
+}
+
+// initHost loads periph's host drivers once. A machine without GPIO is not
+// an error here: it simply has no pins.
+func initHost() error {
+	if !hostInit.done {
+		hostInit.done = true
+		_, hostInit.err = host.Init()
+	}
+	return hostInit.err
+}
+
+// gpioChipPaths lists /dev/gpiochip*, to tell a user what exists.
+func gpioChipPaths() []string {
+	paths, _ := filepath.Glob("/dev/gpiochip*")
+	return paths
+}
+
+var _ = gpio.Low

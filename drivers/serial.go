@@ -1,0 +1,321 @@
+package drivers
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.bug.st/serial"
+)
+
+// SerialConfig describes a serial port endpoint.
+type SerialConfig struct {
+	Name     string
+	Device   string // e.g. /dev/ttyUSB0
+	Baud     int    // any rate the driver accepts, standard or not
+	DataBits int    // 5 to 8
+	Parity   serial.Parity
+	StopBits serial.StopBits
+	Framing  Framing
+	MaxFrame int // bytes; longer frames are dropped
+	// Reconnect, when positive, makes a vanished device be reopened at
+	// this interval instead of stopping the run.
+	Reconnect time.Duration
+	// Virtual marks a pseudo-terminal, which moves bytes at once whatever
+	// its baud rate: writes are not led by a line time.
+	Virtual bool
+	// ReaderThread, when set, is called on the reader goroutine's locked OS
+	// thread before it starts reading (the rig raises its priority there).
+	ReaderThread func()
+}
+
+// CharBits is the length of one character on the line in half bits: start
+// bit, data bits, parity bit, stop bits (1.5 stop bits is 3 half bits).
+func (c SerialConfig) charHalfBits() int {
+	half := 2 * (1 + c.DataBits)
+	if c.Parity != serial.NoParity {
+		half += 2
+	}
+	switch c.StopBits {
+	case serial.OnePointFiveStopBits:
+		half += 3
+	case serial.TwoStopBits:
+		half += 4
+	default:
+		half += 2
+	}
+	return half
+}
+
+// CharTime is how long one character takes on the line.
+func (c SerialConfig) CharTime() time.Duration {
+	return time.Duration(int64(c.charHalfBits()) * int64(time.Second) / (2 * int64(c.Baud)))
+}
+
+// Serial is a serial port, read and written through go.bug.st/serial. A
+// pseudo-terminal endpoint runs exactly this code on its device.
+type Serial struct {
+	cfg      SerialConfig
+	clock    Clock
+	sink     Sink
+	index    int
+	mu       sync.Mutex // guards port against reconnection
+	port     serial.Port
+	scratch  []byte // the executor's encoding buffer
+	stopping atomic.Bool
+	stopped  chan struct{} // closed when the reader returns
+	counts   atomicCounts
+}
+
+var (
+	_ Endpoint = (*Serial)(nil)
+	_ Leader   = (*Serial)(nil)
+	_ Counter  = (*Serial)(nil)
+)
+
+// NewSerial returns a serial endpoint; Start opens it.
+func NewSerial(cfg SerialConfig) *Serial {
+	if cfg.MaxFrame <= 0 {
+		cfg.MaxFrame = 4096
+	}
+	return &Serial{cfg: cfg, scratch: make([]byte, 0, 2*cfg.MaxFrame+16)}
+}
+
+func (s *Serial) Name() string { return s.cfg.Name }
+
+func (s *Serial) mode() *serial.Mode {
+	return &serial.Mode{BaudRate: s.cfg.Baud, DataBits: s.cfg.DataBits, Parity: s.cfg.Parity, StopBits: s.cfg.StopBits}
+}
+
+func (s *Serial) open() (serial.Port, error) {
+	port, err := serial.Open(s.cfg.Device, s.mode())
+	if err != nil {
+		return nil, &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.Device, Err: explainOpen(err)}
+	}
+	if _, idle := s.cfg.Framing.(Idle); idle {
+		err = port.SetReadTimeout(s.silence())
+	} else {
+		err = port.SetReadTimeout(serial.NoTimeout)
+	}
+	if err != nil {
+		port.Close()
+		return nil, &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.Device, Err: err}
+	}
+	return port, nil
+}
+
+// silence is the idle framing's gap: its own, or 3.5 character times.
+func (s *Serial) silence() time.Duration {
+	if idle := s.cfg.Framing.(Idle); idle.Silence > 0 {
+		return idle.Silence
+	}
+	return 7 * s.cfg.CharTime() / 2
+}
+
+// explainOpen turns the library's errors into what a user can act on.
+func explainOpen(err error) error {
+	var pe *serial.PortError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("no such device (serial ports here: %s)", portList())
+	case errors.As(err, &pe) && pe.Code() == serial.PermissionDenied:
+		return errors.New("permission denied (add yourself to the dialout group, or run as root)")
+	case errors.As(err, &pe) && pe.Code() == serial.PortBusy:
+		return errors.New("busy: another program has it open")
+	}
+	return err
+}
+
+func portList() string {
+	ports, err := SerialPorts()
+	if err != nil || len(ports) == 0 {
+		return "none"
+	}
+	names := make([]string, len(ports))
+	for i, p := range ports {
+		names[i] = p.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func (s *Serial) Start(clock Clock, sink Sink, index int) error {
+	if s.cfg.Baud <= 0 {
+		return &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.Device, Err: errors.New("no baud rate")}
+	}
+	port, err := s.open()
+	if err != nil {
+		return err
+	}
+	s.clock, s.sink, s.index = clock, sink, index
+	s.port = port
+	s.stopped = make(chan struct{})
+	go s.read(port)
+	return nil
+}
+
+// read runs on its own locked OS thread: blocking reads wake it straight
+// from the kernel.
+func (s *Serial) read(port serial.Port) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer close(s.stopped)
+	if s.cfg.ReaderThread != nil {
+		s.cfg.ReaderThread()
+	}
+	buf := make([]byte, 4096)
+	decoder := s.cfg.Framing.NewDecoder(s.cfg.MaxFrame)
+	var badBefore uint64 // bad frames of the decoders before a reconnection
+	emit := func(frame []byte, at time.Duration) {
+		s.counts.framesIn.Add(1)
+		s.sink.Frame(s.index, frame, at)
+	}
+	for {
+		n, err := port.Read(buf)
+		at := s.clock.Now()
+		switch {
+		case s.stopping.Load():
+			return
+		case err != nil:
+			if port = s.reconnect(port, at, err); port == nil {
+				return
+			}
+			badBefore += decoder.Errors()
+			decoder = s.cfg.Framing.NewDecoder(s.cfg.MaxFrame)
+		case n == 0:
+			decoder.Gap(emit) // the read timed out: the line fell silent
+		default:
+			s.counts.bytesIn.Add(uint64(n))
+			decoder.Feed(buf[:n], at, emit)
+		}
+		s.counts.badFrames.Store(badBefore + decoder.Errors())
+	}
+}
+
+// reconnect reports the device gone and, if reconnecting is configured,
+// reopens it; it returns nil when the reader should end.
+func (s *Serial) reconnect(port serial.Port, at time.Duration, err error) serial.Port {
+	s.mu.Lock()
+	s.port = nil
+	s.mu.Unlock()
+	port.Close()
+	s.sink.Gone(s.index, at, &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.Device, Err: describeReadError(err)})
+	if s.cfg.Reconnect <= 0 {
+		return nil
+	}
+	for !s.stopping.Load() {
+		time.Sleep(s.cfg.Reconnect)
+		if s.stopping.Load() {
+			return nil
+		}
+		if p, err := s.open(); err == nil {
+			s.mu.Lock()
+			s.port = p
+			s.mu.Unlock()
+			s.sink.Back(s.index, s.clock.Now())
+			return p
+		}
+	}
+	return nil
+}
+
+func describeReadError(err error) error {
+	var pe *serial.PortError
+	if errors.As(err, &pe) && pe.Code() == serial.PortClosed {
+		return errors.New("device vanished (unplugged?)")
+	}
+	return fmt.Errorf("read failed: %w", err)
+}
+
+// Write encodes payload with the framing and writes it. It allocates
+// nothing: the encoding buffer is the endpoint's own.
+func (s *Serial) Write(payload []byte) error {
+	s.scratch = s.cfg.Framing.Append(s.scratch[:0], payload)
+	s.mu.Lock()
+	port := s.port
+	s.mu.Unlock()
+	if port == nil {
+		s.counts.writeErrors.Add(1)
+		return ErrDisconnected
+	}
+	if _, err := port.Write(s.scratch); err != nil {
+		s.counts.writeErrors.Add(1)
+		return err
+	}
+	s.counts.framesOut.Add(1)
+	s.counts.bytesOut.Add(uint64(len(s.scratch)))
+	return nil
+}
+
+// LineTime is how long the frame's bytes take on the line: its payload
+// plus the framing's fixed overhead (escapes are not counted), at
+// CharTime each. A pseudo-terminal takes no time.
+func (s *Serial) LineTime(payloadBytes int) time.Duration {
+	if s.cfg.Virtual {
+		return 0
+	}
+	n := payloadBytes
+	switch f := s.cfg.Framing.(type) {
+	case Line:
+		n += len(f.Delimiter)
+	case SLIP:
+		n += 2
+	case COBS:
+		n += 2 + payloadBytes/254
+	}
+	return time.Duration(int64(n) * int64(s.cfg.charHalfBits()) * int64(time.Second) / (2 * int64(s.cfg.Baud)))
+}
+
+func (s *Serial) Stop() error {
+	if s.stopping.Swap(true) {
+		return nil
+	}
+	s.mu.Lock()
+	port := s.port
+	s.mu.Unlock()
+	var err error
+	if port != nil {
+		err = port.Close() // wakes the reader's blocking read
+	}
+	if s.stopped != nil {
+		<-s.stopped
+	}
+	return err
+}
+
+func (s *Serial) Counts() Counts { return s.counts.snapshot() }
+
+// atomicCounts are Counts updated from several goroutines.
+type atomicCounts struct {
+	framesIn, framesOut, bytesIn, bytesOut, badFrames, writeErrors atomic.Uint64
+}
+
+func (c *atomicCounts) snapshot() Counts {
+	return Counts{
+		FramesIn: c.framesIn.Load(), FramesOut: c.framesOut.Load(),
+		BytesIn: c.bytesIn.Load(), BytesOut: c.bytesOut.Load(),
+		BadFrames: c.badFrames.Load(), WriteErrors: c.writeErrors.Load(),
+	}
+}
+
+// SerialPorts lists the serial ports, with their USB identity where known.
+func SerialPorts() ([]PortInfo, error) {
+	details, err := enumeratePorts()
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(details, func(a, b PortInfo) int { return strings.Compare(a.Name, b.Name) })
+	return details, nil
+}
+
+// PortInfo describes a serial port.
+type PortInfo struct {
+	Name                      string
+	USB                       bool
+	VID, PID, Serial, Product string
+}
