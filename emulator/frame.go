@@ -46,7 +46,8 @@ func (s Status) Arrived() bool { return s == Delivered || s == Corrupted || s ==
 
 // Frame is the unit that crosses the emulated network. Its timestamps travel
 // with it: Sent is when it entered the first hop, Done when it was delivered
-// or dropped.
+// (when it is due at the far end of its flow's egress line, if the flow has
+// a Lead: the Observer then gets it that much earlier) or dropped.
 //
 // Frames belong to the Network's pool: an Observer may read a frame only
 // while Finished runs, and must copy what it wants to keep.
@@ -61,8 +62,9 @@ type Frame struct {
 	Hop     int  // index of the hop it is in, or where it was dropped
 	Copy    bool // made by a hop's duplication; Seq is the original's
 
-	pos       int  // position in the flow's route
-	corrupted bool // some bit was flipped on the way
+	pos       int           // position in the flow's route
+	corrupted bool          // some bit was flipped on the way
+	due       time.Duration // when it is due out of its current hop
 }
 
 // framePool recycles frames so the steady state allocates nothing.

@@ -26,6 +26,11 @@ type FlowConfig struct {
 	Name    string
 	Route   []int
 	Traffic Traffic
+	// Lead, when set, is how long the flow's egress line takes to carry a
+	// frame of the given size (a UART at its baud rate). The frame then
+	// leaves the network that much before it is due, so that its last byte
+	// is on the far side of the line when the profile says it arrives.
+	Lead func(size int) time.Duration
 }
 
 // An Observer learns the fate of every frame: delivered, dropped, or still
@@ -52,6 +57,7 @@ type flow struct {
 	route   []int
 	at      []flowHop // the flow's own state at each position of its route
 	traffic Traffic
+	lead    func(size int) time.Duration
 	src     source
 	stop    time.Duration
 	rng     *Stream
@@ -64,7 +70,8 @@ type flow struct {
 // flowHop is a flow's own state at one position of its route: its place in
 // the hop's random models and the streams they draw from.
 type flowHop struct {
-	lastExit time.Duration // frames of a flow leave a hop in order
+	lastExit    time.Duration // frames of a flow leave a hop in order
+	lastRelease time.Duration // and are released in order, with a lead
 
 	lossEpoch uint32
 	lossState uint8
@@ -108,7 +115,7 @@ func New(cfg Config, obs Observer) (*Network, error) {
 		n.hops = append(n.hops, hop{name: hc.Name, HopParams: hc.HopParams})
 	}
 	for _, fc := range cfg.Flows {
-		f := flow{name: fc.Name, route: slices.Clone(fc.Route), traffic: fc.Traffic}
+		f := flow{name: fc.Name, route: slices.Clone(fc.Route), traffic: fc.Traffic, lead: fc.Lead}
 		if len(f.route) == 0 {
 			errs = append(errs, errorf("flow %q: empty route", fc.Name))
 		}
@@ -369,6 +376,7 @@ func (n *Network) propagate(f *Frame, h *hop, t time.Duration) {
 			at.reorderEpoch, at.reorderCount = h.reorderEpoch, 0
 		}
 		if h.Reorder.sendNow(at) {
+			f.due = t
 			n.events.push(event{at: t, kind: evExit, frame: f}, classTraffic)
 			return
 		}
@@ -385,7 +393,15 @@ func (n *Network) propagate(f *Frame, h *hop, t time.Duration) {
 		exit = max(exit, at.lastExit)
 		at.lastExit = exit
 	}
-	n.events.push(event{at: exit, kind: evExit, frame: f}, classTraffic)
+	f.due = exit
+	release := exit
+	if fl := &n.flows[f.Flow]; fl.lead != nil && f.pos == len(fl.route)-1 {
+		// Start the egress line early by its transmission time, but never
+		// before the frame got here, nor before the frame ahead of it.
+		release = max(t, exit-fl.lead(f.Size), at.lastRelease)
+		at.lastRelease = release
+	}
+	n.events.push(event{at: release, kind: evExit, frame: f}, classTraffic)
 }
 
 // exit is the moment f would leave its hop; an outage stops it here.
@@ -420,7 +436,7 @@ func (n *Network) forward(f *Frame, t time.Duration) {
 	default:
 		f.Status = Delivered
 	}
-	f.Done = t
+	f.Done = max(t, f.due) // due, unless held past it by an outage
 	n.finish(f)
 }
 

@@ -425,3 +425,30 @@ func TestSourceIsOffBeforeItsStart(t *testing.T) {
 		t.Errorf("sent at %v ms, want %v", sent, want)
 	}
 }
+
+func TestEgressLead(t *testing.T) {
+	// A 10 ms hop and an egress line that takes 10 µs per byte. A 100 B
+	// frame sent at 0 is handed over 1 ms before it is due, at 9 ms. A
+	// 2000 B frame sent at 5 ms would be handed over at 15 − 20 = −5 ms,
+	// but not before it arrived (5 ms) nor before the frame ahead of it
+	// (9 ms): at 9 ms. The 100 B frame after it goes at 14 ms.
+	cfg := oneHop(HopParams{Delay: 10 * ms})
+	cfg.Flows[0].Lead = func(size int) time.Duration { return time.Duration(size) * 10 * time.Microsecond }
+	type handover struct{ at, due time.Duration }
+	var got []handover
+	var n *Network
+	n = mustNew(t, cfg, observerFunc(func(f *Frame) { got = append(got, handover{n.Now(), f.Done}) }))
+	for _, in := range []injection{{0, 0, 100}, {5 * ms, 0, 2000}, {5 * ms, 0, 100}} {
+		n.Advance(in.at)
+		n.Inject(0, make([]byte, in.size))
+	}
+	n.Run(time.Second)
+	want := []handover{{9 * ms, 10 * ms}, {9 * ms, 15 * ms}, {14 * ms, 15 * ms}}
+	if !slices.Equal(got, want) {
+		t.Errorf("handed over %+v, want %+v", got, want)
+	}
+}
+
+type observerFunc func(*Frame)
+
+func (o observerFunc) Finished(f *Frame) { o(f) }

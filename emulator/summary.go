@@ -52,7 +52,24 @@ type DelaySummary struct {
 	P50  float64 `json:"p50"`
 	P95  float64 `json:"p95"`
 	P99  float64 `json:"p99"`
+	P999 float64 `json:"p99_9"`
 	Max  float64 `json:"max"`
+}
+
+// Summarize describes the durations in h, or returns nil if it is empty.
+func (h *DelayHistogram) Summarize() *DelaySummary {
+	if h.Count() == 0 {
+		return nil
+	}
+	return &DelaySummary{
+		Min:  seconds(h.Min()),
+		Mean: seconds(h.Mean()),
+		P50:  seconds(h.Quantile(0.50)),
+		P95:  seconds(h.Quantile(0.95)),
+		P99:  seconds(h.Quantile(0.99)),
+		P999: seconds(h.Quantile(0.999)),
+		Max:  seconds(h.Max()),
+	}
 }
 
 // HopSummary is one hop's outcome.
@@ -120,16 +137,7 @@ func (st *FlowStats) Summary(name string) FlowSummary {
 	if st.Sent > 0 {
 		fs.LossRate = float64(total) / float64(st.Sent)
 	}
-	if h := &st.Delay; h.Count() > 0 {
-		fs.Delay = &DelaySummary{
-			Min:  seconds(h.Min()),
-			Mean: seconds(h.Mean()),
-			P50:  seconds(h.Quantile(0.50)),
-			P95:  seconds(h.Quantile(0.95)),
-			P99:  seconds(h.Quantile(0.99)),
-			Max:  seconds(h.Max()),
-		}
-	}
+	fs.Delay = st.Delay.Summarize()
 	return fs
 }
 
