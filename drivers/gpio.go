@@ -50,11 +50,13 @@ type GPIOConfig struct {
 }
 
 // An EdgeStamper knows when the edge WaitForEdge last returned happened,
-// on the rig's clock, and the level it went to. Such pins' frames carry
-// that time and level; other pins' frames carry the time the reader woke
-// and the level read then (which a second edge in between can change).
+// and the level it went to, on a clock of its own whose current time is
+// Now. Such pins' frames carry that edge's time (converted to the rig's
+// clock) and level; other pins' frames carry the time the reader woke and
+// the level read then, which a second edge in between can change.
 type EdgeStamper interface {
 	LastEdge() (time.Duration, gpio.Level)
+	Now() time.Duration
 }
 
 // GPIO is an endpoint of GPIO pins found through periph's registry: real
@@ -145,9 +147,17 @@ func (g *GPIO) watch(i int, p gpio.PinIO, clock Clock, sink Sink, index int) {
 		if !p.WaitForEdge(100 * time.Millisecond) {
 			continue // a timeout, so that stopping is noticed
 		}
-		at, level := clock.Now(), p.Read()
+		var at time.Duration
+		var level gpio.Level
 		if stamps {
-			at, level = stamper.LastEdge()
+			// The edge's age is taken before the rig's clock is read, so
+			// the stamp errs late, never early: the rig never replays an
+			// edge sooner than the profile's delay after it happened.
+			edge, l := stamper.LastEdge()
+			age := stamper.Now() - edge
+			at, level = clock.Now()-age, l
+		} else {
+			at, level = clock.Now(), p.Read()
 		}
 		g.counts.framesIn.Add(1)
 		g.counts.bytesIn.Add(EdgeFrameSize)

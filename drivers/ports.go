@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"sync"
 
 	"go.bug.st/serial/enumerator"
-	"periph.io/x/conn/v3/gpio"
 	"periph.io/x/conn/v3/gpio/gpioreg"
 	"periph.io/x/host/v3"
 	"periph.io/x/host/v3/gpioioctl"
@@ -57,25 +57,15 @@ func GPIOPins() []string {
 	return names
 }
 
-var hostInit struct {
-	done bool
-	err  error
-}
-
 // initHost loads periph's host drivers once. A machine without GPIO is not
 // an error here: it simply has no pins.
-func initHost() error {
-	if !hostInit.done {
-		hostInit.done = true
-		_, hostInit.err = host.Init()
-	}
-	return hostInit.err
-}
+var initHost = sync.OnceValue(func() error {
+	_, err := host.Init()
+	return err
+})
 
 // gpioChipPaths lists /dev/gpiochip*, to tell a user what exists.
 func gpioChipPaths() []string {
 	paths, _ := filepath.Glob("/dev/gpiochip*")
 	return paths
 }
-
-var _ = gpio.Low

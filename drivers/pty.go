@@ -149,6 +149,7 @@ func (p *Pty) Start(clock Clock, sink Sink, index int) error {
 			return fail(fmt.Errorf("linking %s: %w", p.link, err))
 		}
 	}
+	p.cfg.Label = "pseudo-terminal " + p.DevicePath()
 	if err := unix.Pipe2(p.wake[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
 		return fail(err)
 	}

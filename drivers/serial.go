@@ -33,6 +33,17 @@ type SerialConfig struct {
 	// ReaderThread, when set, is called on the reader goroutine's locked OS
 	// thread before it starts reading (the rig raises its priority there).
 	ReaderThread func()
+	// Label names the device in messages, when Device is not what the
+	// user knows it by.
+	Label string
+}
+
+// label is how messages name the device.
+func (c SerialConfig) label() string {
+	if c.Label != "" {
+		return c.Label
+	}
+	return c.Device
 }
 
 // CharBits is the length of one character on the line in half bits: start
@@ -96,7 +107,7 @@ func (s *Serial) mode() *serial.Mode {
 func (s *Serial) open() (serial.Port, error) {
 	port, err := serial.Open(s.cfg.Device, s.mode())
 	if err != nil {
-		return nil, &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.Device, Err: explainOpen(err)}
+		return nil, &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.label(), Err: explainOpen(err)}
 	}
 	if _, idle := s.cfg.Framing.(Idle); idle {
 		err = port.SetReadTimeout(s.silence())
@@ -105,7 +116,7 @@ func (s *Serial) open() (serial.Port, error) {
 	}
 	if err != nil {
 		port.Close()
-		return nil, &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.Device, Err: err}
+		return nil, &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.label(), Err: err}
 	}
 	return port, nil
 }
@@ -146,7 +157,7 @@ func portList() string {
 
 func (s *Serial) Start(clock Clock, sink Sink, index int) error {
 	if s.cfg.Baud <= 0 {
-		return &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.Device, Err: errors.New("no baud rate")}
+		return &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.label(), Err: errors.New("no baud rate")}
 	}
 	port, err := s.open()
 	if err != nil {
@@ -204,7 +215,7 @@ func (s *Serial) reconnect(port serial.Port, at time.Duration, err error) serial
 	s.port = nil
 	s.mu.Unlock()
 	port.Close()
-	s.sink.Gone(s.index, at, &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.Device, Err: describeReadError(err)})
+	s.sink.Gone(s.index, at, &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.label(), Err: describeReadError(err)})
 	if s.cfg.Reconnect <= 0 {
 		return nil
 	}

@@ -140,6 +140,9 @@ func (p *Pin) WaitForEdge(timeout time.Duration) bool {
 	}
 }
 
+// Now is the time on the pin's clock.
+func (p *Pin) Now() time.Duration { return p.clock() }
+
 func (p *Pin) took(e edgeEvent) {
 	p.mu.Lock()
 	p.last = e
