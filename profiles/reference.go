@@ -9,7 +9,10 @@ import (
 // Reference returns the key reference of the profile language as Markdown,
 // generated from the schema's own definitions, so the documentation cannot
 // drift from what the parser accepts. profiles/README.md embeds it.
-func Reference() string {
+func Reference() string { return reference(reflect.TypeFor[Profile](), "top level") }
+
+// reference documents every schema struct reachable from root.
+func reference(root reflect.Type, top string) string {
 	// First find every schema struct and the paths that lead to it, so a
 	// type reached by several keys (on and off) is documented once.
 	var order []reflect.Type
@@ -29,11 +32,11 @@ func Reference() string {
 			}
 		}
 	}
-	walk("", reflect.TypeFor[Profile]())
+	walk("", root)
 
 	var b strings.Builder
 	for _, t := range order {
-		title := "top level"
+		title := top
 		if p := paths[t]; p[0] != "" {
 			title = "`" + strings.Join(p, "`, `") + "`"
 		}

@@ -1,0 +1,112 @@
+package profiles
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// issueBench is the bench of the issue, as written.
+const issueBench = `endpoints:
+  controller: {serial: {device: /dev/ttyUSB0, baud: 115200, framing: line}}
+  plant:      {serial: {device: /dev/ttyACM0, baud: 115200, framing: line}}
+bind:
+  m2s: {from: controller, to: plant}
+  s2m: {from: plant, to: controller}
+`
+
+func TestIssueBench(t *testing.T) {
+	p, err := Load("bottleneck")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ParseBench("lab.yaml", []byte(issueBench), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := b.Endpoints.Values[0].Serial
+	baud, bits, parity, stop := s.Settings()
+	if b.Name != "lab" || s.Device != DevicePath("/dev/ttyUSB0") || baud != 115200 || bits != 8 || parity != "none" || stop != "1" {
+		t.Errorf("bench %+v, serial %+v", b.Bench, s)
+	}
+	if f := s.Spec(); f.Name != "line" || f.Delimiter != "\n" || f.MaxFrame != DefaultMaxFrame {
+		t.Errorf("framing %+v", f)
+	}
+}
+
+func TestMalformedBenches(t *testing.T) {
+	p, err := Load("bottleneck")
+	if err != nil {
+		t.Fatal(err)
+	}
+	with := func(old, new string) string { return strings.Replace(issueBench, old, new, 1) }
+	tests := []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"unknown flow", with("m2s:", "m2x:"),
+			[]string{`x.yaml:5:8: bind.m2x: the profile has no flow "m2x"; did you mean m2s?`}},
+		{"unknown endpoint", with("to: plant}", "to: plnat}"),
+			[]string{`x.yaml:5:31: bind.m2s.to: no endpoint named "plnat"; did you mean plant?`}},
+		{"misspelt key", with("baud: 115200, framing", "bauds: 115200, framing"),
+			[]string{`x.yaml:2:47: endpoints.controller.serial.bauds: unknown key; did you mean baud? (want device, reconnect, baud, data_bits, parity, stop_bits, framing, delimiter, frame_size, gap, max_frame)`}},
+		{"unknown framing", with("framing: line}}\n  plant", "framing: lines}}\n  plant"),
+			[]string{`x.yaml:2:70: endpoints.controller.serial.framing: "lines" is not a framing (want line, slip, cobs, fixed, idle); did you mean line?`}},
+		{"missing device", with("device: /dev/ttyUSB0, ", ""),
+			[]string{`x.yaml:2:24: endpoints.controller.serial: missing device: want a device path (e.g. /dev/ttyUSB0)`}},
+		{"two kinds of endpoint", with("{serial: {device: /dev/ttyUSB0, baud: 115200, framing: line}}", "{serial: {device: /dev/ttyUSB0}, pty: {}}"),
+			[]string{`x.yaml:2:15: endpoints.controller: give only one of serial, pty, gpio, udp, tcp`}},
+		{"a key of another framing", with("framing: line}}\n  plant", "framing: line, frame_size: 8B}}\n  plant"),
+			[]string{`x.yaml:2:88: endpoints.controller.serial.frame_size: frame_size goes with framing: fixed`}},
+		{"fixed without a size", with("framing: line}}\n  plant", "framing: fixed}}\n  plant"),
+			[]string{`x.yaml:2:24: endpoints.controller.serial: framing fixed needs frame_size`}},
+		{"bad data bits", with("baud: 115200, framing: line}}\n  plant", "baud: 115200, data_bits: 9}}\n  plant"),
+			[]string{`x.yaml:2:72: endpoints.controller.serial.data_bits: must be 5, 6, 7 or 8`}},
+		{"a flow to where it comes from", with("to: plant}", "to: controller}"),
+			[]string{`x.yaml:5:31: bind.m2s.to: a flow must go to another endpoint than the one it comes from`}},
+		{"an endpoint feeding two flows", with("from: plant, to: controller", "from: controller, to: plant"),
+			[]string{`x.yaml:6:15: bind.s2m.from: controller already feeds flow m2s; an endpoint feeds one flow`}},
+		{"an unused endpoint", issueBench[:strings.Index(issueBench, "bind:")] + "  spare: {pty: {}}\n" + issueBench[strings.Index(issueBench, "bind:"):],
+			[]string{`x.yaml:4:10: endpoints.spare: is not used by any binding`}},
+		{"udp without an address", with("{serial: {device: /dev/ttyUSB0, baud: 115200, framing: line}}", "{udp: {peer: 127.0.0.1:9}}"),
+			[]string{`x.yaml:2:21: endpoints.controller.udp: give listen or dial`}},
+		{"gpio to serial", with("{serial: {device: /dev/ttyUSB0, baud: 115200, framing: line}}", "{gpio: {inputs: [{pin: GPIO17}], outputs: [{pin: GPIO27, safe: low}]}}"),
+			[]string{`x.yaml:5:8: bind.m2s: GPIO edge frames go between gpio endpoints; controller and plant are not both gpio`, `x.yaml:6:8: bind.s2m: GPIO edge frames go between gpio endpoints; plant and controller are not both gpio`}},
+		{"output without a safe level", with("{serial: {device: /dev/ttyUSB0, baud: 115200, framing: line}}", "{gpio: {outputs: [{pin: GPIO27}]}}"),
+			[]string{
+				`x.yaml:2:33: endpoints.controller.gpio.outputs[0]: missing safe: want low or high`,
+				`x.yaml:5:8: bind.m2s: GPIO edge frames go between gpio endpoints; controller and plant are not both gpio`,
+				`x.yaml:6:8: bind.s2m: GPIO edge frames go between gpio endpoints; plant and controller are not both gpio`,
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseBench("x.yaml", []byte(tc.yaml), p)
+			var list ErrorList
+			if !errors.As(err, &list) {
+				t.Fatalf("got %v", err)
+			}
+			if got, want := err.Error(), strings.Join(tc.want, "\n"); got != want {
+				t.Errorf("got\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}
+
+func FuzzBench(f *testing.F) {
+	p, err := Load("bottleneck")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add([]byte(issueBench))
+	f.Add([]byte("endpoints: {a: {gpio: {inputs: [{pin: X}]}}, b: {gpio: {outputs: [{pin: Y, safe: low}]}}}\nbind: {m2s: {from: a, to: b}}\n"))
+	f.Add([]byte("endpoints: {a: {udp: {listen: ':1'}}, b: {tcp: {dial: 'h:2', reconnect: 1s, framing: idle, gap: 1ms}}}\nbind: {m2s: {from: a, to: b}}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if _, err := ParseBench("fuzz.yaml", data, p); err != nil {
+			var list ErrorList
+			if !errors.As(err, &list) || len(list) == 0 {
+				t.Fatalf("error is not a positioned list: %v", err)
+			}
+		}
+	})
+}
