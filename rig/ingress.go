@@ -1,0 +1,101 @@
+package rig
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hilrig/hilrig/drivers"
+)
+
+// ingress carries frames from the endpoints' reader threads to the
+// executor: a ring of slots whose buffers are swapped, never copied twice
+// and never allocated once grown. It is the endpoints' drivers.Sink.
+type ingress struct {
+	mu      sync.Mutex
+	slots   []ingressFrame
+	head, n int
+	queued  atomic.Int64 // n, readable without the lock
+	dropped atomic.Uint64
+	wake    func()
+
+	events chan deviceEvent // endpoints gone and back, for the executor
+}
+
+type ingressFrame struct {
+	endpoint int
+	at       time.Duration
+	payload  []byte
+}
+
+// deviceEvent is an endpoint's device going away or coming back.
+type deviceEvent struct {
+	endpoint int
+	at       time.Duration
+	gone     bool
+	err      error
+}
+
+var _ drivers.Sink = (*ingress)(nil)
+
+// slotBytes is the buffer each slot starts with: frames up to this size
+// never make the ring allocate, larger ones grow their slot once.
+const slotBytes = 512
+
+func newIngress(capacity int, wake func()) *ingress {
+	q := &ingress{slots: make([]ingressFrame, capacity), wake: wake, events: make(chan deviceEvent, 64)}
+	backing := make([]byte, capacity*slotBytes)
+	for i := range q.slots {
+		q.slots[i].payload = backing[i*slotBytes : i*slotBytes : (i+1)*slotBytes]
+	}
+	return q
+}
+
+// Frame queues a copy of the frame; a full queue drops it and counts it.
+func (q *ingress) Frame(endpoint int, payload []byte, at time.Duration) {
+	q.mu.Lock()
+	if q.n == len(q.slots) {
+		q.mu.Unlock()
+		q.dropped.Add(1)
+		return
+	}
+	s := &q.slots[(q.head+q.n)%len(q.slots)]
+	s.endpoint, s.at = endpoint, at
+	s.payload = append(s.payload[:0], payload...)
+	q.n++
+	q.queued.Store(int64(q.n))
+	q.mu.Unlock()
+	q.wake()
+}
+
+func (q *ingress) Gone(endpoint int, at time.Duration, err error) {
+	q.events <- deviceEvent{endpoint: endpoint, at: at, gone: true, err: err}
+	q.wake()
+}
+
+func (q *ingress) Back(endpoint int, at time.Duration) {
+	q.events <- deviceEvent{endpoint: endpoint, at: at}
+	q.wake()
+}
+
+// pending reports whether anything waits for the executor.
+func (q *ingress) pending() bool { return q.queued.Load() > 0 || len(q.events) > 0 }
+
+// pop takes the oldest frame. Its payload is spare's buffer swapped with
+// the slot's: the caller hands the returned buffer back as the next spare
+// (the first spare may be nil: the ring then has one slot fewer bytes,
+// which it regains as the buffer comes back).
+func (q *ingress) pop(spare []byte) (ingressFrame, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.n == 0 {
+		return ingressFrame{}, false
+	}
+	s := &q.slots[q.head]
+	f := *s
+	s.payload = spare[:0]
+	q.head = (q.head + 1) % len(q.slots)
+	q.n--
+	q.queued.Store(int64(q.n))
+	return f, true
+}
