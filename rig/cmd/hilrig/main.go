@@ -35,6 +35,9 @@ func init() {
 		{"show", "PROFILE [--set path=value]...",
 			"print the profile as it will run: extends, overrides and defaults resolved", runShow},
 		{"profiles", "", "list the shipped profiles", runProfiles},
+		{"run", "--bench BENCH PROFILE [--duration D] [--trace FILE] [--summary FILE] [--priority N] [--spin D] [--set path=value]...",
+			"forward frames between hardware endpoints through the emulated network, in real time", runRun},
+		{"ports", "", "list serial ports and GPIO chips", runPorts},
 	}
 }
 
