@@ -1,16 +1,17 @@
 package rig
 
 import (
+	"os"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// The executor's timing rests on three things the OS can give a process
+// The executor's timing rests on four things the OS can give a process
 // (see DESIGN.md, "Time"): its pages locked in RAM, a SCHED_FIFO thread
-// that nothing else preempts, and timed waits that end when asked (a timer
-// slack of 1 ns). When the process may not have one of them, the run goes
+// that nothing else preempts, timed waits that end when asked (a timer
+// slack of 1 ns), and CPUs that poll rather than halt when idle. When the process may not have one of them, the run goes
 // on without it and says so once.
 
 // lockMemory keeps every page of the process in RAM, so that no page fault
@@ -18,6 +19,23 @@ import (
 // than all of Go's address-space reservations at once.
 func lockMemory() error {
 	return unix.Mlockall(unix.MCL_CURRENT | unix.MCL_FUTURE | unix.MCL_ONFAULT)
+}
+
+// holdIdleLatency asks the kernel (PM QoS) for idle CPUs that wake at
+// once, as cyclictest does, until the returned file is closed. A halted CPU,
+// or a virtual CPU halted in its hypervisor, takes tens of microseconds to
+// wake for the frame that just arrived; with the request, idle CPUs poll.
+func holdIdleLatency() (*os.File, error) {
+	f, err := os.OpenFile("/dev/cpu_dma_latency", os.O_WRONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	var zero [4]byte // an s32 in microseconds
+	if _, err := f.Write(zero[:]); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // raiseThread makes the calling thread SCHED_FIFO at priority (the caller

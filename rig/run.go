@@ -59,10 +59,13 @@ type EndpointSummary struct {
 
 // TimingSummary says how well the executor kept time.
 type TimingSummary struct {
-	Scheduler    string  `json:"scheduler"`
-	MemoryLocked bool    `json:"memory_locked"`
-	SpinS        float64 `json:"spin_s"`
-	Wakeups      uint64  `json:"wakeups"`
+	Scheduler    string `json:"scheduler"`
+	MemoryLocked bool   `json:"memory_locked"`
+	// IdlePolling is whether idle CPUs were asked to poll rather than
+	// halt for the run (/dev/cpu_dma_latency at 0).
+	IdlePolling bool    `json:"idle_polling"`
+	SpinS       float64 `json:"spin_s"`
+	Wakeups     uint64  `json:"wakeups"`
 	// WakeLateness is how late the executor woke for its deadlines;
 	// ReleaseLateness how late frames were handed to their egress device
 	// after the engine released them.
@@ -213,6 +216,12 @@ func Run(ctx context.Context, p *profiles.Loaded, b *profiles.LoadedBench, opt R
 			logf("cannot run the executor at SCHED_FIFO priority %d (%v): timing will be less precise", opt.Priority, err)
 		} else {
 			timing.Scheduler = fmt.Sprintf("SCHED_FIFO priority %d", opt.Priority)
+		}
+		if qos, err := holdIdleLatency(); err != nil {
+			logf("cannot keep idle CPUs awake (%v): waking for a frame may take longer", err)
+		} else {
+			defer qos.Close()
+			timing.IdlePolling = true
 		}
 	}
 	stopWaking := context.AfterFunc(ctx, r.wait.wake)
