@@ -48,7 +48,7 @@ func startRig(t testing.TB, profile, bench string, args ...string) *rigProcess {
 		}
 		return path
 	}
-	cmdArgs := append([]string{"run", "--bench", write("bench.yaml", bench), write("profile.yaml", profile),
+	cmdArgs := append([]string{"run", "--bench", write("bench.yaml", bench), write("link.yaml", profile),
 		"--trace", r.trace, "--summary", r.summary}, args...)
 	r.cmd = exec.Command(hilrig, cmdArgs...)
 	r.cmd.Stderr = &r.stderr
@@ -126,7 +126,10 @@ type runSummary struct {
 	Timing struct {
 		Scheduler       string             `json:"scheduler"`
 		AllocsPerFrame  float64            `json:"allocs_per_frame"`
+		WakeLateness    map[string]float64 `json:"wake_lateness_s"`
 		ReleaseLateness map[string]float64 `json:"release_lateness_s"`
+		IngressDropped  uint64             `json:"ingress_dropped"`
+		MaxRSSKiB       int64              `json:"max_rss_kib"`
 	} `json:"timing"`
 }
 
@@ -560,7 +563,7 @@ bind:
 		t.Errorf("exit %d: %s", code, rig.stderr.String())
 	}
 	bad := startRig(t, plainLink, strings.Replace(bench, "m2s:", "m2x:", 1))
-	if code := bad.wait(); code != 2 || !strings.Contains(bad.stderr.String(), `bench.yaml:5:8: bind.m2x: the profile has no flow "m2x"; did you mean m2s?`) {
+	if code := bad.wait(); code != 2 || !strings.Contains(bad.stderr.String(), `bench.yaml:5:8: bind.m2x: profile link has no flow "m2x"; did you mean m2s?`) {
 		t.Errorf("exit %d: %s", code, bad.stderr.String())
 	}
 }
