@@ -268,7 +268,11 @@ func (b *Bench) check(d *decoder, profile *Loaded) {
 		bind := b.Bind.Values[i]
 		path := "bind." + flow
 		if profile != nil && profile.Flows.Index(flow) < 0 {
-			d.errorAt(path, "the profile has no flow %q%s", flow, didYouMean(flow, profile.Flows.Names))
+			hint := didYouMean(flow, profile.Flows.Names)
+			if hint == "" {
+				hint = "; its flows are " + strings.Join(profile.Flows.Names, ", ")
+			}
+			d.errorAt(path, "profile %s has no flow %q%s", profile.Name, flow, hint)
 		}
 		from, to := string(bind.From), string(bind.To)
 		for _, end := range []struct{ key, name string }{{"from", from}, {"to", to}} {

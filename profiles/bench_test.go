@@ -45,7 +45,7 @@ func TestMalformedBenches(t *testing.T) {
 		want       []string
 	}{
 		{"unknown flow", with("m2s:", "m2x:"),
-			[]string{`x.yaml:5:8: bind.m2x: the profile has no flow "m2x"; did you mean m2s?`}},
+			[]string{`x.yaml:5:8: bind.m2x: profile bottleneck has no flow "m2x"; did you mean m2s?`}},
 		{"unknown endpoint", with("to: plant}", "to: plnat}"),
 			[]string{`x.yaml:5:31: bind.m2s.to: no endpoint named "plnat"; did you mean plant?`}},
 		{"misspelt key", with("baud: 115200, framing", "bauds: 115200, framing"),

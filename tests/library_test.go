@@ -62,6 +62,26 @@ func TestLibraryChecksAndRuns(t *testing.T) {
 	}
 }
 
+// TestShippedBenches checks the example benches against the profiles
+// whose flows they bind, and that a bench's problems name the profile's
+// flows.
+func TestShippedBenches(t *testing.T) {
+	benches, err := filepath.Glob("../profiles/benches/*.yaml")
+	if err != nil || len(benches) < 3 {
+		t.Fatalf("shipped benches: %v %v", benches, err)
+	}
+	for _, bench := range benches {
+		r := runHilrig(t, "check", "--bench", bench, "bottleneck", "teleop-table1")
+		if r.code != 0 || strings.Count(r.stdout, "2 flows bound") != 2 {
+			t.Errorf("check --bench %s: exit %d\n%s%s", bench, r.code, r.stdout, r.stderr)
+		}
+	}
+	r := runHilrig(t, "check", "--bench", "../profiles/benches/virtual.yaml", "lte")
+	if r.code != 2 || !strings.Contains(r.stderr, `virtual.yaml:11:8: bind.m2s: profile lte has no flow "m2s"; its flows are command, sensor`) {
+		t.Errorf("check --bench virtual.yaml lte: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
 // TestTwinProfiles checks paper 004's two disruptions in the trace: during
 // the degradation the digital twin receives the states once a second, and
 // after the dropout it receives the held states in one burst.

@@ -21,6 +21,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("check", stderr)
 	var sets setFlags
 	fs.Var(&sets, "set", "override a value, `path=value` (repeatable)")
+	benchPath := fs.String("bench", "", "also check the bench `file` against each profile: its endpoints, and flows it binds that the profile has")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return flagError(stderr, err)
@@ -45,7 +46,17 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			fail(stderr, exitUsage, err)
 			continue
 		}
-		fmt.Fprintf(stdout, "ok  %s (%s, %s, %s)\n", file, count(p.Hops.Len(), "hop", "hops"), count(p.Flows.Len(), "flow", "flows"), count(len(p.Schedule), "schedule entry", "schedule entries"))
+		with := ""
+		if *benchPath != "" {
+			b, err := profiles.LoadBench(*benchPath, p)
+			if err != nil {
+				bad++
+				fail(stderr, exitUsage, err)
+				continue
+			}
+			with = fmt.Sprintf(", on bench %s: %s, %s bound", b.Name, count(b.Endpoints.Len(), "endpoint", "endpoints"), count(b.Bind.Len(), "flow", "flows"))
+		}
+		fmt.Fprintf(stdout, "ok  %s (%s, %s, %s%s)\n", file, count(p.Hops.Len(), "hop", "hops"), count(p.Flows.Len(), "flow", "flows"), count(len(p.Schedule), "schedule entry", "schedule entries"), with)
 	}
 	if len(files) > 1 {
 		fmt.Fprintf(stdout, "%d profiles checked, %d with errors\n", len(files), bad)
@@ -63,8 +74,10 @@ func count(n int, one, many string) string {
 	return fmt.Sprint(n, " ", many)
 }
 
-// profileFiles expands a directory into the .yaml files below it, sorted;
-// anything else is one profile (a file or a shipped name).
+// profileFiles expands a directory into the .yaml files below it, sorted,
+// leaving out directories named benches (bench files live there, beside
+// the profiles they run); anything else is one profile (a file or a
+// shipped name).
 func profileFiles(arg string) ([]string, error) {
 	info, err := os.Stat(arg)
 	if err != nil || !info.IsDir() {
@@ -74,6 +87,9 @@ func profileFiles(arg string) ([]string, error) {
 	err = filepath.WalkDir(arg, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if d.IsDir() && d.Name() == "benches" && path != arg {
+			return filepath.SkipDir
 		}
 		if !d.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
 			files = append(files, path)
