@@ -343,6 +343,77 @@ func TestRunForwardsBetweenPtys(t *testing.T) {
 	}
 }
 
+// TestRunScheduleOnWallClock: a schedule entry acts at its time on the
+// rig's clock. The delay is 5 ms, and 40 ms from 1 s to 2 s; the test's own
+// measurement of each frame agrees with what the schedule says for the
+// instant the rig stamped it.
+func TestRunScheduleOnWallClock(t *testing.T) {
+	const profile = `duration: 30s
+hops:
+  down: {delay: 5ms}
+  up:   {delay: 5ms}
+flows:
+  m2s: {route: [down]}
+  s2m: {route: [up]}
+schedule:
+  - {at: 1s, for: 1s, hop: down, delay: 40ms}
+`
+	rig := startRig(t, profile, ptyBenchText("line", ""))
+	ctrl, plant := rig.attach("controller"), rig.attach("plant")
+	line, _ := drivers.NewFraming("line", drivers.FramingOptions{})
+	start := time.Now()
+	var got []received
+	var wg sync.WaitGroup
+	wg.Go(func() { got, _ = receive(plant, line, start) })
+	send(ctrl, line, 300, 10*time.Millisecond, start) // 3 s at 100 Hz
+	time.Sleep(200 * time.Millisecond)
+	if code := rig.stop(syscall.SIGTERM); code != 0 {
+		t.Fatalf("exit %d: %s", code, rig.stderr.String())
+	}
+	ctrl.Close()
+	plant.Close()
+	wg.Wait()
+
+	rows, due := readRunTrace(t, rig.trace)
+	sentAt := map[int]time.Duration{}
+	for i, row := range rows {
+		if row.flow == "m2s" {
+			sentAt[int(row.seq)] = row.sent
+			want := 5 * time.Millisecond
+			if row.sent >= time.Second && row.sent < 2*time.Second {
+				want = 40 * time.Millisecond
+			}
+			// Frames right after 2 s queue behind the slow ones: in order.
+			if d := due[i] - row.sent; d != want && (row.sent < 2*time.Second || row.sent > 2*time.Second+40*time.Millisecond) {
+				t.Errorf("frame %d sent at %v: t_due − t_send = %v, want %v", row.seq, row.sent, d, want)
+			}
+		}
+	}
+	var slow, fast int
+	for _, r := range got {
+		at, ok := sentAt[r.seq]
+		if !ok {
+			t.Fatalf("frame %d is not in the trace", r.seq)
+		}
+		want := 5 * time.Millisecond
+		switch {
+		case at >= time.Second && at < 2*time.Second:
+			want, slow = 40*time.Millisecond, slow+1
+		case at >= 2*time.Second && at < 2*time.Second+40*time.Millisecond:
+			continue
+		default:
+			fast++
+		}
+		if r.delay < want || r.delay > want+20*time.Millisecond {
+			t.Errorf("frame %d, stamped at %v by the rig: took %v, the schedule says %v", r.seq, at, r.delay, want)
+		}
+	}
+	t.Logf("%d frames at 5 ms, %d at 40 ms", fast, slow)
+	if len(got) != 300 || slow < 90 || fast < 180 {
+		t.Errorf("%d frames arrived, %d slow and %d fast", len(got), slow, fast)
+	}
+}
+
 func ptyBenchText(framing, extra string) string {
 	return fmt.Sprintf(`endpoints:
   controller: {pty: {link: DIR/controller, framing: %[1]s%[2]s}}
