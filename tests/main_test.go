@@ -25,6 +25,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	os.Chmod(dir, 0o755) // so that a test may run it as another user
 	hilrig = filepath.Join(dir, "hilrig")
 	build := exec.Command("go", "build", "-o", hilrig, "../rig/cmd/hilrig")
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr

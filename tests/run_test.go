@@ -414,6 +414,62 @@ schedule:
 	}
 }
 
+// TestRunWithoutPrivileges runs the rig as a user who may not raise its
+// priority, lock memory or keep CPUs awake: it says so once each and
+// forwards frames all the same.
+func TestRunWithoutPrivileges(t *testing.T) {
+	dir, err := os.MkdirTemp("", "hilrig-unprivileged") // t.TempDir's parent is private
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o777)
+	write := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(strings.ReplaceAll(text, "DIR", dir)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	summary := filepath.Join(dir, "summary.json")
+	cmd := exec.Command(hilrig, "run", "--bench", write("bench.yaml", ptyBenchText("line", "")), write("link.yaml", plainLink),
+		"--duration", "2s", "--summary", summary)
+	if os.Geteuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}} // nobody
+	}
+	r := &rigProcess{t: t, dir: dir, cmd: cmd, exited: make(chan struct{})}
+	cmd.Stderr = &r.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		cmd.Wait()
+		r.code = cmd.ProcessState.ExitCode()
+		close(r.exited)
+	}()
+	ctrl, plant := r.attach("controller"), r.attach("plant")
+	defer ctrl.Close()
+	defer plant.Close()
+	ctrl.Write([]byte("hello\n"))
+	buf := make([]byte, 16)
+	plant.SetReadTimeout(time.Second)
+	n, _ := plant.Read(buf)
+	if code := r.wait(); code != 0 || string(buf[:n]) != "hello\n" {
+		t.Fatalf("exit %d, read %q: %s", code, buf[:n], r.stderr.String())
+	}
+	for _, want := range []string{"cannot run the executor at SCHED_FIFO priority 80", "cannot keep idle CPUs awake"} {
+		if c := strings.Count(r.stderr.String(), want); c != 1 {
+			t.Errorf("%q said %d times:\n%s", want, c, r.stderr.String())
+		}
+	}
+	t.Logf("stderr:\n%s", r.stderr.String())
+	data, err := os.ReadFile(summary)
+	var s runSummary
+	if err != nil || json.Unmarshal(data, &s) != nil || s.Timing.Scheduler != "SCHED_OTHER" {
+		t.Errorf("summary %s: %v", data, err)
+	}
+}
+
 func ptyBenchText(framing, extra string) string {
 	return fmt.Sprintf(`endpoints:
   controller: {pty: {link: DIR/controller, framing: %[1]s%[2]s}}
