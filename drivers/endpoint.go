@@ -3,6 +3,7 @@ package drivers
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 )
 
@@ -85,3 +86,14 @@ func (e *DeviceError) Error() string {
 }
 
 func (e *DeviceError) Unwrap() error { return e.Err }
+
+// lockReaderThread locks the calling goroutine to its OS thread for good and
+// runs setup on it (a real-time priority, typically). The thread is never
+// unlocked: it ends with the goroutine rather than go back to Go's pool
+// with the priority it was given.
+func lockReaderThread(setup func()) {
+	runtime.LockOSThread()
+	if setup != nil {
+		setup()
+	}
+}

@@ -3,7 +3,6 @@ package drivers
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -135,12 +134,8 @@ func (g *GPIO) Start(clock Clock, sink Sink, index int) error {
 
 // watch turns one input's edges into frames, on its own locked thread.
 func (g *GPIO) watch(i int, p gpio.PinIO, clock Clock, sink Sink, index int) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	defer g.readers.Done()
-	if g.cfg.ReaderThread != nil {
-		g.cfg.ReaderThread()
-	}
+	lockReaderThread(g.cfg.ReaderThread)
 	stamper, stamps := p.(EdgeStamper)
 	var frame [EdgeFrameSize]byte
 	for !g.stopping.Load() {

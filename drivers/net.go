@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -87,12 +86,8 @@ func (u *UDP) Start(clock Clock, sink Sink, index int) error {
 }
 
 func (u *UDP) read(clock Clock, sink Sink, index int) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	defer close(u.stopped)
-	if u.cfg.ReaderThread != nil {
-		u.cfg.ReaderThread()
-	}
+	lockReaderThread(u.cfg.ReaderThread)
 	buf := make([]byte, u.cfg.MaxFrame+1)
 	for {
 		n, from, err := u.conn.ReadFromUDPAddrPort(buf)
@@ -229,12 +224,8 @@ func (c *TCP) Addr() net.Addr {
 }
 
 func (c *TCP) serve(clock Clock, sink Sink, index int) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	defer close(c.stopped)
-	if c.cfg.ReaderThread != nil {
-		c.cfg.ReaderThread()
-	}
+	lockReaderThread(c.cfg.ReaderThread)
 	buf := make([]byte, 4096)
 	emit := func(frame []byte, at time.Duration) {
 		c.counts.framesIn.Add(1)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"time"
 
@@ -30,7 +29,10 @@ type Pty struct {
 	devSide int // master of the device's pair
 	devPath string
 	wake    [2]int // a pipe that wakes the bridge to stop
-	done    chan struct{}
+	// forwarded counts the bytes the bridge gave the rig's side, to tell
+	// when the rig's reader has taken them all.
+	forwarded uint64
+	done      chan struct{}
 }
 
 var _ Announcer = (*Pty)(nil)
@@ -166,12 +168,8 @@ func (p *Pty) Start(clock Clock, sink Sink, index int) error {
 // It notices the device side being closed (POLLHUP on its master) and
 // reopened (the hang-up clears).
 func (p *Pty) bridge() {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	defer close(p.done)
-	if p.cfg.ReaderThread != nil {
-		p.cfg.ReaderThread()
-	}
+	lockReaderThread(p.cfg.ReaderThread)
 	buf := make([]byte, 4096)
 	detached := false
 	fds := make([]unix.PollFd, 3)
@@ -209,11 +207,16 @@ func (p *Pty) bridge() {
 				}
 			case p.devSide:
 				if fd.Revents&unix.POLLHUP != 0 {
+					// The program closed the device: unplugged. What it
+					// wrote before closing was on the line, as a real
+					// port's close waits for its output to drain.
+					p.drainToRig(rig, buf)
 					detached = true
-					p.unplugRigSide() // the program closed the device: unplugged
+					p.unplugRigSide()
 					continue
 				}
 				if n, _ := unix.Read(p.devSide, buf); n > 0 && rig >= 0 {
+					p.forwarded += uint64(n)
 					writeAll(rig, buf[:n])
 				}
 			}
@@ -227,6 +230,25 @@ func (p *Pty) bridge() {
 				p.plugRigSide()
 			}
 		}
+	}
+}
+
+// drainToRig forwards what is left to read on the device side and waits,
+// a little, for the rig's reader to take it.
+func (p *Pty) drainToRig(rig int, buf []byte) {
+	if rig < 0 {
+		return
+	}
+	for {
+		n, _ := unix.Read(p.devSide, buf)
+		if n <= 0 {
+			break
+		}
+		p.forwarded += uint64(n)
+		writeAll(rig, buf[:n])
+	}
+	for deadline := time.Now().Add(100 * time.Millisecond); p.counts.bytesIn.Load() < p.forwarded && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -173,12 +172,8 @@ func (s *Serial) Start(clock Clock, sink Sink, index int) error {
 // read runs on its own locked OS thread: blocking reads wake it straight
 // from the kernel.
 func (s *Serial) read(port serial.Port) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	defer close(s.stopped)
-	if s.cfg.ReaderThread != nil {
-		s.cfg.ReaderThread()
-	}
+	lockReaderThread(s.cfg.ReaderThread)
 	buf := make([]byte, 4096)
 	decoder := s.cfg.Framing.NewDecoder(s.cfg.MaxFrame)
 	var badBefore uint64 // bad frames of the decoders before a reconnection

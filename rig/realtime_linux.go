@@ -47,6 +47,15 @@ func raiseThread(priority int) error {
 	return unix.SchedSetAttr(0, &attr, 0)
 }
 
+// lowerThread undoes raiseThread, so that the thread may go back to Go's
+// pool: a goroutine scheduled on it later must not run at real-time
+// priority.
+func lowerThread() {
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL}
+	unix.SchedSetAttr(0, &attr, 0)
+	unix.Prctl(unix.PR_SET_TIMERSLACK, 0, 0, 0, 0) // 0: the default again
+}
+
 // monoClock is the time since the start of a run on the monotonic clock
 // (Go's monotonic reading is CLOCK_MONOTONIC, read through the vDSO).
 type monoClock struct{ start time.Time }

@@ -215,6 +215,7 @@ func Run(ctx context.Context, p *profiles.Loaded, b *profiles.LoadedBench, opt R
 		if err := raiseThread(opt.Priority); err != nil {
 			logf("cannot run the executor at SCHED_FIFO priority %d (%v): timing will be less precise", opt.Priority, err)
 		} else {
+			defer lowerThread() // before the thread is unlocked
 			timing.Scheduler = fmt.Sprintf("SCHED_FIFO priority %d", opt.Priority)
 		}
 		if qos, err := holdIdleLatency(); err != nil {

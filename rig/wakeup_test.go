@@ -19,6 +19,8 @@ func BenchmarkWakeup(b *testing.B) {
 			defer runtime.UnlockOSThread()
 			if err := raiseThread(80); err != nil {
 				b.Logf("no SCHED_FIFO: %v", err)
+			} else {
+				defer lowerThread()
 			}
 			if err := lockMemory(); err != nil {
 				b.Logf("memory not locked: %v", err)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -176,8 +177,8 @@ func BenchmarkRunThroughput(b *testing.B) {
 	}
 }
 
-// harnessThread puts the calling goroutine on its own OS thread at
-// SCHED_FIFO 70, below the rig's 80, so that the stand-ins for the
+// harnessThread puts the calling goroutine on its own OS thread, for good,
+// at SCHED_FIFO 70, below the rig's 80, so that the stand-ins for the
 // controller and the plant, which are hardware on a real bench, do not
 // add the scheduler's latency to what is measured. Without the privilege
 // it changes nothing.
@@ -213,7 +214,7 @@ func BenchmarkPtyCrossing(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer slave.Close()
-	sent := make([]time.Duration, b.N)
+	sent := make([]atomic.Int64, b.N) // written and read on two threads
 	crossings := make([]time.Duration, 0, b.N)
 	start := time.Now()
 	reading := make(chan struct{})
@@ -228,18 +229,19 @@ func BenchmarkPtyCrossing(b *testing.B) {
 			}
 			now := time.Since(start)
 			for range k / 8 { // 8-byte writes: several may arrive at once
-				crossings = append(crossings, now-sent[len(crossings)])
+				crossings = append(crossings, now-time.Duration(sent[len(crossings)].Load()))
 			}
 		}
 	}()
 	b.ResetTimer()
-	harnessThread()
-	defer runtime.UnlockOSThread()
-	for i := range b.N {
-		time.Sleep(time.Until(start.Add(time.Duration(i+1) * time.Millisecond)))
-		sent[i] = time.Since(start)
-		slave.Write([]byte("01234567"))
-	}
+	go func() {
+		harnessThread()
+		for i := range b.N {
+			time.Sleep(time.Until(start.Add(time.Duration(i+1) * time.Millisecond)))
+			sent[i].Store(int64(time.Since(start)))
+			slave.Write([]byte("01234567"))
+		}
+	}()
 	<-reading
 	b.StopTimer()
 	reportQuantiles(b, "crossing", crossings)
