@@ -9,3 +9,5 @@ require (
 	periph.io/x/conn/v3 v3.7.2
 	periph.io/x/host/v3 v3.8.5
 )
+
+require gonum.org/v1/gonum v0.17.0

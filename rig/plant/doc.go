@@ -1,0 +1,17 @@
+// Package plant runs plant models for the rig: ordinary differential
+// equations made of subsystems joined by named signals, cut at a coupling
+// point into the part the rig simulates and the part that is hardware.
+//
+// A Model is data: its subsystems are linear state-space blocks or Go
+// functions. New checks it (every signal produced once, every input
+// produced or stimulated, no algebraic loop) and orders its outputs. A Cut
+// splits it in two Parts; the signals that cross are the coupling
+// variables, which travel through the emulated network as frames (Codec).
+// An Integrator steps a Part with a fixed-step solver (RK4, or the implicit
+// trapezoidal rule for stiff models) and exchanges its coupling variables at
+// a slower communication step. Analyse computes paper 001's distortion and
+// sensitivity of a cut in the frequency domain.
+//
+// Inside the package time is float64 seconds, as in the equations; at its
+// edges it is time.Duration, as everywhere else in the rig.
+package plant

@@ -1,0 +1,321 @@
+package plant
+
+import (
+	"fmt"
+	"math"
+	"math/cmplx"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Solver is a fixed-step integration method.
+type Solver string
+
+const (
+	// RK4 is the classic explicit fourth-order Runge–Kutta method: four
+	// derivative evaluations a step, and stable only while every
+	// eigenvalue λ of the linearised model keeps |R(hλ)| ≤ 1, R(z) = 1 + z
+	// + z²/2 + z³/6 + z⁴/24. A stiff model (the quarter car's tyre
+	// damping) needs a small step.
+	RK4 Solver = "rk4"
+	// Trapezoidal is the implicit trapezoidal rule (Crank–Nicolson,
+	// Tustin for a linear model): x⁺ = x + h/2·(f(t, x) + f(t+h, x⁺)),
+	// second order and A-stable, so stiffness does not limit the step.
+	// x⁺ is found by Newton's method; for a linear part one iteration is
+	// exact and its matrix is factorised once.
+	Trapezoidal Solver = "trapezoidal"
+)
+
+// Solvers lists the solvers by name.
+var Solvers = []Solver{RK4, Trapezoidal}
+
+// Integrator steps a part in time at a fixed step. Its inputs from the
+// other part are held at the last value given (SetIn) until the next.
+type Integrator struct {
+	pt     *Part
+	ev     *evaluator
+	solver Solver
+	step   time.Duration
+	h      float64
+	steps  int64
+	x      []float64
+
+	k1, k2, k3, k4, xt []float64 // RK4 stages
+
+	linear      bool
+	jac         *mat.Dense // df/dx, for the Newton iterations
+	jacStale    bool       // jac was computed at an earlier step
+	newton      *mat.Dense // I − h/2·J
+	lu          mat.LU
+	fk, fz      []float64
+	g, dz       *mat.VecDense
+	col, saved  []float64
+	unconverged uint64
+}
+
+// NewIntegrator prepares to integrate a part from its initial state with
+// a solver and step. RK4 is refused at a step where the part, linearised at
+// its initial state, is unstable; the error says which step would do.
+func NewIntegrator(pt *Part, solver Solver, step time.Duration) (*Integrator, error) {
+	if step <= 0 {
+		return nil, fmt.Errorf("the step must be positive")
+	}
+	n := pt.n
+	it := &Integrator{pt: pt, ev: newEvaluator(pt), solver: solver, step: step, h: step.Seconds(), x: make([]float64, n)}
+	pt.initialState(it.x)
+	// What the other part sends is, until it arrives, what the uncut
+	// plant has there at time 0.
+	initial := pt.plant.initialSignals()
+	for _, k := range pt.in {
+		it.ev.sig[k] = initial[k]
+	}
+	it.linear = true
+	for _, s := range pt.subs {
+		it.linear = it.linear && pt.plant.subs[s].Linear != nil
+	}
+	it.fk, it.fz, it.col, it.saved, it.xt = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	it.jac = mat.NewDense(max(n, 1), max(n, 1), nil)
+	switch solver {
+	case RK4:
+		it.k1, it.k2, it.k3, it.k4 = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+		if n > 0 {
+			if err := it.checkRK4Stability(); err != nil {
+				return nil, err
+			}
+		}
+	case Trapezoidal:
+		it.newton = mat.NewDense(max(n, 1), max(n, 1), nil)
+		it.g, it.dz = mat.NewVecDense(max(n, 1), nil), mat.NewVecDense(max(n, 1), nil)
+		if n > 0 {
+			it.ev.stimulate(0)
+			it.jacobian(0, it.x)
+			it.factorise()
+		}
+	default:
+		return nil, fmt.Errorf("no solver %q (want rk4 or trapezoidal)", solver)
+	}
+	return it, nil
+}
+
+// initialSignals is every signal of the uncut plant at time 0.
+func (p *Plant) initialSignals() []float64 {
+	whole := p.Whole()
+	ev := newEvaluator(whole)
+	x := make([]float64, whole.n)
+	whole.initialState(x)
+	ev.stimulate(0)
+	ev.signals(0, x)
+	return ev.sig
+}
+
+// Part is the part being integrated.
+func (it *Integrator) Part() *Part { return it.pt }
+
+// Step is the integration step.
+func (it *Integrator) Step() time.Duration { return it.step }
+
+// Time is how far the part has been integrated.
+func (it *Integrator) Time() time.Duration { return time.Duration(it.steps) * it.step }
+
+// SetIn holds the i-th signal received from the other part (in In order).
+func (it *Integrator) SetIn(i int, v float64) { it.ev.sig[it.pt.in[i]] = v }
+
+// In is the value held for the i-th received signal.
+func (it *Integrator) In(i int) float64 { return it.ev.sig[it.pt.in[i]] }
+
+// Sample computes the part's signals at the current time, for Out and
+// Signal.
+func (it *Integrator) Sample() {
+	t := it.Time().Seconds()
+	it.ev.stimulate(t)
+	it.ev.signals(t, it.x)
+}
+
+// Out is the i-th signal sent to the other part (in Out order), as of the
+// last Sample.
+func (it *Integrator) Out(i int) float64 { return it.ev.sig[it.pt.out[i]] }
+
+// Signal is a signal by its index in the plant's Signals, as of the last
+// Sample; signals the part does not compute or receive read 0.
+func (it *Integrator) Signal(k int) float64 { return it.ev.sig[k] }
+
+// State is the part's state vector; the caller must not change it.
+func (it *Integrator) State() []float64 { return it.x }
+
+// Unconverged counts the steps whose Newton iterations stopped before the
+// tolerance (the step is taken anyway).
+func (it *Integrator) Unconverged() uint64 { return it.unconverged }
+
+// Advance takes one step.
+func (it *Integrator) Advance() {
+	t := it.Time().Seconds()
+	switch it.solver {
+	case RK4:
+		it.rk4(t)
+	case Trapezoidal:
+		it.trapezoidal(t)
+	}
+	it.steps++
+}
+
+func (it *Integrator) rk4(t float64) {
+	h, x, ev := it.h, it.x, it.ev
+	ev.stimulate(t)
+	ev.derivative(t, x, it.k1)
+	for i := range x {
+		it.xt[i] = x[i] + h/2*it.k1[i]
+	}
+	ev.stimulate(t + h/2)
+	ev.derivative(t+h/2, it.xt, it.k2)
+	for i := range x {
+		it.xt[i] = x[i] + h/2*it.k2[i]
+	}
+	ev.derivative(t+h/2, it.xt, it.k3)
+	for i := range x {
+		it.xt[i] = x[i] + h*it.k3[i]
+	}
+	ev.stimulate(t + h)
+	ev.derivative(t+h, it.xt, it.k4)
+	for i := range x {
+		x[i] += h / 6 * (it.k1[i] + 2*it.k2[i] + 2*it.k3[i] + it.k4[i])
+	}
+}
+
+// trapezoidal solves G(z) = z − x − h/2·(f(t, x) + f(t+h, z)) = 0 for the
+// new state z by Newton's method, z ← z − (I − h/2·J)⁻¹·G(z). A nonlinear
+// part reuses its Jacobian from step to step and recomputes it when the
+// iterations converge slowly.
+func (it *Integrator) trapezoidal(t float64) {
+	n := it.pt.n
+	if n == 0 {
+		return
+	}
+	h, x, ev := it.h, it.x, it.ev
+	ev.stimulate(t)
+	ev.derivative(t, x, it.fk)
+	z := it.xt
+	for i := range z {
+		z[i] = x[i] + h*it.fk[i] // explicit Euler: the first guess
+	}
+	ev.stimulate(t + h)
+	g, dz := it.g.RawVector().Data, it.dz.RawVector().Data
+	const maxIter = 20
+	for iter := 0; ; iter++ {
+		ev.derivative(t+h, z, it.fz)
+		for i := range z {
+			g[i] = z[i] - x[i] - h/2*(it.fk[i]+it.fz[i])
+		}
+		if !it.linear && it.jacStale && iter >= 3 {
+			it.jacobian(t+h, z)
+			it.factorise()
+		}
+		it.lu.SolveVecTo(it.dz, false, it.g)
+		size, norm := 0.0, 0.0
+		for i := range z {
+			z[i] -= dz[i]
+			size = max(size, math.Abs(dz[i]))
+			norm = max(norm, math.Abs(z[i]))
+		}
+		if it.linear || size <= 1e-10*(1+norm) {
+			break
+		}
+		if iter == maxIter {
+			it.unconverged++
+			break
+		}
+	}
+	copy(x, z)
+	if !it.linear {
+		it.jacStale = true
+	}
+}
+
+// jacobian sets jac to df/dx at (t, x) by finite differences, with the
+// part's inputs as they are. For a linear part the differences are exact,
+// with a step of 1.
+func (it *Integrator) jacobian(t float64, x []float64) {
+	n := it.pt.n
+	base, saved := it.fz, it.saved
+	it.ev.derivative(t, x, base)
+	copy(saved, base)
+	for j := range n {
+		delta := 1.0
+		if !it.linear {
+			delta = 1e-7 * max(1, math.Abs(x[j]))
+		}
+		xj := x[j]
+		x[j] = xj + delta
+		it.ev.derivative(t, x, it.col)
+		x[j] = xj
+		for i := range n {
+			it.jac.Set(i, j, (it.col[i]-saved[i])/delta)
+		}
+	}
+	copy(base, saved)
+	it.jacStale = false
+}
+
+// factorise prepares the Newton matrix I − h/2·J.
+func (it *Integrator) factorise() {
+	n := it.pt.n
+	for i := range n {
+		for j := range n {
+			v := -it.h / 2 * it.jac.At(i, j)
+			if i == j {
+				v++
+			}
+			it.newton.Set(i, j, v)
+		}
+	}
+	it.lu.Factorize(it.newton)
+}
+
+// checkRK4Stability refuses a step at which RK4 amplifies some mode of the
+// part that the equations damp.
+func (it *Integrator) checkRK4Stability() error {
+	it.ev.stimulate(0)
+	it.jacobian(0, it.x)
+	var eig mat.Eigen
+	if !eig.Factorize(it.jac, mat.EigenNone) {
+		return nil
+	}
+	worst, hmax := complex(0, 0), math.Inf(1)
+	for _, l := range eig.Values(nil) {
+		if real(l) >= 0 {
+			continue // not damped by the equations either
+		}
+		if s := rk4StableStep(l); s < hmax {
+			worst, hmax = l, s
+		}
+	}
+	if it.h <= hmax {
+		return nil
+	}
+	how := "linear"
+	if !it.linear {
+		how = "linearised at its initial state"
+	}
+	return fmt.Errorf("rk4 at a step of %v is unstable for the %s part (%s): its eigenvalue %.4g%+.4gi/s needs a step under %v; use the trapezoidal solver or a smaller step",
+		it.step, it.pt.name, how, real(worst), imag(worst), time.Duration(hmax*1e9).Round(time.Microsecond))
+}
+
+// rk4StableStep is the largest h with |R(h·λ)| ≤ 1 along λ's ray, found by
+// bisection from a step known to be unstable (the stability region lies
+// inside |z| < 2.8).
+func rk4StableStep(l complex128) float64 {
+	r := func(h float64) float64 {
+		z := complex(h, 0) * l
+		return cmplx.Abs(1 + z + z*z/2 + z*z*z/6 + z*z*z*z/24)
+	}
+	lo, hi := 0.0, 3/cmplx.Abs(l)
+	for range 60 {
+		mid := (lo + hi) / 2
+		if r(mid) <= 1 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}

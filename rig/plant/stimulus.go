@@ -1,0 +1,103 @@
+package plant
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Stimulus drives a model input when the rig simulates it: its value at t
+// seconds from the start of the run.
+type Stimulus interface {
+	At(t float64) float64
+	String() string
+}
+
+// Constant is a fixed value.
+type Constant float64
+
+// Step goes from From to To at Time.
+type Step struct {
+	Time     time.Duration
+	From, To float64
+}
+
+// Sine is Offset + Amplitude·sin(2π·t/Period).
+type Sine struct {
+	Amplitude, Offset float64
+	Period            time.Duration
+}
+
+// Square is Offset + Amplitude in the first half of each Period and
+// Offset − Amplitude in the second.
+type Square struct {
+	Amplitude, Offset float64
+	Period            time.Duration
+}
+
+// Steps holds each value from its time until the next; before the first
+// time the value is 0. The times must increase.
+type Steps []Level
+
+// Level is a value from a time on.
+type Level struct {
+	Time  time.Duration
+	Value float64
+}
+
+var (
+	_ Stimulus = Constant(0)
+	_ Stimulus = Step{}
+	_ Stimulus = Sine{}
+	_ Stimulus = Square{}
+	_ Stimulus = Steps{}
+)
+
+func (c Constant) At(float64) float64 { return float64(c) }
+func (c Constant) String() string     { return fmt.Sprintf("constant %g", float64(c)) }
+
+func (s Step) At(t float64) float64 {
+	if t < s.Time.Seconds() {
+		return s.From
+	}
+	return s.To
+}
+
+func (s Step) String() string { return fmt.Sprintf("step from %g to %g at %v", s.From, s.To, s.Time) }
+
+func (s Sine) At(t float64) float64 {
+	return s.Offset + s.Amplitude*math.Sin(2*math.Pi*t/s.Period.Seconds())
+}
+
+func (s Sine) String() string {
+	return fmt.Sprintf("sine of amplitude %g about %g, period %v", s.Amplitude, s.Offset, s.Period)
+}
+
+func (s Square) At(t float64) float64 {
+	if math.Mod(t, s.Period.Seconds()) < s.Period.Seconds()/2 {
+		return s.Offset + s.Amplitude
+	}
+	return s.Offset - s.Amplitude
+}
+
+func (s Square) String() string {
+	return fmt.Sprintf("square wave of amplitude %g about %g, period %v", s.Amplitude, s.Offset, s.Period)
+}
+
+func (s Steps) At(t float64) float64 {
+	i := sort.Search(len(s), func(i int) bool { return s[i].Time.Seconds() > t })
+	if i == 0 {
+		return 0
+	}
+	return s[i-1].Value
+}
+
+func (s Steps) String() string {
+	parts := make([]string, len(s))
+	for i, l := range s {
+		parts[i] = fmt.Sprintf("%g from %v", l.Value, l.Time)
+	}
+	return "steps: " + strings.Join(parts, ", ")
+}
