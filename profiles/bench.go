@@ -25,11 +25,12 @@ type Bench struct {
 
 // Endpoint is one of the kinds of I/O.
 type Endpoint struct {
-	Serial *SerialPort `yaml:"serial" doc:"a serial port (USB adapter, UART)"`
-	Pty    *PtyPort    `yaml:"pty" doc:"a virtual serial port: a pseudo-terminal that a program attaches to as if it were a USB adapter"`
-	GPIO   *GPIOPins   `yaml:"gpio" doc:"GPIO pins: input edges become frames, outputs replay them"`
-	UDP    *UDPSocket  `yaml:"udp" doc:"a UDP socket: one datagram per frame"`
-	TCP    *TCPSocket  `yaml:"tcp" doc:"a TCP connection, cut into frames as a serial line is"`
+	Serial *SerialPort    `yaml:"serial" doc:"a serial port (USB adapter, UART)"`
+	Pty    *PtyPort       `yaml:"pty" doc:"a virtual serial port: a pseudo-terminal that a program attaches to as if it were a USB adapter"`
+	GPIO   *GPIOPins      `yaml:"gpio" doc:"GPIO pins: input edges become frames, outputs replay them"`
+	UDP    *UDPSocket     `yaml:"udp" doc:"a UDP socket: one datagram per frame"`
+	TCP    *TCPSocket     `yaml:"tcp" doc:"a TCP connection, cut into frames as a serial line is"`
+	Model  *ModelEndpoint `yaml:"model" doc:"a plant model the rig simulates, cut at a coupling point; its frames are the variables that cross the cut"`
 }
 
 func (*Endpoint) oneOf() {}
@@ -197,6 +198,7 @@ func (StopBitSpec) typeInfo() typeInfo { return typeInfo{"1, 1.5 or 2", ""} }
 type LoadedBench struct {
 	*Bench
 	Source string
+	Models map[string]*BenchModel // the model endpoints, by name
 }
 
 // LoadBench reads a bench file and checks it against the profile it will
@@ -222,14 +224,15 @@ func ParseBench(source string, data []byte, profile *Loaded) (*LoadedBench, erro
 	if b.Name == "" {
 		b.Name = strings.TrimSuffix(filepath.Base(source), filepath.Ext(source))
 	}
-	b.check(d, profile)
+	models := b.check(d, profile, source)
 	if err := d.errs.err(); err != nil {
 		return nil, err
 	}
-	return &LoadedBench{Bench: b, Source: source}, nil
+	return &LoadedBench{Bench: b, Source: source, Models: models}, nil
 }
 
-func (b *Bench) check(d *decoder, profile *Loaded) {
+func (b *Bench) check(d *decoder, profile *Loaded, source string) map[string]*BenchModel {
+	models := map[string]*BenchModel{}
 	for i, name := range b.Endpoints.Names {
 		e := b.Endpoints.Values[i]
 		path := "endpoints." + name
@@ -260,6 +263,10 @@ func (b *Bench) check(d *decoder, profile *Loaded) {
 				d.errorAt(path+".tcp.reconnect", "reconnect goes with dial; a listening endpoint always waits for the next connection")
 			}
 			positiveDuration(d, path+".tcp.reconnect", e.TCP.Reconnect)
+		case e.Model != nil:
+			if bm := checkModel(d, path+".model", source, e.Model); bm != nil {
+				models[name] = bm
+			}
 		}
 	}
 	sources := map[string]string{} // endpoint → the flow it feeds
@@ -295,6 +302,8 @@ func (b *Bench) check(d *decoder, profile *Loaded) {
 			d.errorAt("endpoints."+name, "is not used by any binding")
 		}
 	}
+	b.checkModelBindings(d, models)
+	return models
 }
 
 // checkGPIOBinding checks that edge frames go between GPIO endpoints that

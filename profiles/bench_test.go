@@ -55,7 +55,7 @@ func TestMalformedBenches(t *testing.T) {
 		{"missing device", with("device: /dev/ttyUSB0, ", ""),
 			[]string{`x.yaml:2:24: endpoints.controller.serial: missing device: want a device path (e.g. /dev/ttyUSB0)`}},
 		{"two kinds of endpoint", with("{serial: {device: /dev/ttyUSB0, baud: 115200, framing: line}}", "{serial: {device: /dev/ttyUSB0}, pty: {}}"),
-			[]string{`x.yaml:2:15: endpoints.controller: give only one of serial, pty, gpio, udp, tcp`}},
+			[]string{`x.yaml:2:15: endpoints.controller: give only one of serial, pty, gpio, udp, tcp, model`}},
 		{"a key of another framing", with("framing: line}}\n  plant", "framing: line, frame_size: 8B}}\n  plant"),
 			[]string{`x.yaml:2:88: endpoints.controller.serial.frame_size: frame_size goes with framing: fixed`}},
 		{"fixed without a size", with("framing: line}}\n  plant", "framing: fixed}}\n  plant"),
@@ -109,4 +109,87 @@ func FuzzBench(f *testing.F) {
 			}
 		}
 	})
+}
+
+// modelBench is the demo's wiring: the quarter car cut at CP2, the seat on
+// a pseudo-terminal.
+const modelBench = `endpoints:
+  car:  {model: {name: quarter-car, cut: CP2, exchange: 2ms, step: 1ms}}
+  seat: {pty: {link: /tmp/seat}}
+bind:
+  m2s: {from: car, to: seat}
+  s2m: {from: seat, to: car}
+`
+
+func TestModelBench(t *testing.T) {
+	p, err := Load("bottleneck")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ParseBench("b.yaml", []byte(modelBench), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := b.Models["car"]
+	if m == nil || m.Cut != "CP2" || m.Exchange != 2e6 || m.Step != 1e6 || m.Solver != "trapezoidal" || m.Send.String() != "csv" {
+		t.Fatalf("%+v", m)
+	}
+	if got := strings.Join(m.Simulated.Out(), ","); got != "v2" {
+		t.Errorf("sends %s", got)
+	}
+	// A struct codec with one field set and the other defaulted.
+	b, err = ParseBench("b.yaml", []byte(strings.Replace(modelBench, "step: 1ms}", "step: 1ms, codec: {struct: {fields: {v2: {type: i16le, scale: 0.001}}}}}", 1)), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := b.Models["car"]; m.Send.String() != "struct of 2 bytes" || m.Receive.String() != "struct of 8 bytes" {
+		t.Errorf("codecs %s, %s", m.Send, m.Receive)
+	}
+}
+
+func TestMalformedModelBenches(t *testing.T) {
+	p, err := Load("bottleneck")
+	if err != nil {
+		t.Fatal(err)
+	}
+	with := func(old, new string) string { return strings.Replace(modelBench, old, new, 1) }
+	for _, tc := range []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"unknown model", with("quarter-car", "quarter-cart"),
+			[]string{`x.yaml:2:24: endpoints.car.model.name: no built-in model or file named quarter-cart; did you mean quarter-car? (the built-in models: `}},
+		{"unknown cut", with("cut: CP2", "cut: CP3"),
+			[]string{`x.yaml:2:42: endpoints.car.model.cut: model quarter-car has no cut CP3; did you mean CP1? (its cuts: CP1, CP2)`}},
+		{"step does not divide", with("step: 1ms", "step: 0.3ms"),
+			[]string{`x.yaml:2:68: endpoints.car.model.step: the exchange step 2ms is not a whole number of steps of 300µs`}},
+		{"rk4 too coarse", with("step: 1ms", "solver: rk4"),
+			[]string{`x.yaml:2:70: endpoints.car.model.solver: rk4 at a step of 2ms is unstable for the simulated part (linear): its eigenvalue -2090+0i/s needs a step under 1.333ms; use the trapezoidal solver or a smaller step`}},
+		{"unknown parameter", with("cut: CP2", "cut: CP2, params: {m4: 1}"),
+			[]string{`x.yaml:2:55: endpoints.car.model.params: model quarter-car has no parameter m4; did you mean m1?`}},
+		{"unknown input", with("cut: CP2", "cut: CP2, inputs: {road: {constant: 1}}"),
+			[]string{`x.yaml:2:62: endpoints.car.model.inputs.road: model quarter-car has no input road (its inputs: v0)`}},
+		{"unknown codec", with("step: 1ms", "step: 1ms, codec: json"),
+			[]string{`x.yaml:2:80: endpoints.car.model.codec: "json" is not a codec (want csv or struct, or a mapping with settings)`}},
+		{"field not crossing", with("step: 1ms", "step: 1ms, codec: {struct: {fields: {v3: f32le}}}"),
+			[]string{`x.yaml:2:103: endpoints.car.model.codec.struct.fields.v3: is not a variable that crosses cut CP2 (they are: v2, Fseat)`}},
+		{"bad field type", with("step: 1ms", "step: 1ms, codec: {struct: {fields: {v2: f16}}}"),
+			[]string{`x.yaml:2:103: endpoints.car.model.codec.struct.fields.v2: "f16" is not a field type`}},
+		{"nothing received", strings.Replace(modelBench, "  s2m: {from: seat, to: car}\n", "", 1),
+			[]string{`x.yaml:2:9: endpoints.car: cut CP2 receives Fseat from the hardware: bind a flow to car`}},
+		{"to gpio", with("{pty: {link: /tmp/seat}}", "{gpio: {inputs: [{pin: A}], outputs: [{pin: B, safe: low}]}}"),
+			[]string{`x.yaml:5:8: bind.m2s: GPIO edge frames go between gpio endpoints; car and seat are not both gpio`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseBench("x.yaml", []byte(tc.yaml), p)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("got\n%s\nwant it to contain\n%s", err, w)
+				}
+			}
+		})
+	}
 }

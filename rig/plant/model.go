@@ -209,9 +209,8 @@ func New(m Model) (*Plant, error) {
 			bad("inputs."+in.Name, "is read by no subsystem")
 		}
 	}
-	if len(probs) > 0 {
-		return nil, probs
-	}
+	// The checks below work on what resolved, so that one file's problems
+	// are all reported at once.
 	var loop []string
 	p.order, loop = p.evaluationOrder()
 	if loop != nil {
@@ -229,6 +228,9 @@ func New(m Model) (*Plant, error) {
 			bad(path, "given twice")
 		}
 		seenCut[c.Name] = true
+		if loop != nil {
+			continue // without an order there are no parts to check
+		}
 		if _, _, err := p.cut(c); err != nil {
 			bad(path, "%s", err)
 		}
@@ -322,6 +324,9 @@ func (p *Plant) evaluationOrder() (order []int, loop []string) {
 			continue
 		}
 		for _, k := range b.in {
+			if k < 0 {
+				continue // unresolved: reported already
+			}
 			if pr := p.producer[k]; pr >= 0 && !slices.Contains(deps[i], pr) {
 				deps[i] = append(deps[i], pr)
 			}

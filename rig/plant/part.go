@@ -85,7 +85,7 @@ func (p *Plant) newPart(name string, member []bool) *Part {
 	reads := map[int]bool{}
 	for _, i := range pt.subs {
 		for _, k := range p.subs[i].in {
-			reads[k] = true
+			reads[k] = true // -1, unresolved, matches no signal
 		}
 		pt.produces = append(pt.produces, p.subs[i].out...)
 	}

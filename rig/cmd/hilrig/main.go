@@ -28,7 +28,7 @@ var commands []command
 
 func init() {
 	commands = []command{
-		{"sim", "PROFILE [--duration D] [--seed N] [--trace FILE] [--summary FILE] [--set path=value]...",
+		{"sim", "PROFILE [--duration D] [--seed N] [--trace FILE] [--summary FILE] [--bench BENCH [--signals FILE]] [--set path=value]...",
 			"run a profile in virtual time and print its summary", runSim},
 		{"check", "PROFILE|DIR... [--set path=value]...",
 			"validate profiles without running them (exit 0 if all are valid, 2 if not)", runCheck},

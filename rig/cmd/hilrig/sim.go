@@ -35,6 +35,8 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	seed := fs.String("seed", "", "random `seed` (default: the profile's)")
 	tracePath := fs.String("trace", "", "write a CSV trace of every frame to `file`")
 	summaryPath := fs.String("summary", "", "write the JSON summary to `file` instead of stdout")
+	benchPath := fs.String("bench", "", "co-simulate the model endpoints of the bench `file`, their hardware parts standing in for the hardware")
+	signalsPath := fs.String("signals", "", "write the model signals, a row per exchange step, as CSV to `file` (with --bench)")
 	var sets setFlags
 	fs.Var(&sets, "set", "override a profile value, `path=value` (repeatable)")
 	pos, err := parseFlags(fs, args)
@@ -64,6 +66,27 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		}
 		defer f.Close()
 		opt.Trace = f
+	}
+	if *signalsPath != "" && *benchPath == "" {
+		return fail(stderr, exitUsage, fmt.Errorf("--signals records the models of a bench: give --bench too"))
+	}
+	if *benchPath != "" {
+		b, err := profiles.LoadBench(*benchPath, p)
+		if err != nil {
+			return fail(stderr, exitUsage, err)
+		}
+		if len(b.Models) == 0 {
+			return fail(stderr, exitUsage, fmt.Errorf("%s has no model endpoint; in sim the profile's traffic stands in for hardware, so a bench matters only for the models it cuts", *benchPath))
+		}
+		opt.Bench = b
+	}
+	if *signalsPath != "" {
+		f, err := os.Create(*signalsPath)
+		if err != nil {
+			return fail(stderr, exitUsage, err)
+		}
+		defer f.Close()
+		opt.Signals = f
 	}
 	summary, err := rig.Sim(p, opt)
 	if err != nil {

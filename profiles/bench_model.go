@@ -1,0 +1,307 @@
+package profiles
+
+import (
+	"errors"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v4"
+
+	"github.com/hilrig/hilrig/rig/plant"
+)
+
+// ModelEndpoint is a plant model the rig simulates, cut at a coupling
+// point: the variables that cross the cut are its frames.
+type ModelEndpoint struct {
+	Name     string        `yaml:"name,required" doc:"a built-in model (hilrig models lists them) or a model file, relative to the bench"`
+	Cut      string        `yaml:"cut,required" doc:"the coupling point; the rig simulates the part that is not on the bench"`
+	Exchange *Duration     `yaml:"exchange" doc:"communication step: how often the rig sends the variables that cross the cut and takes up the last ones received" default:"2ms"`
+	Step     *Duration     `yaml:"step" doc:"integration step; the exchange step must be a whole number of them" default:"the exchange step"`
+	Solver   *SolverName   `yaml:"solver" doc:"rk4, or trapezoidal (implicit, for stiff models)" default:"trapezoidal"`
+	Params   Map[float64]  `yaml:"params" doc:"a built-in model's parameters changed from their defaults, by name"`
+	Inputs   Map[Stimulus] `yaml:"inputs" doc:"the model's inputs driven otherwise than the model says, by name"`
+	Codec    *CodecSpec    `yaml:"codec" doc:"how the variables travel in a frame: csv, struct, or either with settings" default:"csv"`
+}
+
+// SolverName is rk4 or trapezoidal.
+type SolverName string
+
+func (v *SolverName) parseScalar(s string) error {
+	e := enum{allowed: []string{"rk4", "trapezoidal"}}
+	err := e.parse(s, "a solver")
+	*v = SolverName(e.value)
+	return err
+}
+
+func (SolverName) typeInfo() typeInfo { return typeInfo{"rk4 or trapezoidal", ""} }
+
+// CodecSpec is one of the codecs, written as its name or with settings.
+type CodecSpec struct {
+	CSV    *CSVCodec    `yaml:"csv" doc:"one ASCII line per sample: the values separated by commas"`
+	Struct *StructCodec `yaml:"struct" doc:"a packed binary layout, one field per value"`
+}
+
+func (*CodecSpec) oneOf() {}
+
+func (CodecSpec) typeInfo() typeInfo {
+	return typeInfo{"a codec", "csv, struct, {struct: {fields: {v2: f32le}}}"}
+}
+
+func (c *CodecSpec) decodeNode(d *decoder, n *yaml.Node, path string) {
+	if n.Kind == yaml.ScalarNode && !isNull(n) {
+		switch n.Value {
+		case "csv":
+			c.CSV = &CSVCodec{}
+		case "struct":
+			c.Struct = &StructCodec{}
+		default:
+			d.errorf(n, path, "%q is not a codec (want csv or struct, or a mapping with settings)%s", n.Value, didYouMean(n.Value, []string{"csv", "struct"}))
+		}
+		return
+	}
+	type plain CodecSpec
+	d.decodeStruct(n, reflect.ValueOf((*plain)(c)).Elem(), path)
+}
+
+// CSVCodec sets the csv codec.
+type CSVCodec struct {
+	Precision *int `yaml:"precision" doc:"significant digits" default:"as many as read back exactly"`
+}
+
+// StructCodec sets the struct codec.
+type StructCodec struct {
+	Fields Map[FieldSpec] `yaml:"fields" doc:"each variable's type, scale and offset, by name; the fields are packed in the order of the model's signals" default:"f64le for each"`
+}
+
+// FieldSpec lays out one variable: a type name, or {type, scale, offset}.
+type FieldSpec struct {
+	Type   FieldTypeName `yaml:"type,required" doc:"f32le, f32be, f64le, f64be, i8, u8, i16le, i16be, u16le, u16be, i32le, i32be, u32le or u32be"`
+	Scale  *float64      `yaml:"scale" doc:"value = raw·scale + offset" default:"1"`
+	Offset *float64      `yaml:"offset" doc:"value = raw·scale + offset" default:"0"`
+}
+
+func (FieldSpec) typeInfo() typeInfo { return typeInfo{"a field", "f32le, {type: i16be, scale: 0.01}"} }
+
+func (f *FieldSpec) decodeNode(d *decoder, n *yaml.Node, path string) {
+	if n.Kind == yaml.ScalarNode && !isNull(n) {
+		d.decode(n, reflect.ValueOf(&f.Type).Elem(), path)
+		return
+	}
+	type plain FieldSpec
+	d.decodeStruct(n, reflect.ValueOf((*plain)(f)).Elem(), path)
+}
+
+// FieldTypeName is one of plant.FieldTypes.
+type FieldTypeName string
+
+func (v *FieldTypeName) parseScalar(s string) error {
+	var names []string
+	for _, t := range plant.FieldTypes {
+		names = append(names, string(t))
+	}
+	e := enum{allowed: names}
+	err := e.parse(s, "a field type")
+	*v = FieldTypeName(e.value)
+	return err
+}
+
+func (FieldTypeName) typeInfo() typeInfo { return typeInfo{"a field type", "f32le, i16be"} }
+
+// BenchModel is a model endpoint, resolved and checked.
+type BenchModel struct {
+	*LoadedModel        // with the bench's params and stimuli
+	Cut                 string
+	Simulated, Hardware *plant.Part
+	Exchange, Step      time.Duration
+	Solver              plant.Solver
+	// Send encodes what the rig sends across the cut (Simulated.Out);
+	// Receive decodes what comes back (Simulated.In).
+	Send, Receive plant.Codec
+}
+
+// checkModel resolves a model endpoint; it returns nil after reporting a
+// problem.
+func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchModel {
+	ref := e.Name
+	if _, builtin := plant.LookupBuiltin(ref); !builtin && !filepath.IsAbs(ref) && strings.ContainsAny(ref, "/.") {
+		ref = filepath.Join(filepath.Dir(benchSource), ref)
+	}
+	params := map[string]float64{}
+	for i, name := range e.Params.Names {
+		params[name] = *e.Params.Values[i]
+	}
+	lm, err := LoadModel(ref, params)
+	if err != nil {
+		var list ErrorList
+		switch {
+		case errors.As(err, &list):
+			d.errs = append(d.errs, list...) // at their places in the model file
+		case len(params) > 0 && strings.Contains(err.Error(), "parameter"):
+			d.errorAt(path+".params", "%v", err)
+		default:
+			d.errorAt(path+".name", "%v", err)
+		}
+		return nil
+	}
+	// The bench's stimuli replace the model's.
+	if e.Inputs.Len() > 0 {
+		m := lm.Model
+		m.Inputs = slices.Clone(m.Inputs)
+		for i, name := range e.Inputs.Names {
+			at := slices.IndexFunc(m.Inputs, func(in plant.Input) bool { return in.Name == name })
+			if at < 0 {
+				var names []string
+				for _, in := range m.Inputs {
+					names = append(names, in.Name)
+				}
+				d.errorAt(path+".inputs."+name, "model %s has no input %s%s (its inputs: %s)", m.Name, name, didYouMean(name, names), strings.Join(names, ", "))
+				continue
+			}
+			e.Inputs.Values[i].check(d, path+".inputs."+name)
+			m.Inputs[at].Stimulus = e.Inputs.Values[i].stimulus()
+		}
+		if lm.Plant, err = plant.New(m); err != nil {
+			d.errorAt(path+".inputs", "%v", err)
+			return nil
+		}
+	}
+	bm := &BenchModel{LoadedModel: lm, Cut: e.Cut, Exchange: 2 * time.Millisecond, Solver: plant.Trapezoidal}
+	if bm.Simulated, bm.Hardware, err = lm.Plant.Cut(e.Cut); err != nil {
+		d.errorAt(path+".cut", "%v", err)
+		return nil
+	}
+	if e.Exchange != nil {
+		bm.Exchange = time.Duration(*e.Exchange)
+	}
+	bm.Step = bm.Exchange
+	if e.Step != nil {
+		bm.Step = time.Duration(*e.Step)
+	}
+	ok := true
+	if bm.Exchange <= 0 {
+		d.errorAt(path+".exchange", "must be positive")
+		ok = false
+	}
+	if bm.Step <= 0 {
+		d.errorAt(path+".step", "must be positive")
+		ok = false
+	} else if bm.Exchange > 0 && bm.Exchange%bm.Step != 0 {
+		d.errorAt(path+".step", "the exchange step %v is not a whole number of steps of %v", bm.Exchange, bm.Step)
+		ok = false
+	}
+	if e.Solver != nil {
+		bm.Solver = plant.Solver(*e.Solver)
+	}
+	if ok {
+		for _, part := range []*plant.Part{bm.Simulated, bm.Hardware} {
+			if _, err := plant.NewIntegrator(part, bm.Solver, bm.Step); err != nil {
+				d.errorAt(path+".solver", "%v", err)
+				ok = false
+				break
+			}
+		}
+	}
+	crossing := append(bm.Simulated.Out(), bm.Simulated.In()...)
+	switch {
+	case e.Codec == nil || e.Codec.CSV != nil:
+		c := plant.CSV{}
+		if e.Codec != nil && e.Codec.CSV.Precision != nil {
+			if p := *e.Codec.CSV.Precision; p < 1 || p > 17 {
+				d.errorAt(path+".codec.csv.precision", "must be from 1 to 17")
+			} else {
+				c.Precision = p
+			}
+		}
+		bm.Send, bm.Receive = c, c
+	case e.Codec.Struct != nil:
+		fields := e.Codec.Struct.Fields
+		for _, name := range fields.Names {
+			if !slices.Contains(crossing, name) {
+				d.errorAt(path+".codec.struct.fields."+name, "is not a variable that crosses cut %s (they are: %s)", e.Cut, strings.Join(crossing, ", "))
+			}
+		}
+		layout := func(signals []string) plant.Codec {
+			var fs []plant.Field
+			for _, s := range signals {
+				f := plant.Field{Type: plant.F64LE}
+				if i := fields.Index(s); i >= 0 {
+					spec := fields.Values[i]
+					f.Type = plant.FieldType(spec.Type)
+					if spec.Scale != nil {
+						f.Scale = *spec.Scale
+					}
+					if spec.Offset != nil {
+						f.Offset = *spec.Offset
+					}
+				}
+				fs = append(fs, f)
+			}
+			s, err := plant.NewStruct(fs)
+			if err != nil {
+				return nil // the field type was reported already
+			}
+			return s
+		}
+		bm.Send, bm.Receive = layout(bm.Simulated.Out()), layout(bm.Simulated.In())
+		for i, name := range fields.Names {
+			if s := fields.Values[i].Scale; s != nil && *s == 0 {
+				d.errorAt(path+".codec.struct.fields."+name+".scale", "must not be zero")
+			}
+		}
+	}
+	if !ok || bm.Send == nil || bm.Receive == nil {
+		return nil
+	}
+	return bm
+}
+
+// checkModelBindings checks that each model endpoint sends and receives
+// through exactly the flows its cut needs, to endpoints that carry bytes.
+func (b *Bench) checkModelBindings(d *decoder, models map[string]*BenchModel) {
+	for i, name := range b.Endpoints.Names {
+		if b.Endpoints.Values[i].Model == nil {
+			continue
+		}
+		path := "endpoints." + name
+		var from, to []string
+		for j, flow := range b.Bind.Names {
+			bind := b.Bind.Values[j]
+			if string(bind.From) == name {
+				from = append(from, flow)
+			}
+			if string(bind.To) == name {
+				if len(to) > 0 {
+					d.errorAt("bind."+flow+".to", "%s already receives flow %s; a model receives one flow", name, to[0])
+				}
+				to = append(to, flow)
+			}
+			for _, peer := range []string{string(bind.From), string(bind.To)} {
+				if k := b.Endpoints.Index(peer); peer != name && k >= 0 && (string(bind.From) == name || string(bind.To) == name) {
+					if b.Endpoints.Values[k].Model != nil {
+						d.errorAt("bind."+flow, "a model's frames go to hardware: a serial, pty, udp or tcp endpoint, not another model (%s)", peer)
+					}
+				}
+			}
+		}
+		bm := models[name]
+		if bm == nil {
+			continue
+		}
+		out, in := bm.Simulated.Out(), bm.Simulated.In()
+		switch {
+		case len(out) > 0 && len(from) == 0:
+			d.errorAt(path, "cut %s sends %s to the hardware: bind a flow from %s", bm.Cut, strings.Join(out, ", "), name)
+		case len(out) == 0 && len(from) > 0:
+			d.errorAt("bind."+from[0]+".from", "cut %s sends nothing to the hardware", bm.Cut)
+		}
+		switch {
+		case len(in) > 0 && len(to) == 0:
+			d.errorAt(path, "cut %s receives %s from the hardware: bind a flow to %s", bm.Cut, strings.Join(in, ", "), name)
+		case len(in) == 0 && len(to) > 0:
+			d.errorAt("bind."+to[0]+".to", "cut %s receives nothing from the hardware", bm.Cut)
+		}
+	}
+}
