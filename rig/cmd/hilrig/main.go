@@ -38,6 +38,9 @@ func init() {
 		{"run", "--bench BENCH PROFILE [--duration D] [--trace FILE] [--summary FILE] [--priority N] [--spin D] [--set path=value]...",
 			"forward frames between hardware endpoints through the emulated network, in real time", runRun},
 		{"ports", "", "list serial ports and GPIO chips", runPorts},
+		{"models", "[MODEL] [--param name=value]...", "list the built-in plant models, or describe one (or a model file): signals, cuts, parameters", runModels},
+		{"couple", "MODEL [--delay D] [--output NAME] [--input NAME] [--cuts C1,C2] [--csv FILE] [--svg FILE] [--param name=value]...",
+			"rank a model's coupling points by the distortion a round-trip delay causes (paper 001)", runCouple},
 	}
 }
 

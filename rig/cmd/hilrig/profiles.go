@@ -75,9 +75,9 @@ func count(n int, one, many string) string {
 }
 
 // profileFiles expands a directory into the .yaml files below it, sorted,
-// leaving out directories named benches (bench files live there, beside
-// the profiles they run); anything else is one profile (a file or a
-// shipped name).
+// leaving out directories named benches and models (bench and model files
+// live there, beside the profiles they run with); anything else is one
+// profile (a file or a shipped name).
 func profileFiles(arg string) ([]string, error) {
 	info, err := os.Stat(arg)
 	if err != nil || !info.IsDir() {
@@ -88,7 +88,7 @@ func profileFiles(arg string) ([]string, error) {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && d.Name() == "benches" && path != arg {
+		if d.IsDir() && (d.Name() == "benches" || d.Name() == "models") && path != arg {
 			return filepath.SkipDir
 		}
 		if !d.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
