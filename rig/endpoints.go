@@ -53,6 +53,12 @@ func buildEndpoints(b *profiles.LoadedBench, readerThread func()) ([]endpoint, e
 				cfg.MaxFrame = int(*e.UDP.MaxFrame)
 			}
 			ep = endpoint{drivers.NewUDP(cfg), "udp", "udp " + cfg.Listen + cfg.Dial, false}
+		case e.Model != nil:
+			bm := b.Models[name]
+			var me *modelEndpoint
+			if me, err = newModelEndpoint(name, bm); err == nil {
+				ep = endpoint{me, "model", fmt.Sprintf("%s cut at %s", bm.Name, bm.Cut), false}
+			}
 		case e.TCP != nil:
 			var framing drivers.Framing
 			spec := e.TCP.FrameSettings.Spec()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -84,7 +85,9 @@ type ModelSummary struct {
 	// Hardware is the hardware part's side, when sim stands in for it.
 	Hardware *ModelEndSummary `json:"hardware,omitempty"`
 	// Output compares the model's output of interest with the uncut
-	// model run alongside without delay (sim only).
+	// model run alongside: in sim with the stand-in for the hardware, in a
+	// real run when the rig simulates the output (its hardware part then
+	// being the model's, not the bench's).
 	Output *OutputError `json:"output,omitempty"`
 	// StepLateness is how late exchanges started after their time, and
 	// Overruns how many started after the next one was due (run only).
@@ -109,6 +112,75 @@ type OutputError struct {
 	OfPeak float64 `json:"max_error_of_peak"`
 }
 
+// reference runs the uncut model alongside a cut one, with the same
+// solver and step, and measures how far the cut one's output of interest
+// strays from it: the distortion the cut, the exchange and the network
+// cause together.
+type reference struct {
+	ideal               *plant.Integrator
+	substeps            int
+	output              int               // signal index, or -1
+	cut                 *plant.Integrator // the integrator computing the output in the cut run
+	name                string
+	peak, maxErr, sumSq float64
+	samples             uint64
+}
+
+// newReference compares the output as computed by sim, or by hw when the
+// hardware part computes it (hw is nil in a real run: then there is
+// nothing to compare).
+func newReference(bm *profiles.BenchModel, sim, hw *plant.Integrator) (*reference, error) {
+	ideal, err := plant.NewIntegrator(bm.Whole(), bm.Solver, bm.Step)
+	if err != nil {
+		return nil, err
+	}
+	r := &reference{ideal: ideal, substeps: int(bm.Exchange / bm.Step), output: -1, name: bm.Output}
+	if bm.Output == "" {
+		return r, nil
+	}
+	if slices.Contains(bm.Simulated.Produces(), bm.Output) {
+		r.cut = sim
+	} else {
+		r.cut = hw
+	}
+	if r.cut != nil {
+		r.output = bm.SignalIndex(bm.Output)
+	}
+	return r, nil
+}
+
+// compare samples the uncut model at the cut one's time and accumulates
+// the output's error; the cut integrator was sampled already.
+func (r *reference) compare() {
+	r.ideal.Sample()
+	if r.output < 0 {
+		return
+	}
+	ref := r.ideal.Signal(r.output)
+	e := r.cut.Signal(r.output) - ref
+	r.peak = max(r.peak, math.Abs(ref))
+	r.maxErr = max(r.maxErr, math.Abs(e))
+	r.sumSq += e * e
+	r.samples++
+}
+
+func (r *reference) advance() {
+	for range r.substeps {
+		r.ideal.Advance()
+	}
+}
+
+func (r *reference) summary() *OutputError {
+	if r.output < 0 || r.samples == 0 {
+		return nil
+	}
+	o := &OutputError{Signal: r.name, Peak: r.peak, MaxError: r.maxErr, RMSError: math.Sqrt(r.sumSq / float64(r.samples))}
+	if r.peak > 0 {
+		o.OfPeak = r.maxErr / r.peak
+	}
+	return o
+}
+
 // coSim is a model endpoint in virtual time. The hardware is not there,
 // so the model's hardware part stands in for it, with the same codec; the
 // uncut model runs alongside as the reference.
@@ -116,14 +188,10 @@ type coSim struct {
 	name         string
 	bm           *profiles.BenchModel
 	sim, hw      *modelEnd
-	ideal        *plant.Integrator
+	ref          *reference
 	toHW, fromHW int // flows, or -1
 	next         time.Duration
 	exchanges    uint64
-	output       int // signal index of the output of interest, or -1
-	outputSide   *plant.Integrator
-	peak, maxErr float64
-	sumSq        float64
 }
 
 func newCoSim(name string, bm *profiles.BenchModel, toHW, fromHW int) (*coSim, error) {
@@ -135,21 +203,11 @@ func newCoSim(name string, bm *profiles.BenchModel, toHW, fromHW int) (*coSim, e
 	if err != nil {
 		return nil, err
 	}
-	ideal, err := plant.NewIntegrator(bm.Whole(), bm.Solver, bm.Step)
+	ref, err := newReference(bm, sim.it, hw.it)
 	if err != nil {
 		return nil, err
 	}
-	cs := &coSim{name: name, bm: bm, sim: sim, hw: hw, ideal: ideal, toHW: toHW, fromHW: fromHW, output: -1}
-	if bm.Output != "" {
-		cs.output = bm.SignalIndex(bm.Output)
-		cs.outputSide = sim.it
-		for _, s := range bm.Hardware.Produces() {
-			if s == bm.Output {
-				cs.outputSide = hw.it
-			}
-		}
-	}
-	return cs, nil
+	return &coSim{name: name, bm: bm, sim: sim, hw: hw, ref: ref, toHW: toHW, fromHW: fromHW}, nil
 }
 
 // receiver is the part a flow's frames go to.
@@ -163,35 +221,15 @@ func (cs *coSim) receiver(flow int) *modelEnd {
 	return nil
 }
 
-// compare samples the reference and accumulates the output's error.
-func (cs *coSim) compare() {
-	cs.ideal.Sample()
-	if cs.output < 0 {
-		return
-	}
-	ref := cs.ideal.Signal(cs.output)
-	e := cs.outputSide.Signal(cs.output) - ref
-	cs.peak = max(cs.peak, math.Abs(ref))
-	cs.maxErr = max(cs.maxErr, math.Abs(e))
-	cs.sumSq += e * e
-}
-
 func (cs *coSim) summary() ModelSummary {
-	s := ModelSummary{
+	return ModelSummary{
 		Endpoint: cs.name, Model: cs.bm.Name, Cut: cs.bm.Cut, Solver: string(cs.bm.Solver),
 		ExchangeS: cs.bm.Exchange.Seconds(), StepS: cs.bm.Step.Seconds(), Exchanges: cs.exchanges,
 		FramesOut: cs.sim.framesOut, FramesIn: cs.sim.framesIn, BadFrames: cs.sim.badFrames,
 		Unconverged: cs.sim.it.Unconverged(),
 		Hardware:    &ModelEndSummary{FramesOut: cs.hw.framesOut, FramesIn: cs.hw.framesIn, BadFrames: cs.hw.badFrames},
+		Output:      cs.ref.summary(),
 	}
-	if cs.output >= 0 && cs.exchanges > 0 {
-		o := &OutputError{Signal: cs.bm.Output, Peak: cs.peak, MaxError: cs.maxErr, RMSError: math.Sqrt(cs.sumSq / float64(cs.exchanges))}
-		if cs.peak > 0 {
-			o.OfPeak = cs.maxErr / cs.peak
-		}
-		s.Output = o
-	}
-	return s
 }
 
 // modelFrames hands the frames of model flows to the part they go to.
@@ -203,15 +241,14 @@ func (m modelFrames) Finished(f *emulator.Frame) {
 	}
 }
 
-// signalWriter writes the model signals as CSV: a row per exchange, with
-// each model endpoint's signals as its simulated part sees them
-// (NAME.signal), as the hardware's stand-in sees them (NAME.hardware.signal)
-// and in the uncut model (NAME.ideal.signal).
-type signalWriter struct {
-	w       *bufio.Writer
+// signalColumns are the columns of a signals file: a row per exchange,
+// with each model endpoint's signals as its simulated part sees them
+// (NAME.signal), in sim as the hardware's stand-in sees them
+// (NAME.hardware.signal), and in the uncut model run alongside
+// (NAME.ideal.signal).
+type signalColumns struct {
+	header  []byte
 	columns []signalColumn
-	row     []byte
-	err     error
 }
 
 type signalColumn struct {
@@ -219,25 +256,60 @@ type signalColumn struct {
 	k  int
 }
 
+func (sc *signalColumns) add(prefix string, it *plant.Integrator, names []string) {
+	for _, n := range names {
+		sc.header = append(sc.header, ',')
+		sc.header = append(sc.header, prefix...)
+		sc.header = append(sc.header, n...)
+		sc.columns = append(sc.columns, signalColumn{it, it.Part().Plant().SignalIndex(n)})
+	}
+}
+
+// addModel adds a model's columns: its simulated part, the stand-in for
+// its hardware part if there is one, and the uncut model.
+func (sc *signalColumns) addModel(name string, bm *profiles.BenchModel, sim, hw, ideal *plant.Integrator) {
+	if sc.header == nil {
+		sc.header = []byte("t")
+	}
+	sc.add(name+".", sim, append(bm.Simulated.Produces(), bm.Simulated.In()...))
+	if hw != nil {
+		sc.add(name+".hardware.", hw, append(bm.Hardware.Produces(), bm.Hardware.In()...))
+	}
+	sc.add(name+".ideal.", ideal, bm.Whole().Produces())
+}
+
+// collect reads the current values, as of the integrators' last Sample.
+func (sc *signalColumns) collect(dst []float64) {
+	for i, c := range sc.columns {
+		dst[i] = c.it.Signal(c.k)
+	}
+}
+
+func appendSignalRow(b []byte, t time.Duration, values []float64) []byte {
+	b = AppendSeconds(b, t)
+	for _, v := range values {
+		b = append(b, ',')
+		b = strconv.AppendFloat(b, v, 'g', -1, 64)
+	}
+	return append(b, '\n')
+}
+
+// signalWriter writes the signals file of a sim run as it goes.
+type signalWriter struct {
+	*signalColumns
+	w      *bufio.Writer
+	values []float64
+	row    []byte
+	err    error
+}
+
 func newSignalWriter(w io.Writer, models []*coSim) *signalWriter {
-	sw := &signalWriter{w: bufio.NewWriterSize(w, 64<<10)}
-	header := []byte("t")
-	add := func(prefix string, it *plant.Integrator, names []string) {
-		for _, n := range names {
-			header = append(header, ',')
-			header = append(header, prefix...)
-			header = append(header, n...)
-			sw.columns = append(sw.columns, signalColumn{it, it.Part().Plant().SignalIndex(n)})
-		}
-	}
+	sc := &signalColumns{}
 	for _, cs := range models {
-		sim, hw := cs.bm.Simulated, cs.bm.Hardware
-		add(cs.name+".", cs.sim.it, append(sim.Produces(), sim.In()...))
-		add(cs.name+".hardware.", cs.hw.it, append(hw.Produces(), hw.In()...))
-		add(cs.name+".ideal.", cs.ideal, cs.bm.Whole().Produces())
+		sc.addModel(cs.name, cs.bm, cs.sim.it, cs.hw.it, cs.ref.ideal)
 	}
-	header = append(header, '\n')
-	_, sw.err = sw.w.Write(header)
+	sw := &signalWriter{signalColumns: sc, w: bufio.NewWriterSize(w, 64<<10), values: make([]float64, len(sc.columns))}
+	_, sw.err = sw.w.Write(append(sc.header, '\n'))
 	return sw
 }
 
@@ -246,14 +318,9 @@ func (sw *signalWriter) write(t time.Duration) {
 	if sw.err != nil {
 		return
 	}
-	b := AppendSeconds(sw.row[:0], t)
-	for _, c := range sw.columns {
-		b = append(b, ',')
-		b = strconv.AppendFloat(b, c.it.Signal(c.k), 'g', -1, 64)
-	}
-	b = append(b, '\n')
-	sw.row = b
-	_, sw.err = sw.w.Write(b)
+	sw.collect(sw.values)
+	sw.row = appendSignalRow(sw.row[:0], t, sw.values)
+	_, sw.err = sw.w.Write(sw.row)
 }
 
 func (sw *signalWriter) flush() error {

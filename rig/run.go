@@ -25,6 +25,11 @@ type RunOptions struct {
 	// spins; 0 means DefaultSpin.
 	Spin time.Duration
 	Log  io.Writer // announcements and warnings; nil: discarded
+	// Signals receives the model endpoints' signals as CSV, a row per
+	// exchange (as `hilrig sim --signals`, without the hardware's).
+	Signals io.Writer
+	// Monitor, when set, is kept up to date for another goroutine to read.
+	Monitor *Monitor
 }
 
 // DefaultSpin is the executor's spin before a deadline: long enough to
@@ -39,6 +44,7 @@ type RunSummary struct {
 	emulator.Summary
 	Phases    []PhaseSummary    `json:"phases,omitempty"`
 	Endpoints []EndpointSummary `json:"endpoints"`
+	Models    []ModelSummary    `json:"models,omitempty"`
 	Timing    TimingSummary     `json:"timing"`
 }
 
@@ -73,6 +79,7 @@ type TimingSummary struct {
 	ReleaseLateness *emulator.DelaySummary `json:"release_lateness_s,omitempty"`
 	IngressDropped  uint64                 `json:"ingress_dropped"`
 	TraceDropped    uint64                 `json:"trace_dropped"`
+	SignalsDropped  uint64                 `json:"signals_dropped,omitempty"`
 	AllocsPerFrame  float64                `json:"allocs_per_frame"`
 	MaxRSSKiB       int64                  `json:"max_rss_kib"`
 }
@@ -92,6 +99,11 @@ type runner struct {
 	phases    *phaseRecorder
 	gaps      [][][2]time.Duration // per endpoint; a gap still open ends at -1
 	failures  []string             // per endpoint: why it stopped, or last went away
+
+	models    []*modelEndpoint // stepped by the executor
+	signals   *asyncWriter[signalRecord]
+	monitor   *Monitor
+	flowNames []string
 
 	wakeLate, releaseLate emulator.DelayHistogram
 	wakeups               uint64
@@ -174,6 +186,16 @@ func Run(ctx context.Context, p *profiles.Loaded, b *profiles.LoadedBench, opt R
 			cfg.Flows[flow].Lead = leader.LineTime
 		}
 	}
+	for i, e := range eps {
+		if m, ok := e.Endpoint.(*modelEndpoint); ok {
+			m.flow = r.flowOf[i]
+			r.models = append(r.models, m)
+		}
+	}
+	if opt.Signals != nil && len(r.models) > 0 {
+		r.signals = startSignals(opt.Signals, r.models)
+	}
+	r.monitor, r.flowNames = opt.Monitor, p.Flows.Names
 	if len(p.Phases()) > 0 {
 		r.phases = newPhaseRecorder(p.Phases(), p.Flows.Names)
 	}
@@ -199,6 +221,9 @@ func Run(ctx context.Context, p *profiles.Loaded, b *profiles.LoadedBench, opt R
 			r.stopEndpoints(eps[:i], logf)
 			if r.trace != nil {
 				r.trace.close()
+			}
+			if r.signals != nil {
+				r.signals.close()
 			}
 			return RunSummary{}, err
 		}
@@ -229,6 +254,11 @@ func Run(ctx context.Context, p *profiles.Loaded, b *profiles.LoadedBench, opt R
 	defer stopWaking()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
+	// Models start now, not when the clock did: opening the devices took
+	// time that they would otherwise have to catch up as overruns.
+	for _, m := range r.models {
+		m.next = r.clock.Now()
+	}
 	stopped, failure := r.loop(ctx, duration)
 	runtime.ReadMemStats(&after)
 
@@ -240,6 +270,12 @@ func Run(ctx context.Context, p *profiles.Loaded, b *profiles.LoadedBench, opt R
 		if err := r.trace.close(); err != nil && failure == nil {
 			failure = fmt.Errorf("writing the trace: %w", err)
 		}
+	}
+	if r.signals != nil {
+		if err := r.signals.close(); err != nil && failure == nil {
+			failure = fmt.Errorf("writing the signals: %w", err)
+		}
+		timing.SignalsDropped = r.signals.dropped.Load()
 	}
 
 	s := RunSummary{Profile: p.Name, Bench: b.Name, Stopped: stopped, Summary: r.net.Summary()}
@@ -261,6 +297,9 @@ func Run(ctx context.Context, p *profiles.Loaded, b *profiles.LoadedBench, opt R
 			es.Gaps = append(es.Gaps, [2]float64{g[0].Seconds(), g[1].Seconds()})
 		}
 		s.Endpoints = append(s.Endpoints, es)
+	}
+	for _, m := range r.models {
+		s.Models = append(s.Models, m.summary())
 	}
 	timing.Wakeups = r.wakeups
 	timing.WakeLateness = r.wakeLate.Summarize()
@@ -338,10 +377,19 @@ func (r *runner) step(spare []byte, end time.Duration) ([]byte, time.Duration) {
 		return spare, -1
 	}
 	r.net.Advance(now)
-	if next, ok := r.net.NextEvent(); ok && next < end {
-		return spare, next
+	next := end
+	for _, m := range r.models {
+		m.exchange(r.net, now)
+		next = min(next, m.next)
 	}
-	return spare, end
+	if r.monitor != nil {
+		r.monitor.publish(r, now, r.flowNames)
+		next = min(next, r.monitor.last+publishEvery)
+	}
+	if e, ok := r.net.NextEvent(); ok {
+		next = min(next, e)
+	}
+	return spare, next
 }
 
 // deviceEvent records an endpoint going away or coming back; a device

@@ -99,3 +99,66 @@ func BenchmarkForwarding(b *testing.B) {
 type stepClock struct{ now time.Duration }
 
 func (c *stepClock) Now() time.Duration { return c.now }
+
+// TestModelExchangeAllocatesNothing drives a model endpoint's exchanges on
+// the executor's path, frames going out through the engine to a device in
+// memory and coming back, with the signals file and a monitor on, and
+// counts allocations once warm.
+func TestModelExchangeAllocatesNothing(t *testing.T) {
+	p, err := profiles.Parse("p.yaml", []byte(`duration: 1h
+hops:
+  down: {delay: 5ms}
+  up:   {delay: 5ms}
+flows:
+  m2s: {route: [down]}
+  s2m: {route: [up]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := profiles.ParseBench("b.yaml", []byte(`endpoints:
+  car:  {model: {name: quarter-car, cut: CP2, exchange: 2ms, step: 500us}}
+  seat: {pty: {}}
+bind:
+  m2s: {from: car, to: seat}
+  s2m: {from: seat, to: car}
+`), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	car, err := newModelEndpoint("car", b.Models["car"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	car.flow = 0
+	seat := &memoryEndpoint{got: make([][]byte, 16)}
+	for i := range seat.got {
+		seat.got[i] = make([]byte, 0, 64)
+	}
+	clock := &stepClock{}
+	r := &runner{endpoints: []endpoint{{Endpoint: car}, {Endpoint: seat}}, flowOf: []int{0, 1}, egress: []int{1, 0},
+		models: []*modelEndpoint{car}, monitor: &Monitor{}, flowNames: p.Flows.Names}
+	if r.net, err = emulator.New(p.Config, r); err != nil {
+		t.Fatal(err)
+	}
+	r.clock = clock
+	r.in = newIngress(64, func() {})
+	r.signals = startSignals(io.Discard, r.models)
+	defer r.signals.close()
+	spare := make([]byte, 0, slotBytes)
+	force := []byte("12.5")
+	exchange := func() {
+		clock.now += 2 * time.Millisecond
+		r.in.Frame(1, force, clock.now) // the seat answers
+		spare, _ = r.step(spare, time.Hour)
+	}
+	for range 2000 {
+		exchange()
+	}
+	if allocs := testing.AllocsPerRun(1000, exchange); allocs != 0 {
+		t.Errorf("%v allocations per exchange", allocs)
+	}
+	if car.exchanges < 3000 || car.end.framesIn < 2900 || seat.n < 2900 {
+		t.Errorf("%d exchanges, %d frames taken up, %d written to the seat", car.exchanges, car.end.framesIn, seat.n)
+	}
+}

@@ -154,7 +154,7 @@ func coSimulate(n *emulator.Network, models []*coSim, end time.Duration, signals
 			}
 			cs.sim.it.Sample()
 			cs.hw.it.Sample()
-			cs.compare()
+			cs.ref.compare()
 		}
 		if signals != nil {
 			signals.write(t)
@@ -165,9 +165,7 @@ func coSimulate(n *emulator.Network, models []*coSim, end time.Duration, signals
 			}
 			cs.sim.advance()
 			cs.hw.advance()
-			for range cs.sim.substeps {
-				cs.ideal.Advance()
-			}
+			cs.ref.advance()
 			cs.exchanges++
 			cs.next += cs.bm.Exchange
 		}

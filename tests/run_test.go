@@ -48,8 +48,10 @@ func startRig(t testing.TB, profile, bench string, args ...string) *rigProcess {
 		}
 		return path
 	}
-	cmdArgs := append([]string{"run", "--bench", write("bench.yaml", bench), write("link.yaml", profile),
-		"--trace", r.trace, "--summary", r.summary}, args...)
+	cmdArgs := []string{"run", "--bench", write("bench.yaml", bench), write("link.yaml", profile), "--trace", r.trace, "--summary", r.summary}
+	for _, a := range args {
+		cmdArgs = append(cmdArgs, strings.ReplaceAll(a, "DIR", dir))
+	}
 	r.cmd = exec.Command(hilrig, cmdArgs...)
 	r.cmd.Stderr = &r.stderr
 	if err := r.cmd.Start(); err != nil {

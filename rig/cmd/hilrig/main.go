@@ -28,6 +28,8 @@ var commands []command
 
 func init() {
 	commands = []command{
+		{"demo", "[--cut CP1|CP2] [--profile PROFILE] [--duration D] [--trace FILE] [--signals FILE] [--summary FILE]",
+			"a complete hardware-in-the-loop run with no hardware: paper 001's quarter car and a virtual seat on a pseudo-terminal", runDemo},
 		{"sim", "PROFILE [--duration D] [--seed N] [--trace FILE] [--summary FILE] [--bench BENCH [--signals FILE]] [--set path=value]...",
 			"run a profile in virtual time and print its summary", runSim},
 		{"check", "PROFILE|DIR... [--set path=value]...",

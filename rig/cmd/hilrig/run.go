@@ -23,6 +23,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs.Var(durationFlag{&duration}, "duration", "how long to run (default: the profile's duration)")
 	fs.Var(durationFlag{&spin}, "spin", "how long before a deadline the executor spins instead of sleeping (default 100us)")
 	tracePath := fs.String("trace", "", "write a CSV trace of every frame to `file`")
+	signalsPath := fs.String("signals", "", "write the model endpoints' signals, a row per exchange, as CSV to `file`")
 	summaryPath := fs.String("summary", "", "write the JSON summary to `file` instead of stdout")
 	priority := fs.Int("priority", 80, "SCHED_FIFO `priority` of the executor (0: do not change the scheduling)")
 	var sets setFlags
@@ -51,6 +52,14 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		}
 		defer traceFile.Close()
 		opt.Trace = traceFile
+	}
+	if *signalsPath != "" {
+		f, err := os.Create(*signalsPath)
+		if err != nil {
+			return fail(stderr, exitUsage, err)
+		}
+		defer f.Close()
+		opt.Signals = f
 	}
 	out := stdout
 	if *summaryPath != "" {

@@ -1,0 +1,264 @@
+package rig
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"go.bug.st/serial"
+
+	"github.com/hilrig/hilrig/drivers"
+	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/rig/plant"
+)
+
+// DemoOptions set up the built-in virtual bench.
+type DemoOptions struct {
+	Cut      string        // where the quarter car is cut: CP1 or CP2
+	Profile  string        // the network between car and seat
+	Duration time.Duration // 0: 10 s
+	Priority int
+	Trace    io.Writer
+	Signals  io.Writer
+	Log      io.Writer // announcements
+	Status   io.Writer // a live status line, rewritten in place
+}
+
+// DemoBench is the bench of the demo: paper 001's quarter car cut at cut,
+// the rig simulating wheel, suspension and body, the seat on a
+// pseudo-terminal, the road a bump every second. flows are the profile's
+// two flows: the car's frames to the seat, and back.
+func DemoBench(cut, dir string, flows [2]string) string {
+	return fmt.Sprintf(`name: demo
+endpoints:
+  car:
+    model:
+      name: quarter-car
+      cut: %s
+      exchange: 2ms
+      inputs: {v0: {square: {amplitude: 0.1, period: 2s}}}
+  seat: {pty: {link: %s, framing: line}}
+bind:
+  %s: {from: car, to: seat}
+  %s: {from: seat, to: car}
+`, cut, filepath.Join(dir, "seat"), flows[0], flows[1])
+}
+
+// Demo runs a complete hardware-in-the-loop run with no hardware: the rig
+// simulates the quarter car cut at a coupling point and exchanges the
+// coupling variables through the emulated network with a virtual device
+// that plays the part on the bench. The device attaches to a real
+// pseudo-terminal through the serial driver, runs the model's hardware
+// part on a thread of its own at the same exchange rate, and answers each
+// frame as hardware would.
+func Demo(ctx context.Context, opt DemoOptions) (RunSummary, *profiles.LoadedBench, error) {
+	if opt.Duration <= 0 {
+		opt.Duration = 10 * time.Second
+	}
+	p, err := profiles.Load(opt.Profile)
+	if err != nil {
+		return RunSummary{}, nil, err
+	}
+	if p.Flows.Len() < 2 {
+		return RunSummary{}, nil, fmt.Errorf("profile %s has %d flows; the demo needs two, to the seat and back", p.Name, p.Flows.Len())
+	}
+	dir, err := os.MkdirTemp("", "hilrig-demo-")
+	if err != nil {
+		return RunSummary{}, nil, err
+	}
+	defer os.RemoveAll(dir)
+	b, err := profiles.ParseBench("demo bench", []byte(DemoBench(opt.Cut, dir, [2]string{p.Flows.Names[0], p.Flows.Names[1]})), p)
+	if err != nil {
+		return RunSummary{}, nil, err
+	}
+	mon := &Monitor{}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type result struct {
+		s   RunSummary
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := Run(ctx, p, b, RunOptions{Duration: opt.Duration, Trace: opt.Trace, Signals: opt.Signals, Priority: opt.Priority, Log: opt.Log, Monitor: mon})
+		done <- result{s, err}
+	}()
+	device, err := startSeat(ctx, filepath.Join(dir, "seat"), b.Models["car"], opt.Priority-2)
+	if err != nil {
+		cancel()
+		<-done
+		return RunSummary{}, b, fmt.Errorf("the virtual seat: %w", err)
+	}
+	ticker := time.NewTicker(250 * time.Millisecond)
+	defer ticker.Stop()
+	for {
+		select {
+		case r := <-done:
+			device.stop()
+			if opt.Status != nil {
+				statusLine(opt.Status, mon.Snapshot(), opt.Duration)
+				fmt.Fprintln(opt.Status)
+			}
+			return r.s, b, r.err
+		case <-ticker.C:
+			if opt.Status != nil {
+				statusLine(opt.Status, mon.Snapshot(), opt.Duration)
+			}
+		}
+	}
+}
+
+// statusLine rewrites the live line: time, the output against the uncut
+// car, and the frames each way.
+func statusLine(w io.Writer, s Snapshot, total time.Duration) {
+	line := fmt.Sprintf("%5.1f/%v", s.Time.Seconds(), total)
+	for _, m := range s.Models {
+		if m.Output != "" {
+			errPct := 0.0
+			if m.Peak > 0 {
+				errPct = 100 * m.MaxError / m.Peak
+			}
+			line += fmt.Sprintf("  %s %+7.2f mm (uncut %+7.2f)  worst error %5.2f %% of peak", m.Output, 1000*m.Value, 1000*m.Ideal, errPct)
+		}
+		if m.Overruns > 0 {
+			line += fmt.Sprintf("  %d overruns", m.Overruns)
+		}
+	}
+	for _, f := range s.Flows {
+		line += fmt.Sprintf("  %s %d/%d", f.Name, f.Arrived, f.Sent)
+		if f.Arrived > 0 {
+			line += fmt.Sprintf(" %.1fms", float64(f.DelayP50)/1e6)
+		}
+	}
+	fmt.Fprintf(w, "\r%s\033[K", line)
+}
+
+// seatDevice is the virtual hardware: the model's hardware part behind a
+// pseudo-terminal, as a microcontroller on a USB adapter would be.
+type seatDevice struct {
+	port    serial.Port
+	mu      sync.Mutex
+	latest  []float64 // the last values received
+	fresh   bool
+	quit    chan struct{}
+	stopped sync.WaitGroup
+}
+
+// startSeat attaches to the device side of the pseudo-terminal at path
+// and runs the hardware part there.
+func startSeat(ctx context.Context, path string, bm *profiles.BenchModel, priority int) (*seatDevice, error) {
+	var port serial.Port
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		if port, err = serial.Open(path, &serial.Mode{BaudRate: 115200}); err == nil {
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, err
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	hw, err := plant.NewIntegrator(bm.Hardware, bm.Solver, bm.Step)
+	if err != nil {
+		port.Close()
+		return nil, err
+	}
+	d := &seatDevice{port: port, latest: make([]float64, len(bm.Hardware.In())), quit: make(chan struct{})}
+	d.stopped.Add(2)
+	go d.read(bm.Send)
+	go d.step(hw, bm, priority)
+	return d, nil
+}
+
+// read decodes each line the rig sends and keeps the latest values.
+func (d *seatDevice) read(codec plant.Codec) {
+	defer d.stopped.Done()
+	line, _ := drivers.NewFraming("line", drivers.FramingOptions{})
+	dec := line.NewDecoder(4096)
+	values := make([]float64, len(d.latest))
+	buf := make([]byte, 4096)
+	for {
+		n, err := d.port.Read(buf)
+		if err != nil || n == 0 && d.closed() {
+			return
+		}
+		dec.Feed(buf[:n], 0, func(frame []byte, _ time.Duration) {
+			if codec.Decode(frame, values) == nil {
+				d.mu.Lock()
+				copy(d.latest, values)
+				d.fresh = true
+				d.mu.Unlock()
+			}
+		})
+	}
+}
+
+func (d *seatDevice) closed() bool {
+	select {
+	case <-d.quit:
+		return true
+	default:
+		return false
+	}
+}
+
+// step runs the hardware part at the exchange rate on a real-time thread:
+// take up what arrived, answer with the part's outputs, integrate.
+func (d *seatDevice) step(hw *plant.Integrator, bm *profiles.BenchModel, priority int) {
+	defer d.stopped.Done()
+	runtime.LockOSThread() // never unlocked: the thread may have been raised
+	if priority > 0 {
+		raiseThread(priority)
+	}
+	clock := &monoClock{start: time.Now()}
+	w, err := newWaiter(clock, DefaultSpin)
+	if err != nil {
+		return
+	}
+	defer w.close()
+	substeps := int(bm.Exchange / bm.Step)
+	out := make([]float64, len(bm.Hardware.Out()))
+	frame := make([]byte, 0, 128)
+	never := func() bool { return false }
+	for next := time.Duration(0); !d.closed(); next += bm.Exchange {
+		w.until(next, never)
+		d.mu.Lock()
+		if d.fresh {
+			for i, v := range d.latest {
+				hw.SetIn(i, v)
+			}
+			d.fresh = false
+		}
+		d.mu.Unlock()
+		hw.Sample()
+		for i := range out {
+			out[i] = hw.Out(i)
+		}
+		frame = append(bm.Receive.Append(frame[:0], out), '\n')
+		if _, err := d.port.Write(frame); err != nil {
+			return
+		}
+		for range substeps {
+			hw.Advance()
+		}
+		// Fallen behind by whole exchanges (the machine was busy): the
+		// seat's physics went on meanwhile, so integrate through them.
+		for clock.Now() >= next+2*bm.Exchange {
+			for range substeps {
+				hw.Advance()
+			}
+			next += bm.Exchange
+		}
+	}
+}
+
+func (d *seatDevice) stop() {
+	close(d.quit)
+	d.port.Close()
+	d.stopped.Wait()
+}
