@@ -108,8 +108,9 @@ type OutputError struct {
 	Peak     float64 `json:"peak"`      // largest |value| of the uncut model
 	MaxError float64 `json:"max_error"` // largest |cut − uncut|
 	RMSError float64 `json:"rms_error"`
-	// OfPeak is MaxError/Peak.
-	OfPeak float64 `json:"max_error_of_peak"`
+	// OfPeak is MaxError/Peak; absent when the uncut output stays at
+	// zero (a regulation error, say), where only MaxError means anything.
+	OfPeak float64 `json:"max_error_of_peak,omitempty"`
 }
 
 // reference runs the uncut model alongside a cut one, with the same
@@ -175,7 +176,7 @@ func (r *reference) summary() *OutputError {
 		return nil
 	}
 	o := &OutputError{Signal: r.name, Peak: r.peak, MaxError: r.maxErr, RMSError: math.Sqrt(r.sumSq / float64(r.samples))}
-	if r.peak > 0 {
+	if r.peak > 1e-6*r.maxErr {
 		o.OfPeak = r.maxErr / r.peak
 	}
 	return o

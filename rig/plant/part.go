@@ -179,6 +179,14 @@ func (e *evaluator) stimulate(t float64) {
 	}
 }
 
+// stimulateBefore writes them as they are just before t: the end of a
+// solver step.
+func (e *evaluator) stimulateBefore(t float64) {
+	for _, k := range e.pt.external {
+		e.sig[k] = e.pt.plant.stimulus[k].Before(t)
+	}
+}
+
 // signals computes every signal the part produces at time t and state x.
 func (e *evaluator) signals(t float64, x []float64) {
 	p := e.pt.plant

@@ -175,7 +175,7 @@ func (it *Integrator) rk4(t float64) {
 	for i := range x {
 		it.xt[i] = x[i] + h*it.k3[i]
 	}
-	ev.stimulate(t + h)
+	ev.stimulateBefore(t + h)
 	ev.derivative(t+h, it.xt, it.k4)
 	for i := range x {
 		x[i] += h / 6 * (it.k1[i] + 2*it.k2[i] + 2*it.k3[i] + it.k4[i])
@@ -198,7 +198,7 @@ func (it *Integrator) trapezoidal(t float64) {
 	for i := range z {
 		z[i] = x[i] + h*it.fk[i] // explicit Euler: the first guess
 	}
-	ev.stimulate(t + h)
+	ev.stimulateBefore(t + h)
 	g, dz := it.g.RawVector().Data, it.dz.RawVector().Data
 	const maxIter = 20
 	for iter := 0; ; iter++ {

@@ -9,9 +9,13 @@ import (
 )
 
 // Stimulus drives a model input when the rig simulates it: its value at t
-// seconds from the start of the run.
+// seconds from the start of the run. Before is its value just before t:
+// the same, except where it jumps. A solver step from t to t+h sees At(t)
+// at its start and Before(t+h) at its end, so a jump on a step boundary
+// falls between two steps instead of being smeared over one.
 type Stimulus interface {
 	At(t float64) float64
+	Before(t float64) float64
 	String() string
 }
 
@@ -55,11 +59,19 @@ var (
 	_ Stimulus = Steps{}
 )
 
-func (c Constant) At(float64) float64 { return float64(c) }
+func (c Constant) At(float64) float64     { return float64(c) }
+func (c Constant) Before(float64) float64 { return float64(c) }
 func (c Constant) String() string     { return fmt.Sprintf("constant %g", float64(c)) }
 
 func (s Step) At(t float64) float64 {
 	if t < s.Time.Seconds() {
+		return s.From
+	}
+	return s.To
+}
+
+func (s Step) Before(t float64) float64 {
+	if t <= s.Time.Seconds() {
 		return s.From
 	}
 	return s.To
@@ -70,6 +82,8 @@ func (s Step) String() string { return fmt.Sprintf("step from %g to %g at %v", s
 func (s Sine) At(t float64) float64 {
 	return s.Offset + s.Amplitude*math.Sin(2*math.Pi*t/s.Period.Seconds())
 }
+
+func (s Sine) Before(t float64) float64 { return s.At(t) }
 
 func (s Sine) String() string {
 	return fmt.Sprintf("sine of amplitude %g about %g, period %v", s.Amplitude, s.Offset, s.Period)
@@ -82,12 +96,32 @@ func (s Square) At(t float64) float64 {
 	return s.Offset - s.Amplitude
 }
 
+func (s Square) Before(t float64) float64 {
+	period := s.Period.Seconds()
+	phase := math.Mod(t, period)
+	if phase == 0 && t > 0 {
+		return s.Offset - s.Amplitude // the end of a period's low half
+	}
+	if phase == period/2 {
+		return s.Offset + s.Amplitude
+	}
+	return s.At(t)
+}
+
 func (s Square) String() string {
 	return fmt.Sprintf("square wave of amplitude %g about %g, period %v", s.Amplitude, s.Offset, s.Period)
 }
 
 func (s Steps) At(t float64) float64 {
 	i := sort.Search(len(s), func(i int) bool { return s[i].Time.Seconds() > t })
+	if i == 0 {
+		return 0
+	}
+	return s[i-1].Value
+}
+
+func (s Steps) Before(t float64) float64 {
+	i := sort.Search(len(s), func(i int) bool { return s[i].Time.Seconds() >= t })
 	if i == 0 {
 		return 0
 	}
