@@ -155,6 +155,13 @@ func Run(ctx context.Context, p *profiles.Loaded, b *profiles.LoadedBench, opt R
 	if spin <= 0 {
 		spin = DefaultSpin
 	}
+	// Spinning through most of a model's exchange period would keep a CPU
+	// busy at real-time priority all the time, and the kernel throttles
+	// that (sched_rt_runtime_us: 50 ms of every second by default): never
+	// spin more than a fifth of the shortest exchange.
+	for _, bm := range b.Models {
+		spin = min(spin, bm.Exchange/5)
+	}
 	timing := TimingSummary{Scheduler: "SCHED_OTHER", SpinS: spin.Seconds()}
 	if err := lockMemory(); err != nil {
 		logf("cannot lock memory (%v): page faults may delay frames", err)

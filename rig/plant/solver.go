@@ -6,6 +6,9 @@ import (
 	"math/cmplx"
 	"time"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -43,13 +46,16 @@ type Integrator struct {
 
 	k1, k2, k3, k4, xt []float64 // RK4 stages
 
-	linear      bool
-	jac         *mat.Dense // df/dx, for the Newton iterations
-	jacStale    bool       // jac was computed at an earlier step
-	newton      *mat.Dense // I − h/2·J
-	lu          mat.LU
+	linear   bool
+	jac      *mat.Dense // df/dx, for the Newton iterations
+	jacStale bool       // jac was computed at an earlier step
+	// lu holds I − h/2·J factorised in place by LAPACK's getrf, with its
+	// row pivots; solving with it allocates nothing.
+	lu          blas64.General
+	pivots      []int
+	singular    bool
 	fk, fz      []float64
-	g, dz       *mat.VecDense
+	g, dz       []float64
 	col, saved  []float64
 	unconverged uint64
 }
@@ -85,8 +91,9 @@ func NewIntegrator(pt *Part, solver Solver, step time.Duration) (*Integrator, er
 			}
 		}
 	case Trapezoidal:
-		it.newton = mat.NewDense(max(n, 1), max(n, 1), nil)
-		it.g, it.dz = mat.NewVecDense(max(n, 1), nil), mat.NewVecDense(max(n, 1), nil)
+		it.lu = blas64.General{Rows: n, Cols: n, Stride: max(n, 1), Data: make([]float64, n*n)}
+		it.pivots = make([]int, n)
+		it.g, it.dz = make([]float64, n), make([]float64, n)
 		if n > 0 {
 			it.ev.stimulate(0)
 			it.jacobian(0, it.x)
@@ -199,7 +206,7 @@ func (it *Integrator) trapezoidal(t float64) {
 		z[i] = x[i] + h*it.fk[i] // explicit Euler: the first guess
 	}
 	ev.stimulateBefore(t + h)
-	g, dz := it.g.RawVector().Data, it.dz.RawVector().Data
+	g, dz := it.g, it.dz
 	const maxIter = 20
 	for iter := 0; ; iter++ {
 		ev.derivative(t+h, z, it.fz)
@@ -210,7 +217,10 @@ func (it *Integrator) trapezoidal(t float64) {
 			it.jacobian(t+h, z)
 			it.factorise()
 		}
-		it.lu.SolveVecTo(it.dz, false, it.g)
+		copy(dz, g)
+		if !it.singular {
+			lapack64.Getrs(blas.NoTrans, it.lu, blas64.General{Rows: n, Cols: 1, Stride: 1, Data: dz}, it.pivots)
+		}
 		size, norm := 0.0, 0.0
 		for i := range z {
 			z[i] -= dz[i]
@@ -256,7 +266,9 @@ func (it *Integrator) jacobian(t float64, x []float64) {
 	it.jacStale = false
 }
 
-// factorise prepares the Newton matrix I − h/2·J.
+// factorise prepares the Newton matrix I − h/2·J. Should it be singular
+// (h/2 the inverse of an eigenvalue), the iterations fall back to plain
+// fixed-point steps, which converge for steps that small.
 func (it *Integrator) factorise() {
 	n := it.pt.n
 	for i := range n {
@@ -265,10 +277,10 @@ func (it *Integrator) factorise() {
 			if i == j {
 				v++
 			}
-			it.newton.Set(i, j, v)
+			it.lu.Data[i*it.lu.Stride+j] = v
 		}
 	}
-	it.lu.Factorize(it.newton)
+	it.singular = !lapack64.Getrf(it.lu, it.pivots)
 }
 
 // checkRK4Stability refuses a step at which RK4 amplifies some mode of the

@@ -61,7 +61,7 @@ var (
 
 func (c Constant) At(float64) float64     { return float64(c) }
 func (c Constant) Before(float64) float64 { return float64(c) }
-func (c Constant) String() string     { return fmt.Sprintf("constant %g", float64(c)) }
+func (c Constant) String() string         { return fmt.Sprintf("constant %g", float64(c)) }
 
 func (s Step) At(t float64) float64 {
 	if t < s.Time.Seconds() {
