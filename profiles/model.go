@@ -239,3 +239,7 @@ func (s *Stimulus) check(d *decoder, path string) {
 		}
 	}
 }
+
+// ModelReference is the key reference of model files, generated from the
+// schema like the profile reference.
+func ModelReference() string { return reference(reflect.TypeFor[ModelFile](), "top level") }
