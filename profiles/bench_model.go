@@ -133,15 +133,21 @@ func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchMo
 	for i, name := range e.Params.Names {
 		params[name] = *e.Params.Values[i]
 	}
+	if b, builtin := plant.LookupBuiltin(ref); builtin {
+		if _, err := b.Model(params); err != nil {
+			d.errorAt(path+".params", "%v", err)
+			return nil
+		}
+	} else if len(params) > 0 {
+		d.errorAt(path+".params", "params change a built-in model's parameters; %s is a model file, whose numbers are in the file", e.Name)
+		return nil
+	}
 	lm, err := LoadModel(ref, params)
 	if err != nil {
 		var list ErrorList
-		switch {
-		case errors.As(err, &list):
+		if errors.As(err, &list) {
 			d.errs = append(d.errs, list...) // at their places in the model file
-		case len(params) > 0 && strings.Contains(err.Error(), "parameter"):
-			d.errorAt(path+".params", "%v", err)
-		default:
+		} else {
 			d.errorAt(path+".name", "%v", err)
 		}
 		return nil
