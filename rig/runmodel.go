@@ -28,7 +28,6 @@ type modelEndpoint struct {
 	exchanges uint64
 	late      emulator.DelayHistogram
 	overruns  uint64
-	writeErrs uint64
 }
 
 var (
@@ -58,7 +57,6 @@ func (m *modelEndpoint) Write(payload []byte) error {
 	before := m.end.badFrames
 	m.end.take(payload)
 	if m.end.badFrames != before {
-		m.writeErrs++
 		return errUndecodable
 	}
 	return nil
