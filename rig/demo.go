@@ -27,6 +27,7 @@ type DemoOptions struct {
 	Signals  io.Writer
 	Log      io.Writer // announcements
 	Status   io.Writer // a live status line, rewritten in place
+	Out      io.Writer // what the demo is, once it is set up
 }
 
 // DemoBench is the bench of the demo: paper 001's quarter car cut at cut,
@@ -60,6 +61,13 @@ func Demo(ctx context.Context, opt DemoOptions) (RunSummary, *profiles.LoadedBen
 	if opt.Duration <= 0 {
 		opt.Duration = 10 * time.Second
 	}
+	car, err := profiles.LoadModel("quarter-car", nil)
+	if err != nil {
+		return RunSummary{}, nil, err
+	}
+	if _, _, err := car.Cut(opt.Cut); err != nil {
+		return RunSummary{}, nil, fmt.Errorf("--cut: %w", err)
+	}
 	p, err := profiles.Load(opt.Profile)
 	if err != nil {
 		return RunSummary{}, nil, err
@@ -76,6 +84,9 @@ func Demo(ctx context.Context, opt DemoOptions) (RunSummary, *profiles.LoadedBen
 	if err != nil {
 		return RunSummary{}, nil, err
 	}
+	if opt.Out != nil {
+		fmt.Fprintf(opt.Out, "hilrig demo: paper 001's quarter car cut at %s, a virtual seat on a pseudo-terminal, %s between them, for %v.\n", opt.Cut, p.Name, opt.Duration)
+	}
 	mon := &Monitor{}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -91,7 +102,9 @@ func Demo(ctx context.Context, opt DemoOptions) (RunSummary, *profiles.LoadedBen
 	device, err := startSeat(ctx, filepath.Join(dir, "seat"), b.Models["car"], opt.Priority-2)
 	if err != nil {
 		cancel()
-		<-done
+		if r := <-done; r.err != nil {
+			return r.s, b, r.err // the run failed first: that is the news
+		}
 		return RunSummary{}, b, fmt.Errorf("the virtual seat: %w", err)
 	}
 	ticker := time.NewTicker(250 * time.Millisecond)

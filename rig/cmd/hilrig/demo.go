@@ -36,7 +36,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitUsage
 	}
-	opt := rig.DemoOptions{Cut: *cut, Profile: *profile, Duration: duration, Priority: *priority, Log: stderr}
+	opt := rig.DemoOptions{Cut: *cut, Profile: *profile, Duration: duration, Priority: *priority, Log: stderr, Out: stdout}
 	if isTerminal(stderr) {
 		opt.Status = stderr
 	}
@@ -56,7 +56,6 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Fprintf(stdout, "hilrig demo: paper 001's quarter car cut at %s, a virtual seat on a pseudo-terminal, %s between them, for %v.\n", *cut, *profile, duration)
 	summary, bench, err := rig.Demo(ctx, opt)
 	if err != nil && summary.Profile == "" {
 		return fail(stderr, exitUsage, err)
