@@ -3,6 +3,7 @@ package drivers
 import (
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
 	"time"
 )
@@ -96,4 +97,22 @@ func lockReaderThread(setup func()) {
 	if setup != nil {
 		setup()
 	}
+}
+
+// writeFramed encodes payload with the framing into the endpoint's own
+// buffer (no allocation once it has grown) and writes it to w, counting
+// what happened; a nil w is a device that is away.
+func writeFramed(w io.Writer, f Framing, scratch *[]byte, c *atomicCounts, payload []byte) error {
+	*scratch = f.Append((*scratch)[:0], payload)
+	if w == nil {
+		c.writeErrors.Add(1)
+		return ErrDisconnected
+	}
+	if _, err := w.Write(*scratch); err != nil {
+		c.writeErrors.Add(1)
+		return err
+	}
+	c.framesOut.Add(1)
+	c.bytesOut.Add(uint64(len(*scratch)))
+	return nil
 }

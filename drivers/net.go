@@ -295,21 +295,10 @@ func (c *TCP) connect() (net.Conn, error) {
 }
 
 func (c *TCP) Write(payload []byte) error {
-	c.scratch = c.cfg.Framing.Append(c.scratch[:0], payload)
 	c.mu.Lock()
 	conn := c.conn
 	c.mu.Unlock()
-	if conn == nil {
-		c.counts.writeErrors.Add(1)
-		return ErrDisconnected
-	}
-	if _, err := conn.Write(c.scratch); err != nil {
-		c.counts.writeErrors.Add(1)
-		return err
-	}
-	c.counts.framesOut.Add(1)
-	c.counts.bytesOut.Add(uint64(len(c.scratch)))
-	return nil
+	return writeFramed(conn, c.cfg.Framing, &c.scratch, &c.counts, payload)
 }
 
 func (c *TCP) Stop() error {

@@ -241,21 +241,10 @@ func describeReadError(err error) error {
 // Write encodes payload with the framing and writes it. It allocates
 // nothing: the encoding buffer is the endpoint's own.
 func (s *Serial) Write(payload []byte) error {
-	s.scratch = s.cfg.Framing.Append(s.scratch[:0], payload)
 	s.mu.Lock()
 	port := s.port
 	s.mu.Unlock()
-	if port == nil {
-		s.counts.writeErrors.Add(1)
-		return ErrDisconnected
-	}
-	if _, err := port.Write(s.scratch); err != nil {
-		s.counts.writeErrors.Add(1)
-		return err
-	}
-	s.counts.framesOut.Add(1)
-	s.counts.bytesOut.Add(uint64(len(s.scratch)))
-	return nil
+	return writeFramed(port, s.cfg.Framing, &s.scratch, &s.counts, payload)
 }
 
 // LineTime is how long the frame's bytes take on the line: its payload
