@@ -2,7 +2,6 @@ package rig
 
 import (
 	"io"
-	"strconv"
 	"time"
 
 	"github.com/hilrig/hilrig/emulator"
@@ -50,23 +49,11 @@ func (t *runTrace) add(r traceRecord) {
 }
 
 func (t *runTrace) format(b []byte, r *traceRecord) []byte {
-	b = append(b, t.names[r.flow]...)
-	b = append(b, ',')
-	b = strconv.AppendUint(b, r.seq, 10)
-	b = append(b, ',')
-	b = strconv.AppendInt(b, int64(r.size), 10)
-	b = append(b, ',')
-	b = AppendSeconds(b, r.sent)
-	b = append(b, ',')
-	if r.recv >= 0 {
-		b = AppendSeconds(b, r.recv)
+	status := "egress_drop"
+	if r.status != statusEgressDrop {
+		status = emulator.Status(r.status).String()
 	}
-	b = append(b, ',')
-	if r.status == statusEgressDrop {
-		b = append(b, "egress_drop"...)
-	} else {
-		b = append(b, emulator.Status(r.status).String()...)
-	}
+	b = appendTraceRow(b, t.names[r.flow], r.seq, int(r.size), r.sent, r.recv, status)
 	b = append(b, ',')
 	if r.due >= 0 {
 		b = AppendSeconds(b, r.due)

@@ -41,19 +41,11 @@ func (t *TraceWriter) Finished(f *emulator.Frame) {
 	if !t.traced[f.Flow] || t.err != nil || f.Copy && f.Status != emulator.Duplicate {
 		return
 	}
-	b := append(t.row[:0], t.names[f.Flow]...)
-	b = append(b, ',')
-	b = strconv.AppendUint(b, f.Seq, 10)
-	b = append(b, ',')
-	b = strconv.AppendInt(b, int64(f.Size), 10)
-	b = append(b, ',')
-	b = AppendSeconds(b, f.Sent)
-	b = append(b, ',')
+	recv := time.Duration(-1)
 	if f.Status.Arrived() {
-		b = AppendSeconds(b, f.Done)
+		recv = f.Done
 	}
-	b = append(b, ',')
-	b = append(b, f.Status.String()...)
+	b := appendTraceRow(t.row[:0], t.names[f.Flow], f.Seq, f.Size, f.Sent, recv, f.Status.String())
 	b = append(b, '\n')
 	t.row = b
 	_, t.err = t.w.Write(b)
@@ -81,4 +73,22 @@ func AppendSeconds(b []byte, d time.Duration) []byte {
 		b = append(b, byte('0'+frac/div%10))
 	}
 	return b
+}
+
+// appendTraceRow writes the six columns sim and run traces share:
+// flow,seq,bytes,t_send,t_recv,status, with t_recv empty when recv < 0.
+func appendTraceRow(b []byte, flow string, seq uint64, size int, sent, recv time.Duration, status string) []byte {
+	b = append(b, flow...)
+	b = append(b, ',')
+	b = strconv.AppendUint(b, seq, 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(size), 10)
+	b = append(b, ',')
+	b = AppendSeconds(b, sent)
+	b = append(b, ',')
+	if recv >= 0 {
+		b = AppendSeconds(b, recv)
+	}
+	b = append(b, ',')
+	return append(b, status...)
 }
