@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"go.yaml.in/yaml/v4"
+
+	"github.com/hilrig/hilrig/profiles/suggest"
 )
 
 // The decoder walks a YAML node tree and a Go value together, driven by the
@@ -318,43 +320,7 @@ func keyList(fs []field) string { return strings.Join(fieldNames(fs), ", ") }
 
 // didYouMean suggests the candidate closest to key, if one is close enough
 // to be a typo.
-func didYouMean(key string, candidates []string) string {
-	best, bestDist := "", 3
-	for _, c := range candidates {
-		if len(key) >= 3 && strings.HasPrefix(c, key) {
-			return fmt.Sprintf("; did you mean %s?", c)
-		}
-		if dist := editDistance(strings.ToLower(key), strings.ToLower(c)); dist < bestDist && dist < len(c) {
-			best, bestDist = c, dist
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf("; did you mean %s?", best)
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
-}
+func didYouMean(key string, candidates []string) string { return suggest.DidYouMean(key, candidates) }
 
 // Map is a mapping from names to T that keeps the order of the source, so
 // that reports and `hilrig show` list things as they were written.

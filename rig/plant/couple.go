@@ -3,6 +3,7 @@ package plant
 import (
 	"errors"
 	"fmt"
+	"github.com/hilrig/hilrig/profiles/suggest"
 	"math"
 	"math/cmplx"
 	"slices"
@@ -202,7 +203,7 @@ func Analyse(p *Plant, cut, input, output string, delay time.Duration, omegas []
 	case u1 < 0 || p.producer[u1] >= 0:
 		return nil, fmt.Errorf("%s is not an input of model %s (its inputs: %s)", input, p.Name, strings.Join(p.names(p.inputIndices()), ", "))
 	case y1 < 0:
-		return nil, fmt.Errorf("model %s has no signal %s%s", p.Name, output, suggest(output, p.signals))
+		return nil, fmt.Errorf("model %s has no signal %s%s", p.Name, output, suggest.DidYouMean(output, p.signals))
 	case slices.Contains(hw.external, u1):
 		return nil, fmt.Errorf("cut %s puts a reader of %s on the bench; the input must enter the part the rig simulates", cut, input)
 	case !slices.Contains(sim.external, u1):

@@ -2,6 +2,7 @@ package plant
 
 import (
 	"fmt"
+	"github.com/hilrig/hilrig/profiles/suggest"
 	"slices"
 	"sort"
 	"strings"
@@ -80,7 +81,7 @@ func (b *Builtin) Model(overrides map[string]float64) (Model, error) {
 		for _, par := range b.Params {
 			names = append(names, par.Name)
 		}
-		return Model{}, fmt.Errorf("model %s has no parameter %s%s (its parameters: %s)", b.Name, strings.Join(unknown, ", "), suggest(unknown[0], names), strings.Join(names, ", "))
+		return Model{}, fmt.Errorf("model %s has no parameter %s%s (its parameters: %s)", b.Name, strings.Join(unknown, ", "), suggest.DidYouMean(unknown[0], names), strings.Join(names, ", "))
 	}
 	m := b.build(p)
 	m.Name = b.Name

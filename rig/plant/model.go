@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/hilrig/hilrig/profiles/suggest"
 )
 
 // Model is a plant: subsystems joined by signals. A signal is produced by
@@ -194,7 +196,7 @@ func New(m Model) (*Plant, error) {
 			k, ok := p.index[in]
 			if !ok {
 				if nameRE.MatchString(in) {
-					bad(fmt.Sprintf("subsystems.%s.inputs[%d]", b.Name, j), "no subsystem produces %s and it is not an input of the model%s", in, suggest(in, p.signals))
+					bad(fmt.Sprintf("subsystems.%s.inputs[%d]", b.Name, j), "no subsystem produces %s and it is not an input of the model%s", in, suggest.DidYouMean(in, p.signals))
 				}
 				k = -1
 			}
@@ -218,7 +220,7 @@ func New(m Model) (*Plant, error) {
 	}
 	if m.Output != "" {
 		if _, ok := p.index[m.Output]; !ok {
-			bad("output", "no signal is named %s%s", m.Output, suggest(m.Output, p.signals))
+			bad("output", "no signal is named %s%s", m.Output, suggest.DidYouMean(m.Output, p.signals))
 		}
 	}
 	seenCut := map[string]bool{}
@@ -276,40 +278,6 @@ func matrix(m *mat.Dense, rows, cols int, path, rowsAre, colsAre string, bad fun
 		return nil
 	}
 	return data
-}
-
-// suggest names the closest candidate, if one is close.
-func suggest(name string, candidates []string) string {
-	best, bestDist := "", 3
-	for _, c := range candidates {
-		if d := editDistance(strings.ToLower(name), strings.ToLower(c)); d < bestDist && d <= max(1, len(c)/2) {
-			best, bestDist = c, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return "; did you mean " + best + "?"
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // evaluationOrder orders the subsystems so that a block that passes its

@@ -2,6 +2,7 @@ package plant
 
 import (
 	"fmt"
+	"github.com/hilrig/hilrig/profiles/suggest"
 	"slices"
 	"strings"
 )
@@ -40,7 +41,7 @@ func (p *Plant) Cut(name string) (simulated, hardware *Part, err error) {
 	if len(p.Cuts) == 0 {
 		return nil, nil, fmt.Errorf("model %s has no cuts", p.Name)
 	}
-	return nil, nil, fmt.Errorf("model %s has no cut %s%s (its cuts: %s)", p.Name, name, suggest(name, p.CutNames()), strings.Join(p.CutNames(), ", "))
+	return nil, nil, fmt.Errorf("model %s has no cut %s%s (its cuts: %s)", p.Name, name, suggest.DidYouMean(name, p.CutNames()), strings.Join(p.CutNames(), ", "))
 }
 
 func (p *Plant) cut(c Cut) (simulated, hardware *Part, err error) {
@@ -52,7 +53,7 @@ func (p *Plant) cut(c Cut) (simulated, hardware *Part, err error) {
 	for _, h := range c.Hardware {
 		i := slices.Index(names, h)
 		if i < 0 {
-			return nil, nil, fmt.Errorf("no subsystem named %s%s (the subsystems: %s)", h, suggest(h, names), strings.Join(names, ", "))
+			return nil, nil, fmt.Errorf("no subsystem named %s%s (the subsystems: %s)", h, suggest.DidYouMean(h, names), strings.Join(names, ", "))
 		}
 		onBench[i] = true
 	}
