@@ -139,52 +139,23 @@ type (
 	StopBitSpec string
 )
 
-func enumParser(allowed []string, what string) func(string) (string, error) {
-	return func(s string) (string, error) {
-		e := enum{allowed: allowed}
-		err := e.parse(s, what)
-		return e.value, err
-	}
+func (v *ParityName) parseScalar(s string) error {
+	return parseEnum(v, s, "a parity", "none", "odd", "even", "mark", "space")
 }
-
-var (
-	parseParity   = enumParser([]string{"none", "odd", "even", "mark", "space"}, "a parity")
-	parseFraming  = enumParser([]string{"line", "slip", "cobs", "fixed", "idle"}, "a framing")
-	parsePull     = enumParser([]string{"none", "up", "down"}, "a pull")
-	parseEdge     = enumParser([]string{"rising", "falling", "both"}, "an edge")
-	parseLevel    = enumParser([]string{"low", "high"}, "a level")
-	parseStopBits = enumParser([]string{"1", "1.5", "2"}, "a number of stop bits")
-)
-
-func (v *ParityName) parseScalar(s string) (err error) {
-	x, err := parseParity(s)
-	*v = ParityName(x)
-	return err
+func (v *FramingName) parseScalar(s string) error {
+	return parseEnum(v, s, "a framing", "line", "slip", "cobs", "fixed", "idle")
 }
-func (v *FramingName) parseScalar(s string) (err error) {
-	x, err := parseFraming(s)
-	*v = FramingName(x)
-	return err
+func (v *PullName) parseScalar(s string) error {
+	return parseEnum(v, s, "a pull", "none", "up", "down")
 }
-func (v *PullName) parseScalar(s string) (err error) {
-	x, err := parsePull(s)
-	*v = PullName(x)
-	return err
+func (v *EdgeName) parseScalar(s string) error {
+	return parseEnum(v, s, "an edge", "rising", "falling", "both")
 }
-func (v *EdgeName) parseScalar(s string) (err error) {
-	x, err := parseEdge(s)
-	*v = EdgeName(x)
-	return err
+func (v *LevelName) parseScalar(s string) error {
+	return parseEnum(v, s, "a level", "low", "high")
 }
-func (v *LevelName) parseScalar(s string) (err error) {
-	x, err := parseLevel(s)
-	*v = LevelName(x)
-	return err
-}
-func (v *StopBitSpec) parseScalar(s string) (err error) {
-	x, err := parseStopBits(s)
-	*v = StopBitSpec(x)
-	return err
+func (v *StopBitSpec) parseScalar(s string) error {
+	return parseEnum(v, s, "a number of stop bits", "1", "1.5", "2")
 }
 
 func (ParityName) typeInfo() typeInfo  { return typeInfo{"none, odd, even, mark or space", ""} }

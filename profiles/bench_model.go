@@ -30,10 +30,7 @@ type ModelEndpoint struct {
 type SolverName string
 
 func (v *SolverName) parseScalar(s string) error {
-	e := enum{allowed: []string{"rk4", "trapezoidal"}}
-	err := e.parse(s, "a solver")
-	*v = SolverName(e.value)
-	return err
+	return parseEnum(v, s, "a solver", string(plant.RK4), string(plant.Trapezoidal))
 }
 
 func (SolverName) typeInfo() typeInfo { return typeInfo{"rk4 or trapezoidal", ""} }
@@ -102,10 +99,7 @@ func (v *FieldTypeName) parseScalar(s string) error {
 	for _, t := range plant.FieldTypes {
 		names = append(names, string(t))
 	}
-	e := enum{allowed: names}
-	err := e.parse(s, "a field type")
-	*v = FieldTypeName(e.value)
-	return err
+	return parseEnum(v, s, "a field type", names...)
 }
 
 func (FieldTypeName) typeInfo() typeInfo { return typeInfo{"a field type", "f32le, i16be"} }

@@ -86,11 +86,9 @@ type Reorder struct {
 
 func (r *Reorder) decodeNode(d *decoder, n *yaml.Node, path string) {
 	if n.Kind == yaml.ScalarNode && !isNull(n) {
-		e := enum{allowed: []string{"in_order", "allowed"}}
-		if err := e.parse(n.Value, "a reorder rule"); err != nil {
+		if err := parseEnum(&r.Mode, n.Value, "a reorder rule", "in_order", "allowed"); err != nil {
 			d.errorf(n, path, "%q %v, or {p, gap}", n.Value, err)
 		}
-		r.Mode = e.value
 		return
 	}
 	r.Mode = "gap"
@@ -184,10 +182,7 @@ func (Period) typeInfo() typeInfo {
 type PeriodDist string
 
 func (p *PeriodDist) parseScalar(s string) error {
-	e := enum{allowed: []string{"constant", "exponential", "pareto"}}
-	err := e.parse(s, "a period distribution")
-	*p = PeriodDist(e.value)
-	return err
+	return parseEnum(p, s, "a period distribution", "constant", "exponential", "pareto")
 }
 
 func (PeriodDist) typeInfo() typeInfo { return typeInfo{"constant, exponential or pareto", ""} }

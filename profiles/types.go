@@ -98,28 +98,21 @@ func (ScheduleEntry) typeInfo() typeInfo {
 	return typeInfo{"a schedule entry", "{at: 20s, for: 1s, hop: edge, outage: hold}"}
 }
 
-// enum is a word from a fixed set.
-type enum struct {
-	value   string
-	allowed []string
-}
-
-func (e *enum) parse(s, what string) error {
-	if slices.Contains(e.allowed, s) {
-		e.value = s
-		return nil
+// parseEnum sets *v to s when s is one of the allowed words; what names
+// the kind of word for the error.
+func parseEnum[T ~string](v *T, s, what string, allowed ...string) error {
+	if !slices.Contains(allowed, s) {
+		return errors.New("is not " + what + " (want " + strings.Join(allowed, ", ") + ")" + didYouMean(s, allowed))
 	}
-	return errors.New("is not " + what + " (want " + strings.Join(e.allowed, ", ") + ")" + didYouMean(s, e.allowed))
+	*v = T(s)
+	return nil
 }
 
 // OutageMode is what an outage does with the frames it stops: drop or hold.
 type OutageMode string
 
 func (m *OutageMode) parseScalar(s string) error {
-	e := enum{allowed: []string{"drop", "hold"}}
-	err := e.parse(s, "an outage mode")
-	*m = OutageMode(e.value)
-	return err
+	return parseEnum(m, s, "an outage mode", "drop", "hold")
 }
 
 func (OutageMode) typeInfo() typeInfo { return typeInfo{"drop or hold", ""} }
@@ -128,10 +121,7 @@ func (OutageMode) typeInfo() typeInfo { return typeInfo{"drop or hold", ""} }
 type Switch string
 
 func (w *Switch) parseScalar(s string) error {
-	e := enum{allowed: []string{"on", "off"}}
-	err := e.parse(s, "a switch")
-	*w = Switch(e.value)
-	return err
+	return parseEnum(w, s, "a switch", "on", "off")
 }
 
 func (Switch) typeInfo() typeInfo { return typeInfo{"on or off", ""} }
@@ -140,10 +130,7 @@ func (Switch) typeInfo() typeInfo { return typeInfo{"on or off", ""} }
 type JitterDist string
 
 func (j *JitterDist) parseScalar(s string) error {
-	e := enum{allowed: []string{"uniform", "normal", "pareto", "paretonormal", "empirical"}}
-	err := e.parse(s, "a jitter distribution")
-	*j = JitterDist(e.value)
-	return err
+	return parseEnum(j, s, "a jitter distribution", "uniform", "normal", "pareto", "paretonormal", "empirical")
 }
 
 func (JitterDist) typeInfo() typeInfo {
@@ -154,10 +141,7 @@ func (JitterDist) typeInfo() typeInfo {
 type TimeUnit string
 
 func (u *TimeUnit) parseScalar(s string) error {
-	e := enum{allowed: []string{"ns", "us", "ms", "s"}}
-	err := e.parse(s, "a time unit")
-	*u = TimeUnit(e.value)
-	return err
+	return parseEnum(u, s, "a time unit", "ns", "us", "ms", "s")
 }
 
 func (TimeUnit) typeInfo() typeInfo { return typeInfo{"ns, us, ms or s", ""} }
