@@ -45,13 +45,9 @@ func runCouple(args []string, stdout, stderr io.Writer) int {
 	svgPath := fs.String("svg", "", "plot distortion and sensitivity against frequency to `file`")
 	params := paramFlags{}
 	fs.Var(params, "param", "change a built-in model's parameter, `name=value` (repeatable)")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return flagError(stderr, err)
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return exitUsage
+	pos, code, ok := arguments(fs, args, 1, 1, stderr)
+	if !ok {
+		return code
 	}
 	m, err := profiles.LoadModel(pos[0], params)
 	if err != nil {

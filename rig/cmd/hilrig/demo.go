@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -28,31 +27,19 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	signalsPath := fs.String("signals", "", "write the model's signals, a row per exchange, as CSV to `file`")
 	summaryPath := fs.String("summary", "", "also write the JSON summary to `file`")
 	priority := fs.Int("priority", 80, "SCHED_FIFO `priority` of the executor (0: do not change the scheduling)")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return flagError(stderr, err)
-	}
-	if len(pos) != 0 {
-		fs.Usage()
-		return exitUsage
+	_, code, ok := arguments(fs, args, 0, 0, stderr)
+	if !ok {
+		return code
 	}
 	opt := rig.DemoOptions{Cut: *cut, Profile: *profile, Duration: duration, Priority: *priority, Log: stderr, Out: stdout}
 	if isTerminal(stderr) {
 		opt.Status = stderr
 	}
-	for _, f := range []struct {
-		path string
-		into *io.Writer
-	}{{*tracePath, &opt.Trace}, {*signalsPath, &opt.Signals}} {
-		if f.path == "" {
-			continue
-		}
-		file, err := os.Create(f.path)
-		if err != nil {
-			return fail(stderr, exitUsage, err)
-		}
-		defer file.Close()
-		*f.into = file
+	var summaryOut io.Writer
+	closeOutputs, err := createOutputs(output{*tracePath, &opt.Trace}, output{*signalsPath, &opt.Signals}, output{*summaryPath, &summaryOut})
+	defer closeOutputs()
+	if err != nil {
+		return fail(stderr, exitUsage, err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -61,12 +48,8 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, exitUsage, err)
 	}
 	printDemo(stdout, summary, bench)
-	if *summaryPath != "" {
-		if werr := writeFile(*summaryPath, func(w io.Writer) error {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			return enc.Encode(summary)
-		}); werr != nil {
+	if summaryOut != nil {
+		if werr := writeJSON(summaryOut, summary); werr != nil {
 			return fail(stderr, exitFail, werr)
 		}
 	}

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -92,6 +93,59 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		positional = append(positional, args[0])
 		args = args[1:]
 	}
+}
+
+// arguments parses the flags and wants from min to max positional
+// arguments (max < 0: no limit). When they are wrong it prints the usage
+// and returns ok false with the exit code.
+func arguments(fs *flag.FlagSet, args []string, min, max int, stderr io.Writer) (pos []string, code int, ok bool) {
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return nil, flagError(stderr, err), false
+	}
+	if len(pos) < min || max >= 0 && len(pos) > max {
+		fs.Usage()
+		return nil, exitUsage, false
+	}
+	return pos, exitOK, true
+}
+
+// output is a file a flag asks for, and the writer to point at it.
+type output struct {
+	path string
+	into *io.Writer
+}
+
+// createOutputs creates the files asked for (an empty path is not asked
+// for) and points their writers at them, before anything runs, so that a
+// path that cannot be written is a usage error and not a lost run. close
+// closes what was created, also after an error.
+func createOutputs(outs ...output) (close func(), err error) {
+	var files []*os.File
+	close = func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	for _, o := range outs {
+		if o.path == "" {
+			continue
+		}
+		f, err := os.Create(o.path)
+		if err != nil {
+			return close, err
+		}
+		files = append(files, f)
+		*o.into = f
+	}
+	return close, nil
+}
+
+// writeJSON writes v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // newFlagSet returns a flag set that reports usage errors to stderr.

@@ -14,9 +14,9 @@ func runModels(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("models", stderr)
 	params := paramFlags{}
 	fs.Var(params, "param", "change a built-in model's parameter, `name=value` (repeatable)")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return flagError(stderr, err)
+	pos, code, ok := arguments(fs, args, 0, 1, stderr)
+	if !ok {
+		return code
 	}
 	switch len(pos) {
 	case 0:

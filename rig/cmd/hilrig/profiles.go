@@ -22,13 +22,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	var sets setFlags
 	fs.Var(&sets, "set", "override a value, `path=value` (repeatable)")
 	benchPath := fs.String("bench", "", "also check the bench `file` against each profile: its endpoints, and flows it binds that the profile has")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return flagError(stderr, err)
-	}
-	if len(pos) == 0 {
-		fs.Usage()
-		return exitUsage
+	pos, code, ok := arguments(fs, args, 1, -1, stderr)
+	if !ok {
+		return code
 	}
 	var files []string
 	for _, arg := range pos {
@@ -106,13 +102,9 @@ func runShow(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("show", stderr)
 	var sets setFlags
 	fs.Var(&sets, "set", "override a value, `path=value` (repeatable)")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return flagError(stderr, err)
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return exitUsage
+	pos, code, ok := arguments(fs, args, 1, 1, stderr)
+	if !ok {
+		return code
 	}
 	p, err := profiles.Load(pos[0], sets...)
 	if err != nil {
@@ -129,13 +121,9 @@ func runShow(args []string, stdout, stderr io.Writer) int {
 
 func runProfiles(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("profiles", stderr)
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return flagError(stderr, err)
-	}
-	if len(pos) != 0 {
-		fs.Usage()
-		return exitUsage
+	_, code, ok := arguments(fs, args, 0, 0, stderr)
+	if !ok {
+		return code
 	}
 	names := profiles.Shipped()
 	width := 0

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,11 +27,11 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	priority := fs.Int("priority", 80, "SCHED_FIFO `priority` of the executor (0: do not change the scheduling)")
 	var sets setFlags
 	fs.Var(&sets, "set", "override a profile value, `path=value` (repeatable)")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return flagError(stderr, err)
+	pos, code, ok := arguments(fs, args, 1, 1, stderr)
+	if !ok {
+		return code
 	}
-	if len(pos) != 1 || *benchPath == "" {
+	if *benchPath == "" {
 		fs.Usage()
 		return exitUsage
 	}
@@ -45,30 +44,11 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, exitUsage, err)
 	}
 	opt := rig.RunOptions{Duration: duration, Spin: spin, Priority: *priority, Log: stderr}
-	var traceFile *os.File
-	if *tracePath != "" {
-		if traceFile, err = os.Create(*tracePath); err != nil {
-			return fail(stderr, exitUsage, err)
-		}
-		defer traceFile.Close()
-		opt.Trace = traceFile
-	}
-	if *signalsPath != "" {
-		f, err := os.Create(*signalsPath)
-		if err != nil {
-			return fail(stderr, exitUsage, err)
-		}
-		defer f.Close()
-		opt.Signals = f
-	}
 	out := stdout
-	if *summaryPath != "" {
-		f, err := os.Create(*summaryPath)
-		if err != nil {
-			return fail(stderr, exitUsage, err)
-		}
-		defer f.Close()
-		out = f
+	closeOutputs, err := createOutputs(output{*tracePath, &opt.Trace}, output{*signalsPath, &opt.Signals}, output{*summaryPath, &out})
+	defer closeOutputs()
+	if err != nil {
+		return fail(stderr, exitUsage, err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -81,9 +61,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		}
 		return fail(stderr, exitFail, err)
 	}
-	enc := json.NewEncoder(out)
-	enc.SetIndent("", "  ")
-	if encErr := enc.Encode(summary); encErr != nil {
+	if encErr := writeJSON(out, summary); encErr != nil {
 		return fail(stderr, exitFail, encErr)
 	}
 	if err != nil {
@@ -94,13 +72,9 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 
 func runPorts(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("ports", stderr)
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return flagError(stderr, err)
-	}
-	if len(pos) != 0 {
-		fs.Usage()
-		return exitUsage
+	_, code, ok := arguments(fs, args, 0, 0, stderr)
+	if !ok {
+		return code
 	}
 	ports, err := drivers.SerialPorts()
 	if err != nil {

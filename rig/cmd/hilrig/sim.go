@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"time"
 
@@ -39,13 +37,9 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	signalsPath := fs.String("signals", "", "write the model signals, a row per exchange step, as CSV to `file` (with --bench)")
 	var sets setFlags
 	fs.Var(&sets, "set", "override a profile value, `path=value` (repeatable)")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return flagError(stderr, err)
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return exitUsage
+	pos, code, ok := arguments(fs, args, 1, 1, stderr)
+	if !ok {
+		return code
 	}
 	p, err := profiles.Load(pos[0], sets...)
 	if err != nil {
@@ -58,14 +52,6 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, exitUsage, fmt.Errorf("--seed %q is not a whole number", *seed))
 		}
 		opt.Seed = &s
-	}
-	if *tracePath != "" {
-		f, err := os.Create(*tracePath)
-		if err != nil {
-			return fail(stderr, exitUsage, err)
-		}
-		defer f.Close()
-		opt.Trace = f
 	}
 	if *signalsPath != "" && *benchPath == "" {
 		return fail(stderr, exitUsage, fmt.Errorf("--signals records the models of a bench: give --bench too"))
@@ -80,30 +66,17 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		}
 		opt.Bench = b
 	}
-	if *signalsPath != "" {
-		f, err := os.Create(*signalsPath)
-		if err != nil {
-			return fail(stderr, exitUsage, err)
-		}
-		defer f.Close()
-		opt.Signals = f
+	out := stdout
+	closeOutputs, err := createOutputs(output{*tracePath, &opt.Trace}, output{*signalsPath, &opt.Signals}, output{*summaryPath, &out})
+	defer closeOutputs()
+	if err != nil {
+		return fail(stderr, exitUsage, err)
 	}
 	summary, err := rig.Sim(p, opt)
 	if err != nil {
 		return fail(stderr, exitFail, err)
 	}
-	out := stdout
-	if *summaryPath != "" {
-		f, err := os.Create(*summaryPath)
-		if err != nil {
-			return fail(stderr, exitUsage, err)
-		}
-		defer f.Close()
-		out = f
-	}
-	enc := json.NewEncoder(out)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(summary); err != nil {
+	if err := writeJSON(out, summary); err != nil {
 		return fail(stderr, exitFail, err)
 	}
 	return exitOK
