@@ -14,7 +14,6 @@ import (
 
 	"github.com/hilrig/hilrig/drivers"
 	"github.com/hilrig/hilrig/profiles"
-	"github.com/hilrig/hilrig/rig/plant"
 )
 
 // DemoOptions set up the built-in virtual bench.
@@ -152,11 +151,13 @@ func statusLine(w io.Writer, s Snapshot, total time.Duration) {
 }
 
 // seatDevice is the virtual hardware: the model's hardware part behind a
-// pseudo-terminal, as a microcontroller on a USB adapter would be.
+// pseudo-terminal, as a microcontroller on a USB adapter would be. It runs
+// the same modelEnd as the rig's side of a cut, with the codecs swapped.
 type seatDevice struct {
 	port    serial.Port
+	line    drivers.Framing
 	mu      sync.Mutex
-	latest  []float64 // the last values received
+	latest  []byte // the last frame received, not yet taken up
 	fresh   bool
 	quit    chan struct{}
 	stopped sync.WaitGroup
@@ -176,24 +177,23 @@ func startSeat(ctx context.Context, path string, bm *profiles.BenchModel, priori
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	hw, err := plant.NewIntegrator(bm.Hardware, bm.Solver, bm.Step)
+	end, err := newModelEnd(bm.Hardware, bm, bm.Receive, bm.Send)
 	if err != nil {
 		port.Close()
 		return nil, err
 	}
-	d := &seatDevice{port: port, latest: make([]float64, len(bm.Hardware.In())), quit: make(chan struct{})}
+	line, _ := drivers.NewFraming("line", drivers.FramingOptions{})
+	d := &seatDevice{port: port, line: line, quit: make(chan struct{})}
 	d.stopped.Add(2)
-	go d.read(bm.Send)
-	go d.step(hw, bm, priority)
+	go d.read()
+	go d.step(end, bm.Exchange, priority)
 	return d, nil
 }
 
-// read decodes each line the rig sends and keeps the latest values.
-func (d *seatDevice) read(codec plant.Codec) {
+// read keeps the latest frame the rig sent, for the stepping thread.
+func (d *seatDevice) read() {
 	defer d.stopped.Done()
-	line, _ := drivers.NewFraming("line", drivers.FramingOptions{})
-	dec := line.NewDecoder(4096)
-	values := make([]float64, len(d.latest))
+	dec := d.line.NewDecoder(4096)
 	buf := make([]byte, 4096)
 	for {
 		n, err := d.port.Read(buf)
@@ -201,12 +201,10 @@ func (d *seatDevice) read(codec plant.Codec) {
 			return
 		}
 		dec.Feed(buf[:n], 0, func(frame []byte, _ time.Duration) {
-			if codec.Decode(frame, values) == nil {
-				d.mu.Lock()
-				copy(d.latest, values)
-				d.fresh = true
-				d.mu.Unlock()
-			}
+			d.mu.Lock()
+			d.latest = append(d.latest[:0], frame...)
+			d.fresh = true
+			d.mu.Unlock()
 		})
 	}
 }
@@ -222,7 +220,7 @@ func (d *seatDevice) closed() bool {
 
 // step runs the hardware part at the exchange rate on a real-time thread:
 // take up what arrived, answer with the part's outputs, integrate.
-func (d *seatDevice) step(hw *plant.Integrator, bm *profiles.BenchModel, priority int) {
+func (d *seatDevice) step(end *modelEnd, exchange time.Duration, priority int) {
 	defer d.stopped.Done()
 	runtime.LockOSThread() // never unlocked: the thread may have been raised
 	if priority > 0 {
@@ -234,38 +232,27 @@ func (d *seatDevice) step(hw *plant.Integrator, bm *profiles.BenchModel, priorit
 		return
 	}
 	defer w.close()
-	substeps := int(bm.Exchange / bm.Step)
-	out := make([]float64, len(bm.Hardware.Out()))
-	frame := make([]byte, 0, 128)
+	var frame, taken []byte
 	never := func() bool { return false }
-	for next := time.Duration(0); !d.closed(); next += bm.Exchange {
+	for next := time.Duration(0); !d.closed(); next += exchange {
 		w.until(next, never)
 		d.mu.Lock()
-		if d.fresh {
-			for i, v := range d.latest {
-				hw.SetIn(i, v)
-			}
-			d.fresh = false
-		}
+		fresh := d.fresh
+		taken, d.fresh = append(taken[:0], d.latest...), false
 		d.mu.Unlock()
-		hw.Sample()
-		for i := range out {
-			out[i] = hw.Out(i)
+		if fresh {
+			end.take(taken)
 		}
-		frame = append(bm.Receive.Append(frame[:0], out), '\n')
+		frame = d.line.Append(frame[:0], end.frame())
 		if _, err := d.port.Write(frame); err != nil {
 			return
 		}
-		for range substeps {
-			hw.Advance()
-		}
+		end.advance()
 		// Fallen behind by whole exchanges (the machine was busy): the
 		// seat's physics went on meanwhile, so integrate through them.
-		for clock.Now() >= next+2*bm.Exchange {
-			for range substeps {
-				hw.Advance()
-			}
-			next += bm.Exchange
+		for clock.Now() >= next+2*exchange {
+			end.advance()
+			next += exchange
 		}
 	}
 }

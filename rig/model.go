@@ -51,15 +51,16 @@ func (m *modelEnd) frame() []byte {
 
 // take decodes a received frame into the held inputs; a frame that does
 // not decode is counted and changes nothing.
-func (m *modelEnd) take(payload []byte) {
+func (m *modelEnd) take(payload []byte) error {
 	if err := m.receive.Decode(payload, m.in); err != nil {
 		m.badFrames++
-		return
+		return err
 	}
 	for i, v := range m.in {
 		m.it.SetIn(i, v)
 	}
 	m.framesIn++
+	return nil
 }
 
 // advance integrates to the next exchange.

@@ -1,7 +1,6 @@
 package rig
 
 import (
-	"errors"
 	"io"
 	"time"
 
@@ -53,16 +52,7 @@ func (m *modelEndpoint) Stop() error                                  { return n
 
 // Write takes up a frame from the hardware; a frame that does not decode
 // is counted as bad and changes nothing.
-func (m *modelEndpoint) Write(payload []byte) error {
-	before := m.end.badFrames
-	m.end.take(payload)
-	if m.end.badFrames != before {
-		return errUndecodable
-	}
-	return nil
-}
-
-var errUndecodable = errors.New("the frame does not decode")
+func (m *modelEndpoint) Write(payload []byte) error { return m.end.take(payload) }
 
 func (m *modelEndpoint) Counts() drivers.Counts {
 	return drivers.Counts{FramesIn: m.end.framesOut, FramesOut: m.end.framesIn, BadFrames: m.end.badFrames}
