@@ -13,6 +13,7 @@ import (
 
 	"github.com/hilrig/hilrig/drivers"
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/rig"
 	"github.com/hilrig/hilrig/rig/plant"
 )
 
@@ -40,12 +41,16 @@ type demoSummary struct {
 
 // TestDemo runs `hilrig demo` for 3 s at each cut: the car and the virtual
 // seat exchange frames at 500 Hz through paper 001's Internet link, in
-// real time. At CP2 the loop follows the uncut car (the same run in
-// virtual time strays by 0.8 % of the peak; real time adds the scheduling
-// jitter of a 2-core VM, so the bound is 3 %); at CP1 it oscillates, its
+// real time. The same bench run in virtual time (hilrig sim) gives the
+// error of an ideal machine. Real time can only add delay: an exchange
+// that starts late, up to the VM's worst stall (10 ms, BENCHMARKS.md) on
+// a 38 ms round trip; the distortion growing about in proportion to the
+// delay (Θ ≈ Sr·(Δ − 1), |Δ − 1| ≈ 2ωτ), CP2's error may be at most
+// (38 + 2·10)/38 of the virtual-time run's. At CP1 the loop oscillates, its
 // error as large as the response.
 func TestDemo(t *testing.T) {
 	for _, cut := range []string{"CP2", "CP1"} {
+		ideal := cosim(t, "internet-hil", rig.DemoBench(cut, t.TempDir(), [2]string{"to-remote", "from-remote"}), "3s")
 		summaryPath := filepath.Join(t.TempDir(), "s.json")
 		r := runHilrig(t, "demo", "--cut", cut, "--duration", "3s", "--summary", summaryPath)
 		if r.code != 0 {
@@ -66,9 +71,11 @@ func TestDemo(t *testing.T) {
 		if m.Exchanges < 1490 || m.FramesOut < 1450 || m.FramesIn < 1400 || m.BadFrames != 0 {
 			t.Errorf("%s: %d exchanges, %d frames out, %d in, %d bad", cut, m.Exchanges, m.FramesOut, m.FramesIn, m.BadFrames)
 		}
+		bound := ideal.Output.OfPeak * (38 + 2*10) / 38
+		t.Logf("%s: largest error %.2f %% of the peak in real time, %.2f %% in virtual time", cut, 100*m.Output.OfPeak, 100*ideal.Output.OfPeak)
 		switch {
-		case cut == "CP2" && m.Output.OfPeak > 0.03, cut == "CP1" && m.Output.OfPeak < 0.5:
-			t.Errorf("%s: largest error %.3f of the peak", cut, m.Output.OfPeak)
+		case cut == "CP2" && m.Output.OfPeak > bound, cut == "CP1" && m.Output.OfPeak < 0.5:
+			t.Errorf("%s: largest error %.4f of the peak (CP2 bound %.4f)", cut, m.Output.OfPeak, bound)
 		}
 		if !strings.Contains(r.stdout, "strayed from it by at most") || s.Stopped != "duration" {
 			t.Errorf("%s: stopped %q; output:\n%s", cut, s.Stopped, r.stdout)

@@ -5,7 +5,6 @@ package tests
 
 import (
 	"bytes"
-	"encoding/csv"
 	"fmt"
 	"os"
 	"os/exec"
@@ -87,15 +86,7 @@ func parseSeconds(s string) (time.Duration, error) {
 // readTrace parses a sim trace, checking its header and every field.
 func readTrace(t *testing.T, path string) []row {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	records, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	records := readCSV(t, path)
 	if got := strings.Join(records[0], ","); got != "flow,seq,bytes,t_send,t_recv,status" {
 		t.Fatalf("trace header %q", got)
 	}

@@ -141,6 +141,9 @@ func TestPaper001TimeDomain(t *testing.T) {
 			t.Fatalf("summary: %v\n%s", err, r.stdout)
 		}
 		rows := readCSV(t, signals)
+		if len(rows) < 2 {
+			t.Fatalf("%s: no signal rows", cut)
+		}
 		col := map[string]int{}
 		for i, name := range rows[0] {
 			col[name] = i
@@ -192,39 +195,61 @@ func TestPaper001TimeDomain(t *testing.T) {
 }
 
 // TestPaper001Internet is the paper's Figure 4: the same car over its
-// measured Internet link (the shipped internet-hil profile: RTT 33–44 ms,
-// 0.07 % loss, 500 Hz) still follows the ideal response at CP2 and
-// oscillates at CP1. The loss and jitter loosen CP2's bound to 2 %.
+// measured Internet link (the shipped internet-hil profile: 19 ms ± 2.75 ms
+// each way, 0.07 % loss, 500 Hz) still follows the ideal response at CP2
+// and oscillates at CP1. At these frequencies the distortion grows about in
+// proportion to the delay (Θ ≈ Sr·(Δ − 1), |Δ − 1| ≈ 2ωτ), so CP2's error
+// may exceed the 20 ms link's by the longest one-way delay the link gives,
+// 21.75 ms, plus one exchange (2 ms) that a lost frame holds the old value:
+// at most (21.75 + 2)/20 of it.
 func TestPaper001Internet(t *testing.T) {
 	dir := t.TempDir()
+	link := filepath.Join(dir, "link.yaml")
+	if err := os.WriteFile(link, []byte(twentyMsLink), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bench := func(cut string) string {
+		return strings.Replace(shippedBench(t, "quarter-car-seat.yaml"), "cut: CP2", "cut: "+cut, 1)
+	}
+	fixed := cosim(t, link, bench("CP2"), "3s")
 	for _, cut := range []string{"CP1", "CP2"} {
-		bench := filepath.Join(dir, cut+".yaml")
-		text := strings.Replace(shippedBench(t, "quarter-car-seat.yaml"), "cut: CP2", "cut: "+cut, 1)
-		if err := os.WriteFile(bench, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		r := runHilrig(t, "sim", "internet-hil", "--bench", bench, "--duration", "3s")
-		if r.code != 0 {
-			t.Fatalf("%s: exit %d: %s", cut, r.code, r.stderr)
-		}
-		var summary struct {
-			Models []struct {
-				FramesIn  uint64 `json:"frames_in"`
-				FramesOut uint64 `json:"frames_out"`
-				Output    struct {
-					OfPeak float64 `json:"max_error_of_peak"`
-				} `json:"output"`
-			} `json:"models"`
-		}
-		if err := json.Unmarshal([]byte(r.stdout), &summary); err != nil {
-			t.Fatal(err)
-		}
-		m := summary.Models[0]
-		t.Logf("%s: %d frames sent, %d received; largest error %.2f %% of the peak", cut, m.FramesOut, m.FramesIn, 100*m.Output.OfPeak)
-		if cut == "CP2" && m.Output.OfPeak > 0.02 || cut == "CP1" && m.Output.OfPeak < 0.5 {
-			t.Errorf("%s: error %.3f of the peak", cut, m.Output.OfPeak)
+		m := cosim(t, "internet-hil", bench(cut), "3s")
+		t.Logf("%s: %d frames sent, %d received; largest error %.2f %% of the peak (20 ms each way: %.2f %%)", cut, m.FramesOut, m.FramesIn, 100*m.Output.OfPeak, 100*fixed.Output.OfPeak)
+		bound := fixed.Output.OfPeak * (21.75 + 2) / 20
+		if cut == "CP2" && m.Output.OfPeak > bound || cut == "CP1" && m.Output.OfPeak < 0.5 {
+			t.Errorf("%s: error %.4f of the peak (CP2 bound %.4f)", cut, m.Output.OfPeak, bound)
 		}
 	}
+}
+
+// cosimModel is a model endpoint's line of a summary.
+type cosimModel struct {
+	FramesIn  uint64 `json:"frames_in"`
+	FramesOut uint64 `json:"frames_out"`
+	Output    struct {
+		OfPeak float64 `json:"max_error_of_peak"`
+	} `json:"output"`
+}
+
+// cosim runs `hilrig sim profile --bench` on the bench text and returns
+// its one model's summary.
+func cosim(t *testing.T, profile, bench, duration string) cosimModel {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "bench.yaml")
+	if err := os.WriteFile(path, []byte(bench), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runHilrig(t, "sim", profile, "--bench", path, "--duration", duration)
+	if r.code != 0 {
+		t.Fatalf("sim %s: exit %d: %s", profile, r.code, r.stderr)
+	}
+	var summary struct {
+		Models []cosimModel `json:"models"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &summary); err != nil || len(summary.Models) != 1 {
+		t.Fatalf("summary: %v\n%s", err, r.stdout)
+	}
+	return summary.Models[0]
 }
 
 func shippedBench(t *testing.T, name string) string {
