@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"time"
@@ -185,15 +184,13 @@ func LoadBench(path string, profile *Loaded) (*LoadedBench, error) {
 
 // ParseBench is LoadBench on text; source names it in messages.
 func ParseBench(source string, data []byte, profile *Loaded) (*LoadedBench, error) {
-	d := newDecoder()
-	root, err := d.parseYAML(source, data)
+	b := &Bench{}
+	d, err := decodeFile(source, data, b)
 	if err != nil {
 		return nil, err
 	}
-	b := &Bench{}
-	d.decode(root, reflect.ValueOf(b).Elem(), "")
 	if b.Name == "" {
-		b.Name = strings.TrimSuffix(filepath.Base(source), filepath.Ext(source))
+		b.Name = nameOf(source)
 	}
 	models := b.check(d, profile, source)
 	if err := d.errs.err(); err != nil {

@@ -75,11 +75,28 @@ func Parse(source string, data []byte, sets ...string) (*Loaded, error) {
 	d.decode(root, reflect.ValueOf(p).Elem(), "")
 	p.resolveDefaults()
 	if p.Name == "" {
-		p.Name = strings.TrimSuffix(filepath.Base(strings.TrimPrefix(source, "shipped:")), ".yaml")
+		p.Name = nameOf(strings.TrimPrefix(source, "shipped:"))
 	}
 	cfg := p.build(d)
 	if err := d.errs.err(); err != nil {
 		return nil, err
 	}
 	return &Loaded{Profile: p, Source: source, Config: cfg}, nil
+}
+
+// nameOf is a file's default name: its base name without its extension.
+func nameOf(source string) string {
+	return strings.TrimSuffix(filepath.Base(source), filepath.Ext(source))
+}
+
+// decodeFile parses one YAML document and decodes it into v, a pointer to
+// a schema struct; the decoder holds the problems found.
+func decodeFile(source string, data []byte, v any) (*decoder, error) {
+	d := newDecoder()
+	root, err := d.parseYAML(source, data)
+	if err != nil {
+		return nil, err
+	}
+	d.decode(root, reflect.ValueOf(v).Elem(), "")
+	return d, nil
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -123,18 +122,16 @@ func LoadModel(ref string, params map[string]float64) (*LoadedModel, error) {
 
 // ParseModel reads a model file's text; source names it in messages.
 func ParseModel(source string, data []byte) (*LoadedModel, error) {
-	d := newDecoder()
-	root, err := d.parseYAML(source, data)
+	var f ModelFile
+	d, err := decodeFile(source, data, &f)
 	if err != nil {
 		return nil, err
 	}
-	var f ModelFile
-	d.decode(root, reflect.ValueOf(&f).Elem(), "")
 	if err := d.errs.err(); err != nil {
 		return nil, err
 	}
 	if f.Name == "" {
-		f.Name = strings.TrimSuffix(filepath.Base(source), filepath.Ext(source))
+		f.Name = nameOf(source)
 	}
 	m := plant.Model{Name: f.Name, Description: f.Description, Output: f.Output}
 	for i, name := range f.Subsystems.Names {
