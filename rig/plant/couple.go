@@ -55,30 +55,32 @@ func (pt *Part) Linearize() *Linearization {
 		}
 		return 1e-6 * max(1, math.Abs(v))
 	}
-	setColumn := func(into *mat.Dense, j int, plus, minus []float64, h float64) {
-		for i := range plus {
-			into.Set(i, j, (plus[i]-minus[i])/(2*h))
+	// difference fills column j of df and dy with the central difference
+	// for a change of the k-th state (or input), all else at rest.
+	difference := func(ofState bool, k int, df, dy *mat.Dense, j int) {
+		x, w := slices.Clone(x0), slices.Clone(w0)
+		v := w
+		if ofState {
+			v = x
+		}
+		at := v[k]
+		h := step(at)
+		v[k] = at + h
+		eval(x, w, fp, yp)
+		v[k] = at - h
+		eval(x, w, fm, ym)
+		for i := range fp {
+			df.Set(i, j, (fp[i]-fm[i])/(2*h))
+		}
+		for i := range yp {
+			dy.Set(i, j, (yp[i]-ym[i])/(2*h))
 		}
 	}
 	for j := range n {
-		h := step(x0[j])
-		xp, xm := slices.Clone(x0), slices.Clone(x0)
-		xp[j] += h
-		xm[j] -= h
-		eval(xp, w0, fp, yp)
-		eval(xm, w0, fm, ym)
-		setColumn(l.A, j, fp, fm, h)
-		setColumn(l.C, j, yp, ym, h)
+		difference(true, j, l.A, l.C, j)
 	}
 	for j, k := range l.Inputs {
-		h := step(w0[k])
-		wp, wm := slices.Clone(w0), slices.Clone(w0)
-		wp[k] += h
-		wm[k] -= h
-		eval(x0, wp, fp, yp)
-		eval(x0, wm, fm, ym)
-		setColumn(l.B, j, fp, fm, h)
-		setColumn(l.D, j, yp, ym, h)
+		difference(false, k, l.B, l.D, j)
 	}
 	return l
 }
