@@ -48,33 +48,8 @@ type forwarded struct {
 func forward(b *testing.B, profile string, n int, every time.Duration) forwarded {
 	b.Helper()
 	rig := startRig(b, profile, ptyBenchText("line", ""))
-	ctrl, plant := rig.attach("controller"), rig.attach("plant")
 	line, _ := drivers.NewFraming("line", drivers.FramingOptions{})
-	start := time.Now()
-	var got []received
-	var bad uint64
-	reading := make(chan struct{})
-	go func() {
-		defer close(reading)
-		harnessThread()
-		got, bad = receive(plant, line, start)
-	}()
-	sent := make(chan time.Duration)
-	b.ResetTimer()
-	go func() {
-		harnessThread()
-		send(ctrl, line, n, every, start)
-		sent <- time.Since(start)
-	}()
-	sending := <-sent
-	b.StopTimer()
-	time.Sleep(100 * time.Millisecond)
-	if code := rig.stop(syscall.SIGTERM); code != 0 {
-		b.Fatalf("hilrig exited %d: %s", code, rig.stderr.String())
-	}
-	ctrl.Close()
-	plant.Close()
-	<-reading
+	got, bad, sending := rig.carry(traffic{send: line, n: n, every: every, settle: 100 * time.Millisecond, stop: syscall.SIGTERM, onThread: harnessThread})
 	if bad != 0 {
 		b.Fatalf("%d frames arrived damaged", bad)
 	}

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -93,6 +92,56 @@ func (r *rigProcess) attach(name string) serial.Port {
 		r.t.Fatalf("attaching to %s: %v", path, err)
 	}
 	return port
+}
+
+// traffic is the frames a test sends from the controller's device to the
+// plant's through a running rig.
+type traffic struct {
+	send     drivers.Framing
+	receive  drivers.Framing // on the plant's side; nil: send
+	n        int
+	every    time.Duration
+	settle   time.Duration // after the last frame, before stopping the rig
+	stop     os.Signal
+	onThread func() // run first on the sending and the reading goroutines
+}
+
+// carry attaches to both devices, sends the frames while the plant's side
+// reads them, stops the rig (which must exit 0), and returns what arrived,
+// how many frames were bad, and how long the sending took.
+func (r *rigProcess) carry(tr traffic) (got []received, bad uint64, sending time.Duration) {
+	r.t.Helper()
+	ctrl, plant := r.attach("controller"), r.attach("plant")
+	back := tr.receive
+	if back == nil {
+		back = tr.send
+	}
+	start := time.Now()
+	reading := make(chan struct{})
+	go func() {
+		defer close(reading)
+		if tr.onThread != nil {
+			tr.onThread()
+		}
+		got, bad = receive(plant, back, start)
+	}()
+	sent := make(chan time.Duration)
+	go func() {
+		if tr.onThread != nil {
+			tr.onThread()
+		}
+		send(ctrl, tr.send, tr.n, tr.every, start)
+		sent <- time.Since(start)
+	}()
+	sending = <-sent
+	time.Sleep(tr.settle)
+	if code := r.stop(tr.stop); code != 0 {
+		r.t.Fatalf("hilrig exited %d: %s", code, r.stderr.String())
+	}
+	ctrl.Close()
+	plant.Close()
+	<-reading
+	return got, bad, sending
 }
 
 // signal sends sig and waits for the rig to exit.
@@ -257,24 +306,9 @@ flows:
 func TestRunForwardsBetweenPtys(t *testing.T) {
 	const n = 5000
 	rig := startRig(t, gilbertLink, ptyBenchText("line", ""))
-	ctrl, plant := rig.attach("controller"), rig.attach("plant")
 	line, _ := drivers.NewFraming("line", drivers.FramingOptions{})
-	start := time.Now()
-	var got []received
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		got, _ = receive(plant, line, start)
-	}()
-	send(ctrl, line, n, time.Millisecond, start)
-	time.Sleep(200 * time.Millisecond) // the last frames are 20 ms away
-	if code := rig.stop(syscall.SIGTERM); code != 0 {
-		t.Fatalf("exit %d: %s", code, rig.stderr.String())
-	}
-	ctrl.Close()
-	plant.Close()
-	wg.Wait()
+	// The last frames are 20 ms away: settle for 200 ms.
+	got, _, _ := rig.carry(traffic{send: line, n: n, every: time.Millisecond, settle: 200 * time.Millisecond, stop: syscall.SIGTERM})
 
 	// Order: what arrives, arrives in order.
 	var delays []time.Duration
@@ -361,20 +395,9 @@ schedule:
   - {at: 1s, for: 1s, hop: down, delay: 40ms}
 `
 	rig := startRig(t, profile, ptyBenchText("line", ""))
-	ctrl, plant := rig.attach("controller"), rig.attach("plant")
 	line, _ := drivers.NewFraming("line", drivers.FramingOptions{})
-	start := time.Now()
-	var got []received
-	var wg sync.WaitGroup
-	wg.Go(func() { got, _ = receive(plant, line, start) })
-	send(ctrl, line, 300, 10*time.Millisecond, start) // 3 s at 100 Hz
-	time.Sleep(200 * time.Millisecond)
-	if code := rig.stop(syscall.SIGTERM); code != 0 {
-		t.Fatalf("exit %d: %s", code, rig.stderr.String())
-	}
-	ctrl.Close()
-	plant.Close()
-	wg.Wait()
+	// 3 s at 100 Hz.
+	got, _, _ := rig.carry(traffic{send: line, n: 300, every: 10 * time.Millisecond, settle: 200 * time.Millisecond, stop: syscall.SIGTERM})
 
 	rows, due := readRunTrace(t, rig.trace)
 	sentAt := map[int]time.Duration{}
@@ -510,28 +533,14 @@ func TestRunFramings(t *testing.T) {
 				t.Fatal(err)
 			}
 			rig := startRig(t, plainLink, ptyBenchText(tc.name, tc.extra))
-			ctrl, plant := rig.attach("controller"), rig.attach("plant")
 			// The rig writes idle frames' payloads as they are; cutting them
 			// at silences on the test's side would depend on how promptly a
 			// goroutine reads. The rig's own cutting is checked on its trace.
-			back := framing
+			var back drivers.Framing
 			if tc.name == "idle" {
 				back = drivers.Fixed{Size: 28}
 			}
-			start := time.Now()
-			var got []received
-			var bad uint64
-			var wg sync.WaitGroup
-			wg.Add(1)
-			go func() { defer wg.Done(); got, bad = receive(plant, back, start) }()
-			send(ctrl, framing, n, time.Millisecond, start)
-			time.Sleep(100 * time.Millisecond)
-			if code := rig.stop(syscall.SIGINT); code != 0 {
-				t.Fatalf("exit %d: %s", code, rig.stderr.String())
-			}
-			ctrl.Close()
-			plant.Close()
-			wg.Wait()
+			got, bad, _ := rig.carry(traffic{send: framing, receive: back, n: n, every: time.Millisecond, settle: 100 * time.Millisecond, stop: syscall.SIGINT})
 			var delays []time.Duration
 			for i, g := range got {
 				if g.seq != i {
