@@ -384,16 +384,7 @@ func TestRunForwardsBetweenPtys(t *testing.T) {
 // measurement of each frame agrees with what the schedule says for the
 // instant the rig stamped it.
 func TestRunScheduleOnWallClock(t *testing.T) {
-	const profile = `duration: 30s
-hops:
-  down: {delay: 5ms}
-  up:   {delay: 5ms}
-flows:
-  m2s: {route: [down]}
-  s2m: {route: [up]}
-schedule:
-  - {at: 1s, for: 1s, hop: down, delay: 40ms}
-`
+	const profile = plainLink + "schedule:\n  - {at: 1s, for: 1s, hop: down, delay: 40ms}\n"
 	rig := startRig(t, profile, ptyBenchText("line", ""))
 	line, _ := drivers.NewFraming("line", drivers.FramingOptions{})
 	// 3 s at 100 Hz.
