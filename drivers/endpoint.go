@@ -1,6 +1,8 @@
 package drivers
 
 import (
+	"github.com/hilrig/hilrig/firmware/wire"
+
 	"errors"
 	"fmt"
 	"io"
@@ -102,7 +104,7 @@ func lockReaderThread(setup func()) {
 // writeFramed encodes payload with the framing into the endpoint's own
 // buffer (no allocation once it has grown) and writes it to w, counting
 // what happened; a nil w is a device that is away.
-func writeFramed(w io.Writer, f Framing, scratch *[]byte, c *atomicCounts, payload []byte) error {
+func writeFramed(w io.Writer, f wire.Framing, scratch *[]byte, c *atomicCounts, payload []byte) error {
 	*scratch = f.Append((*scratch)[:0], payload)
 	if w == nil {
 		c.writeErrors.Add(1)

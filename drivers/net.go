@@ -1,6 +1,8 @@
 package drivers
 
 import (
+	"github.com/hilrig/hilrig/firmware/wire"
+
 	"errors"
 	"net"
 	"net/netip"
@@ -156,7 +158,7 @@ func (u *UDP) LocalAddr() net.Addr { return u.conn.LocalAddr() }
 type TCPConfig struct {
 	Name         string
 	Listen, Dial string
-	Framing      Framing
+	Framing      wire.Framing
 	MaxFrame     int
 	Reconnect    time.Duration // dial again after a disconnection
 	ReaderThread func()

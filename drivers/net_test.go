@@ -1,6 +1,8 @@
 package drivers
 
 import (
+	"github.com/hilrig/hilrig/firmware/wire"
+
 	"net"
 	"testing"
 	"time"
@@ -38,7 +40,7 @@ func TestUDPEndpoint(t *testing.T) {
 }
 
 func TestTCPEndpoint(t *testing.T) {
-	line, _ := NewFraming("line", FramingOptions{})
+	line, _ := wire.NewFraming("line", wire.FramingOptions{})
 	c := NewTCP(TCPConfig{Name: "controller", Listen: "127.0.0.1:0", Framing: line})
 	sink := newCollector()
 	if err := c.Start(wallClock{time.Now()}, sink, 0); err != nil {

@@ -1,6 +1,8 @@
 package drivers
 
 import (
+	"github.com/hilrig/hilrig/firmware/wire"
+
 	"bytes"
 	"errors"
 	"sync"
@@ -93,7 +95,7 @@ func readUntil(t *testing.T, port serial.Port, want []byte) {
 }
 
 func TestPtyCarriesFramesBothWays(t *testing.T) {
-	line, _ := NewFraming("line", FramingOptions{})
+	line, _ := wire.NewFraming("line", wire.FramingOptions{})
 	link := t.TempDir() + "/controller"
 	p := NewPty(SerialConfig{Name: "controller", Baud: 115200, DataBits: 8, Framing: line}, link)
 	sink := newCollector()
@@ -120,7 +122,7 @@ func TestPtyCarriesFramesBothWays(t *testing.T) {
 }
 
 func TestPtyUnplugAndReconnect(t *testing.T) {
-	line, _ := NewFraming("line", FramingOptions{})
+	line, _ := wire.NewFraming("line", wire.FramingOptions{})
 	for _, reconnect := range []time.Duration{0, 20 * time.Millisecond} {
 		p := NewPty(SerialConfig{Name: "plant", Baud: 9600, DataBits: 8, Framing: line, Reconnect: reconnect}, "")
 		sink := newCollector()
@@ -155,7 +157,7 @@ func TestPtyUnplugAndReconnect(t *testing.T) {
 }
 
 func TestMissingSerialDeviceIsNamed(t *testing.T) {
-	line, _ := NewFraming("line", FramingOptions{})
+	line, _ := wire.NewFraming("line", wire.FramingOptions{})
 	s := NewSerial(SerialConfig{Name: "controller", Device: "/dev/ttyUSB9", Baud: 115200, DataBits: 8, Framing: line})
 	err := s.Start(wallClock{time.Now()}, newCollector(), 0)
 	if err == nil || !bytesContains(err.Error(), "controller: /dev/ttyUSB9: no such device") {
@@ -166,14 +168,14 @@ func TestMissingSerialDeviceIsNamed(t *testing.T) {
 func bytesContains(s, sub string) bool { return bytes.Contains([]byte(s), []byte(sub)) }
 
 func TestLineTime(t *testing.T) {
-	line, _ := NewFraming("line", FramingOptions{})
+	line, _ := wire.NewFraming("line", wire.FramingOptions{})
 	// 8N1 is 10 bits a character: 9 bytes (8 + "\n") at 115200 baud take
 	// 90/115200 s = 781.25 µs; 8E2 is 12 bits.
 	s := NewSerial(SerialConfig{Baud: 115200, DataBits: 8, Framing: line})
 	if got := s.LineTime(8); got != 781250*time.Nanosecond {
 		t.Errorf("8N1: %v", got)
 	}
-	s = NewSerial(SerialConfig{Baud: 9600, DataBits: 8, Parity: serial.EvenParity, StopBits: serial.TwoStopBits, Framing: Fixed{Size: 4}})
+	s = NewSerial(SerialConfig{Baud: 9600, DataBits: 8, Parity: serial.EvenParity, StopBits: serial.TwoStopBits, Framing: wire.Fixed{Size: 4}})
 	if got := s.LineTime(4); got != 5*time.Millisecond {
 		t.Errorf("8E2: %v", got)
 	}

@@ -1,6 +1,8 @@
 package drivers
 
 import (
+	"github.com/hilrig/hilrig/firmware/wire"
+
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,7 +23,7 @@ type SerialConfig struct {
 	DataBits int    // 5 to 8
 	Parity   serial.Parity
 	StopBits serial.StopBits
-	Framing  Framing
+	Framing  wire.Framing
 	MaxFrame int // bytes; longer frames are dropped
 	// Reconnect, when positive, makes a vanished device be reopened at
 	// this interval instead of stopping the run.
@@ -108,7 +110,7 @@ func (s *Serial) open() (serial.Port, error) {
 	if err != nil {
 		return nil, &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.label(), Err: explainOpen(err)}
 	}
-	if _, idle := s.cfg.Framing.(Idle); idle {
+	if _, idle := s.cfg.Framing.(wire.Idle); idle {
 		err = port.SetReadTimeout(s.silence())
 	} else {
 		err = port.SetReadTimeout(serial.NoTimeout)
@@ -122,7 +124,7 @@ func (s *Serial) open() (serial.Port, error) {
 
 // silence is the idle framing's gap: its own, or 3.5 character times.
 func (s *Serial) silence() time.Duration {
-	if idle := s.cfg.Framing.(Idle); idle.Silence > 0 {
+	if idle := s.cfg.Framing.(wire.Idle); idle.Silence > 0 {
 		return idle.Silence
 	}
 	return 7 * s.cfg.CharTime() / 2
@@ -256,11 +258,11 @@ func (s *Serial) LineTime(payloadBytes int) time.Duration {
 	}
 	n := payloadBytes
 	switch f := s.cfg.Framing.(type) {
-	case Line:
+	case wire.Line:
 		n += len(f.Delimiter)
-	case SLIP:
+	case wire.SLIP:
 		n += 2
-	case COBS:
+	case wire.COBS:
 		n += 2 + payloadBytes/254
 	}
 	return time.Duration(int64(n) * int64(s.cfg.charHalfBits()) * int64(time.Second) / (2 * int64(s.cfg.Baud)))

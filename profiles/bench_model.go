@@ -1,6 +1,8 @@
 package profiles
 
 import (
+	"github.com/hilrig/hilrig/firmware/wire"
+
 	"errors"
 	"path/filepath"
 	"reflect"
@@ -10,7 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
-	"github.com/hilrig/hilrig/rig/plant"
+	"github.com/hilrig/hilrig/emulator/plant"
 )
 
 // ModelEndpoint is a plant model the rig simulates, cut at a coupling
@@ -91,12 +93,12 @@ func (f *FieldSpec) decodeNode(d *decoder, n *yaml.Node, path string) {
 	d.decodeStruct(n, reflect.ValueOf((*plain)(f)).Elem(), path)
 }
 
-// FieldTypeName is one of plant.FieldTypes.
+// FieldTypeName is one of wire.FieldTypes.
 type FieldTypeName string
 
 func (v *FieldTypeName) parseScalar(s string) error {
 	var names []string
-	for _, t := range plant.FieldTypes {
+	for _, t := range wire.FieldTypes {
 		names = append(names, string(t))
 	}
 	return parseEnum(v, s, "a field type", names...)
@@ -113,7 +115,7 @@ type BenchModel struct {
 	Solver              plant.Solver
 	// Send encodes what the rig sends across the cut (Simulated.Out);
 	// Receive decodes what comes back (Simulated.In).
-	Send, Receive plant.Codec
+	Send, Receive wire.Codec
 }
 
 // checkModel resolves a model endpoint; it returns nil after reporting a
@@ -207,7 +209,7 @@ func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchMo
 	crossing := append(bm.Simulated.Out(), bm.Simulated.In()...)
 	switch {
 	case e.Codec == nil || e.Codec.CSV != nil:
-		c := plant.CSV{}
+		c := wire.CSV{}
 		if e.Codec != nil && e.Codec.CSV.Precision != nil {
 			if p := *e.Codec.CSV.Precision; p < 1 || p > 17 {
 				d.errorAt(path+".codec.csv.precision", "must be from 1 to 17")
@@ -223,13 +225,13 @@ func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchMo
 				d.errorAt(path+".codec.struct.fields."+name, "is not a variable that crosses cut %s (they are: %s)", e.Cut, strings.Join(crossing, ", "))
 			}
 		}
-		layout := func(signals []string) plant.Codec {
-			var fs []plant.Field
+		layout := func(signals []string) wire.Codec {
+			var fs []wire.Field
 			for _, s := range signals {
-				f := plant.Field{Type: plant.F64LE}
+				f := wire.Field{Type: wire.F64LE}
 				if i := fields.Index(s); i >= 0 {
 					spec := fields.Values[i]
-					f.Type = plant.FieldType(spec.Type)
+					f.Type = wire.FieldType(spec.Type)
 					if spec.Scale != nil {
 						f.Scale = *spec.Scale
 					}
@@ -239,7 +241,7 @@ func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchMo
 				}
 				fs = append(fs, f)
 			}
-			s, err := plant.NewStruct(fs)
+			s, err := wire.NewStruct(fs)
 			if err != nil {
 				return nil // the field type was reported already
 			}

@@ -13,7 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
-	"github.com/hilrig/hilrig/profiles/suggest"
+	"github.com/hilrig/hilrig/emulator/suggest"
 )
 
 // The decoder walks a YAML node tree and a Go value together, driven by the

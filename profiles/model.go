@@ -11,7 +11,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/hilrig/hilrig/rig/plant"
+	"github.com/hilrig/hilrig/emulator/plant"
 )
 
 // ModelFile is a plant model written in YAML: linear blocks joined by

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hilrig/hilrig/rig/plant"
+	"github.com/hilrig/hilrig/emulator/plant"
 )
 
 // TestModelFileMatchesBuiltin: the quarter car written as a model file is

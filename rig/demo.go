@@ -1,6 +1,8 @@
 package rig
 
 import (
+	"github.com/hilrig/hilrig/firmware/wire"
+
 	"context"
 	"fmt"
 	"io"
@@ -12,7 +14,6 @@ import (
 
 	"go.bug.st/serial"
 
-	"github.com/hilrig/hilrig/drivers"
 	"github.com/hilrig/hilrig/profiles"
 )
 
@@ -155,7 +156,7 @@ func statusLine(w io.Writer, s Snapshot, total time.Duration) {
 // the same modelEnd as the rig's side of a cut, with the codecs swapped.
 type seatDevice struct {
 	port    serial.Port
-	line    drivers.Framing
+	line    wire.Framing
 	mu      sync.Mutex
 	latest  []byte // the last frame received, not yet taken up
 	fresh   bool
@@ -182,7 +183,7 @@ func startSeat(ctx context.Context, path string, bm *profiles.BenchModel, priori
 		port.Close()
 		return nil, err
 	}
-	line, _ := drivers.NewFraming("line", drivers.FramingOptions{})
+	line, _ := wire.NewFraming("line", wire.FramingOptions{})
 	d := &seatDevice{port: port, line: line, quit: make(chan struct{})}
 	d.stopped.Add(2)
 	go d.read()

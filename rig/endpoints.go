@@ -1,6 +1,8 @@
 package rig
 
 import (
+	"github.com/hilrig/hilrig/firmware/wire"
+
 	"fmt"
 	"time"
 
@@ -60,7 +62,7 @@ func buildEndpoints(b *profiles.LoadedBench, readerThread func()) ([]endpoint, e
 				ep = endpoint{me, "model", fmt.Sprintf("%s cut at %s", bm.Name, bm.Cut), false}
 			}
 		case e.TCP != nil:
-			var framing drivers.Framing
+			var framing wire.Framing
 			spec := e.TCP.FrameSettings.Spec()
 			if framing, err = makeFraming(spec, 0); err == nil {
 				cfg := drivers.TCPConfig{Name: name, Listen: deref(e.TCP.Listen), Dial: deref(e.TCP.Dial), Framing: framing, MaxFrame: spec.MaxFrame, ReaderThread: readerThread}
@@ -103,7 +105,7 @@ func serialConfig(name string, line profiles.LineSettings, frames profiles.Frame
 
 // makeFraming builds a framing; an idle framing without a gap waits 3.5
 // character times.
-func makeFraming(spec profiles.FramingSpec, charTime time.Duration) (drivers.Framing, error) {
+func makeFraming(spec profiles.FramingSpec, charTime time.Duration) (wire.Framing, error) {
 	gap := spec.Gap
 	if spec.Name == "idle" && gap == 0 {
 		if charTime == 0 {
@@ -111,7 +113,7 @@ func makeFraming(spec profiles.FramingSpec, charTime time.Duration) (drivers.Fra
 		}
 		gap = 7 * charTime / 2
 	}
-	return drivers.NewFraming(spec.Name, drivers.FramingOptions{Delimiter: []byte(spec.Delimiter), Size: spec.Size, Gap: gap})
+	return wire.NewFraming(spec.Name, wire.FramingOptions{Delimiter: []byte(spec.Delimiter), Size: spec.Size, Gap: gap})
 }
 
 func gpioEndpoint(name string, g *profiles.GPIOPins, readerThread func()) endpoint {

@@ -1,6 +1,8 @@
 package rig
 
 import (
+	"github.com/hilrig/hilrig/firmware/wire"
+
 	"bufio"
 	"fmt"
 	"io"
@@ -10,8 +12,8 @@ import (
 	"time"
 
 	"github.com/hilrig/hilrig/emulator"
+	"github.com/hilrig/hilrig/emulator/plant"
 	"github.com/hilrig/hilrig/profiles"
-	"github.com/hilrig/hilrig/rig/plant"
 )
 
 // modelEnd is one part of a cut model exchanging frames with the network:
@@ -20,7 +22,7 @@ import (
 // it integrates from one exchange to the next.
 type modelEnd struct {
 	it            *plant.Integrator
-	send, receive plant.Codec
+	send, receive wire.Codec
 	substeps      int
 	out, in       []float64
 	payload       []byte
@@ -28,7 +30,7 @@ type modelEnd struct {
 	framesOut, framesIn, badFrames uint64
 }
 
-func newModelEnd(part *plant.Part, bm *profiles.BenchModel, send, receive plant.Codec) (*modelEnd, error) {
+func newModelEnd(part *plant.Part, bm *profiles.BenchModel, send, receive wire.Codec) (*modelEnd, error) {
 	it, err := plant.NewIntegrator(part, bm.Solver, bm.Step)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/hilrig/hilrig/firmware/wire"
+
 	"encoding/json"
 	"fmt"
 	"net"
@@ -14,8 +16,6 @@ import (
 
 	"go.bug.st/serial"
 	"golang.org/x/sys/unix"
-
-	"github.com/hilrig/hilrig/drivers"
 )
 
 // The benchmarks here run the real binary on a bench of two pseudo-terminals
@@ -48,7 +48,7 @@ type forwarded struct {
 func forward(b *testing.B, profile string, n int, every time.Duration) forwarded {
 	b.Helper()
 	rig := startRig(b, profile, ptyBenchText("line", ""))
-	line, _ := drivers.NewFraming("line", drivers.FramingOptions{})
+	line, _ := wire.NewFraming("line", wire.FramingOptions{})
 	got, bad, sending := rig.carry(traffic{send: line, n: n, every: every, settle: 100 * time.Millisecond, stop: syscall.SIGTERM, onThread: harnessThread})
 	if bad != 0 {
 		b.Fatalf("%d frames arrived damaged", bad)

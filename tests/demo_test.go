@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/hilrig/hilrig/firmware/wire"
+
 	"encoding/json"
 	"math"
 	"os"
@@ -11,10 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hilrig/hilrig/drivers"
+	"github.com/hilrig/hilrig/emulator/plant"
 	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig"
-	"github.com/hilrig/hilrig/rig/plant"
 )
 
 type demoSummary struct {
@@ -125,7 +126,7 @@ func TestRunModelWithADevice(t *testing.T) {
 	var lines, bad int
 	latest := 0.0
 	go func() {
-		line, _ := drivers.NewFraming("line", drivers.FramingOptions{})
+		line, _ := wire.NewFraming("line", wire.FramingOptions{})
 		dec := line.NewDecoder(256)
 		buf := make([]byte, 4096)
 		for {

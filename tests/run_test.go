@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"github.com/hilrig/hilrig/firmware/wire"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -18,8 +20,6 @@ import (
 	"time"
 
 	"go.bug.st/serial"
-
-	"github.com/hilrig/hilrig/drivers"
 )
 
 // rigProcess is a `hilrig run` started by a test.
@@ -97,8 +97,8 @@ func (r *rigProcess) attach(name string) serial.Port {
 // traffic is the frames a test sends from the controller's device to the
 // plant's through a running rig.
 type traffic struct {
-	send     drivers.Framing
-	receive  drivers.Framing // on the plant's side; nil: send
+	send     wire.Framing
+	receive  wire.Framing // on the plant's side; nil: send
 	n        int
 	every    time.Duration
 	settle   time.Duration // after the last frame, before stopping the rig
@@ -245,12 +245,12 @@ func payload(seq int, at time.Duration) []byte {
 	return fmt.Appendf(nil, "%08d %019d", seq, int64(at))
 }
 
-func send(w io.Writer, framing drivers.Framing, n int, every time.Duration, start time.Time) {
+func send(w io.Writer, framing wire.Framing, n int, every time.Duration, start time.Time) {
 	var buf []byte
 	var last time.Time
 	for i := range n {
 		time.Sleep(time.Until(start.Add(time.Duration(i) * every)))
-		if _, idle := framing.(drivers.Idle); idle {
+		if _, idle := framing.(wire.Idle); idle {
 			// An idle-framed frame ends with silence: never catch up on a
 			// late sleep by writing two frames back to back.
 			time.Sleep(time.Until(last.Add(every / 2)))
@@ -261,7 +261,7 @@ func send(w io.Writer, framing drivers.Framing, n int, every time.Duration, star
 	}
 }
 
-func receive(r io.Reader, framing drivers.Framing, start time.Time) (out []received, badFrames uint64) {
+func receive(r io.Reader, framing wire.Framing, start time.Time) (out []received, badFrames uint64) {
 	d := framing.NewDecoder(64)
 	buf := make([]byte, 4096)
 	emit := func(frame []byte, _ time.Duration) {
@@ -306,7 +306,7 @@ flows:
 func TestRunForwardsBetweenPtys(t *testing.T) {
 	const n = 5000
 	rig := startRig(t, gilbertLink, ptyBenchText("line", ""))
-	line, _ := drivers.NewFraming("line", drivers.FramingOptions{})
+	line, _ := wire.NewFraming("line", wire.FramingOptions{})
 	// The last frames are 20 ms away: settle for 200 ms.
 	got, _, _ := rig.carry(traffic{send: line, n: n, every: time.Millisecond, settle: 200 * time.Millisecond, stop: syscall.SIGTERM})
 
@@ -386,7 +386,7 @@ func TestRunForwardsBetweenPtys(t *testing.T) {
 func TestRunScheduleOnWallClock(t *testing.T) {
 	const profile = plainLink + "schedule:\n  - {at: 1s, for: 1s, hop: down, delay: 40ms}\n"
 	rig := startRig(t, profile, ptyBenchText("line", ""))
-	line, _ := drivers.NewFraming("line", drivers.FramingOptions{})
+	line, _ := wire.NewFraming("line", wire.FramingOptions{})
 	// 3 s at 100 Hz.
 	got, _, _ := rig.carry(traffic{send: line, n: 300, every: 10 * time.Millisecond, settle: 200 * time.Millisecond, stop: syscall.SIGTERM})
 
@@ -509,17 +509,17 @@ flows:
 func TestRunFramings(t *testing.T) {
 	for _, tc := range []struct {
 		name, extra string
-		opts        drivers.FramingOptions
+		opts        wire.FramingOptions
 	}{
-		{"line", ", delimiter: \"\\r\\n\"", drivers.FramingOptions{Delimiter: []byte("\r\n")}},
-		{"slip", "", drivers.FramingOptions{}},
-		{"cobs", "", drivers.FramingOptions{}},
-		{"fixed", ", frame_size: 28B", drivers.FramingOptions{Size: 28}},
-		{"idle", ", gap: 300us", drivers.FramingOptions{Gap: 300 * time.Microsecond}},
+		{"line", ", delimiter: \"\\r\\n\"", wire.FramingOptions{Delimiter: []byte("\r\n")}},
+		{"slip", "", wire.FramingOptions{}},
+		{"cobs", "", wire.FramingOptions{}},
+		{"fixed", ", frame_size: 28B", wire.FramingOptions{Size: 28}},
+		{"idle", ", gap: 300us", wire.FramingOptions{Gap: 300 * time.Microsecond}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const n = 1000
-			framing, err := drivers.NewFraming(tc.name, tc.opts)
+			framing, err := wire.NewFraming(tc.name, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -527,9 +527,9 @@ func TestRunFramings(t *testing.T) {
 			// The rig writes idle frames' payloads as they are; cutting them
 			// at silences on the test's side would depend on how promptly a
 			// goroutine reads. The rig's own cutting is checked on its trace.
-			var back drivers.Framing
+			var back wire.Framing
 			if tc.name == "idle" {
-				back = drivers.Fixed{Size: 28}
+				back = wire.Fixed{Size: 28}
 			}
 			got, bad, _ := rig.carry(traffic{send: framing, receive: back, n: n, every: time.Millisecond, settle: 100 * time.Millisecond, stop: syscall.SIGINT})
 			var delays []time.Duration
@@ -636,7 +636,7 @@ func TestRunStopsWhenADeviceVanishes(t *testing.T) {
 	rig := startRig(t, plainLink, ptyBenchText("line", ""))
 	ctrl, plant := rig.attach("controller"), rig.attach("plant")
 	defer plant.Close()
-	line, _ := drivers.NewFraming("line", drivers.FramingOptions{})
+	line, _ := wire.NewFraming("line", wire.FramingOptions{})
 	send(ctrl, line, 200, time.Millisecond, time.Now())
 	ctrl.Close() // unplugged
 	code := rig.wait()
@@ -659,7 +659,7 @@ func TestRunReconnects(t *testing.T) {
 	rig := startRig(t, plainLink, ptyBenchText("line", ", reconnect: 20ms"))
 	ctrl, plant := rig.attach("controller"), rig.attach("plant")
 	defer plant.Close()
-	line, _ := drivers.NewFraming("line", drivers.FramingOptions{})
+	line, _ := wire.NewFraming("line", wire.FramingOptions{})
 	send(ctrl, line, 100, time.Millisecond, time.Now())
 	ctrl.Close()
 	time.Sleep(300 * time.Millisecond)

@@ -12,8 +12,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/hilrig/hilrig/emulator/plant"
 	"github.com/hilrig/hilrig/profiles"
-	"github.com/hilrig/hilrig/rig/plant"
 )
 
 // paramFlags collects repeated --param name=value.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/hilrig/hilrig/emulator/plant"
 	"github.com/hilrig/hilrig/profiles"
-	"github.com/hilrig/hilrig/rig/plant"
 )
 
 func runModels(args []string, stdout, stderr io.Writer) int {

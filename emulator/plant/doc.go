@@ -6,7 +6,8 @@
 // functions. New checks it (every signal produced once, every input
 // produced or stimulated, no algebraic loop) and orders its outputs. A Cut
 // splits it in two Parts; the signals that cross are the coupling
-// variables, which travel through the emulated network as frames (Codec).
+// variables, which travel through the emulated network as frames (encoded by
+// firmware/wire's codecs).
 // An Integrator steps a Part with a fixed-step solver (RK4, or the implicit
 // trapezoidal rule for stiff models) and exchanges its coupling variables at
 // a slower communication step. Analyse computes paper 001's distortion and

@@ -2,10 +2,11 @@ package plant
 
 import (
 	"fmt"
-	"github.com/hilrig/hilrig/profiles/suggest"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/hilrig/hilrig/emulator/suggest"
 
 	"gonum.org/v1/gonum/mat"
 )

@@ -3,12 +3,13 @@ package plant
 import (
 	"errors"
 	"fmt"
-	"github.com/hilrig/hilrig/profiles/suggest"
 	"math"
 	"math/cmplx"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hilrig/hilrig/emulator/suggest"
 
 	"gonum.org/v1/gonum/mat"
 )

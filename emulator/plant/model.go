@@ -8,7 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/hilrig/hilrig/profiles/suggest"
+	"github.com/hilrig/hilrig/emulator/suggest"
 )
 
 // Model is a plant: subsystems joined by signals. A signal is produced by

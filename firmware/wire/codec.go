@@ -1,4 +1,4 @@
-package plant
+package wire
 
 import (
 	"encoding/binary"

@@ -2,9 +2,10 @@ package plant
 
 import (
 	"fmt"
-	"github.com/hilrig/hilrig/profiles/suggest"
 	"slices"
 	"strings"
+
+	"github.com/hilrig/hilrig/emulator/suggest"
 )
 
 // Part is a set of subsystems simulated together: the whole plant, or one

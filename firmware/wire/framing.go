@@ -1,4 +1,4 @@
-package drivers
+package wire
 
 import (
 	"bytes"

@@ -1,6 +1,8 @@
 // Package suggest finds the name a user probably meant, for error
-// messages: the profile, bench and model languages and the plant models all
-// say "did you mean ...?" the same way.
+// messages: the profile, bench and model languages, the plant models and the
+// command line all say "did you mean ...?" the same way. It lives under
+// emulator, the lowest layer every language imports, so that emulator/plant
+// and profiles share it without a cycle.
 package suggest
 
 import (
