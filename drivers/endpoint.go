@@ -1,13 +1,13 @@
 package drivers
 
 import (
-	"github.com/hilrig/hilrig/firmware/wire"
-
 	"errors"
 	"fmt"
 	"io"
 	"runtime"
 	"time"
+
+	"github.com/hilrig/hilrig/firmware/wire"
 )
 
 // A Clock gives the time since the start of a run on the monotonic clock.

@@ -1,14 +1,14 @@
 package drivers
 
 import (
-	"github.com/hilrig/hilrig/firmware/wire"
-
 	"errors"
 	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hilrig/hilrig/firmware/wire"
 )
 
 // UDPConfig describes a UDP endpoint: each datagram is a frame.

@@ -1,11 +1,11 @@
 package drivers
 
 import (
-	"github.com/hilrig/hilrig/firmware/wire"
-
 	"net"
 	"testing"
 	"time"
+
+	"github.com/hilrig/hilrig/firmware/wire"
 )
 
 func TestUDPEndpoint(t *testing.T) {

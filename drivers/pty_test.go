@@ -1,8 +1,6 @@
 package drivers
 
 import (
-	"github.com/hilrig/hilrig/firmware/wire"
-
 	"bytes"
 	"errors"
 	"sync"
@@ -10,6 +8,8 @@ import (
 	"time"
 
 	"go.bug.st/serial"
+
+	"github.com/hilrig/hilrig/firmware/wire"
 )
 
 // wallClock is the time since a test began.

@@ -1,8 +1,6 @@
 package drivers
 
 import (
-	"github.com/hilrig/hilrig/firmware/wire"
-
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +11,8 @@ import (
 	"time"
 
 	"go.bug.st/serial"
+
+	"github.com/hilrig/hilrig/firmware/wire"
 )
 
 // SerialConfig describes a serial port endpoint.

@@ -1,8 +1,6 @@
 package profiles
 
 import (
-	"github.com/hilrig/hilrig/firmware/wire"
-
 	"errors"
 	"path/filepath"
 	"reflect"
@@ -13,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/hilrig/hilrig/emulator/plant"
+	"github.com/hilrig/hilrig/firmware/wire"
 )
 
 // ModelEndpoint is a plant model the rig simulates, cut at a coupling

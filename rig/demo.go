@@ -1,8 +1,6 @@
 package rig
 
 import (
-	"github.com/hilrig/hilrig/firmware/wire"
-
 	"context"
 	"fmt"
 	"io"
@@ -14,6 +12,7 @@ import (
 
 	"go.bug.st/serial"
 
+	"github.com/hilrig/hilrig/firmware/wire"
 	"github.com/hilrig/hilrig/profiles"
 )
 

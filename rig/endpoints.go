@@ -1,8 +1,6 @@
 package rig
 
 import (
-	"github.com/hilrig/hilrig/firmware/wire"
-
 	"fmt"
 	"time"
 
@@ -10,6 +8,7 @@ import (
 	"periph.io/x/conn/v3/gpio"
 
 	"github.com/hilrig/hilrig/drivers"
+	"github.com/hilrig/hilrig/firmware/wire"
 	"github.com/hilrig/hilrig/profiles"
 )
 

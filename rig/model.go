@@ -1,8 +1,6 @@
 package rig
 
 import (
-	"github.com/hilrig/hilrig/firmware/wire"
-
 	"bufio"
 	"fmt"
 	"io"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/hilrig/hilrig/emulator"
 	"github.com/hilrig/hilrig/emulator/plant"
+	"github.com/hilrig/hilrig/firmware/wire"
 	"github.com/hilrig/hilrig/profiles"
 )
 

@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"github.com/hilrig/hilrig/firmware/wire"
-
 	"encoding/json"
 	"fmt"
 	"net"
@@ -16,6 +14,8 @@ import (
 
 	"go.bug.st/serial"
 	"golang.org/x/sys/unix"
+
+	"github.com/hilrig/hilrig/firmware/wire"
 )
 
 // The benchmarks here run the real binary on a bench of two pseudo-terminals

@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"github.com/hilrig/hilrig/firmware/wire"
-
 	"encoding/json"
 	"math"
 	"os"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hilrig/hilrig/emulator/plant"
+	"github.com/hilrig/hilrig/firmware/wire"
 	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig"
 )

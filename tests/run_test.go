@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"github.com/hilrig/hilrig/firmware/wire"
-
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -20,6 +18,8 @@ import (
 	"time"
 
 	"go.bug.st/serial"
+
+	"github.com/hilrig/hilrig/firmware/wire"
 )
 
 // rigProcess is a `hilrig run` started by a test.
