@@ -28,19 +28,30 @@ type Sink interface {
 	Back(endpoint int, at time.Duration)
 }
 
-// An Endpoint is one side of the rig's I/O: a device that produces frames
-// and accepts them.
-type Endpoint interface {
-	// Name is the endpoint's name in the bench.
-	Name() string
-	// Start opens the device and starts reading it in goroutines of its
-	// own, reporting to sink with index as the endpoint's number.
+// A Reader reads its device on goroutines of its own and reports what
+// arrives (frames, the device going away and coming back) to a Sink.
+type Reader interface {
+	// Start opens the device and starts reading it, reporting to sink
+	// with index as the endpoint's number.
 	Start(clock Clock, sink Sink, index int) error
-	// Write sends one frame's payload now. It is called from one goroutine
-	// (the executor) and must not allocate.
-	Write(payload []byte) error
-	// Stop closes the device; the reader goroutines end before it returns.
+	// Stop closes the device; the reading goroutines end before it
+	// returns.
 	Stop() error
+}
+
+// A Writer sends frames to its device.
+type Writer interface {
+	// Write sends one frame's payload now. It is called from one
+	// goroutine (the executor) and must not allocate.
+	Write(payload []byte) error
+}
+
+// An Endpoint is one side of the rig's I/O: a device, named in the bench,
+// that produces frames and accepts them.
+type Endpoint interface {
+	Name() string
+	Reader
+	Writer
 }
 
 // Optional capabilities, found by type assertion.

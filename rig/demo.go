@@ -12,8 +12,11 @@ import (
 
 	"go.bug.st/serial"
 
+	"github.com/hilrig/hilrig/drivers/realtime"
 	"github.com/hilrig/hilrig/firmware/wire"
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/rig/executor"
+	"github.com/hilrig/hilrig/rig/record"
 )
 
 // DemoOptions set up the built-in virtual bench.
@@ -56,46 +59,46 @@ bind:
 // pseudo-terminal through the serial driver, runs the model's hardware
 // part on a thread of its own at the same exchange rate, and answers each
 // frame as hardware would.
-func Demo(ctx context.Context, opt DemoOptions) (RunSummary, *profiles.LoadedBench, error) {
+func Demo(ctx context.Context, opt DemoOptions) (record.Summary, *profiles.LoadedBench, error) {
 	if opt.Duration <= 0 {
 		opt.Duration = 10 * time.Second
 	}
 	car, err := profiles.LoadModel("quarter-car", nil)
 	if err != nil {
-		return RunSummary{}, nil, err
+		return record.Summary{}, nil, err
 	}
 	if _, _, err := car.Cut(opt.Cut); err != nil {
-		return RunSummary{}, nil, fmt.Errorf("--cut: %w", err)
+		return record.Summary{}, nil, fmt.Errorf("--cut: %w", err)
 	}
 	p, err := profiles.Load(opt.Profile)
 	if err != nil {
-		return RunSummary{}, nil, err
+		return record.Summary{}, nil, err
 	}
 	if p.Flows.Len() < 2 {
-		return RunSummary{}, nil, fmt.Errorf("profile %s has %d flows; the demo needs two, to the seat and back", p.Name, p.Flows.Len())
+		return record.Summary{}, nil, fmt.Errorf("profile %s has %d flows; the demo needs two, to the seat and back", p.Name, p.Flows.Len())
 	}
 	dir, err := os.MkdirTemp("", "hilrig-demo-")
 	if err != nil {
-		return RunSummary{}, nil, err
+		return record.Summary{}, nil, err
 	}
 	defer os.RemoveAll(dir)
 	b, err := profiles.ParseBench("demo bench", []byte(DemoBench(opt.Cut, dir, [2]string{p.Flows.Names[0], p.Flows.Names[1]})), p)
 	if err != nil {
-		return RunSummary{}, nil, err
+		return record.Summary{}, nil, err
 	}
 	if opt.Out != nil {
 		fmt.Fprintf(opt.Out, "hilrig demo: paper 001's quarter car cut at %s, a virtual seat on a pseudo-terminal, %s between them, for %v.\n", opt.Cut, p.Name, opt.Duration)
 	}
-	mon := &Monitor{}
+	mon := &record.Monitor{}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type result struct {
-		s   RunSummary
+		s   record.Summary
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		s, err := Run(ctx, p, b, RunOptions{Duration: opt.Duration, Trace: opt.Trace, Signals: opt.Signals, Priority: opt.Priority, Log: opt.Log, Monitor: mon})
+		s, err := Run(ctx, p, b, Options{Duration: opt.Duration, Trace: opt.Trace, Signals: opt.Signals, Priority: opt.Priority, Log: opt.Log, Monitor: mon})
 		done <- result{s, err}
 	}()
 	device, err := startSeat(ctx, filepath.Join(dir, "seat"), b.Models["car"], opt.Priority-2)
@@ -104,7 +107,7 @@ func Demo(ctx context.Context, opt DemoOptions) (RunSummary, *profiles.LoadedBen
 		if r := <-done; r.err != nil {
 			return r.s, b, r.err // the run failed first: that is the news
 		}
-		return RunSummary{}, b, fmt.Errorf("the virtual seat: %w", err)
+		return record.Summary{}, b, fmt.Errorf("the virtual seat: %w", err)
 	}
 	ticker := time.NewTicker(250 * time.Millisecond)
 	defer ticker.Stop()
@@ -127,7 +130,7 @@ func Demo(ctx context.Context, opt DemoOptions) (RunSummary, *profiles.LoadedBen
 
 // statusLine rewrites the live line: time, the output against the uncut
 // car, and the frames each way.
-func statusLine(w io.Writer, s Snapshot, total time.Duration) {
+func statusLine(w io.Writer, s record.Snapshot, total time.Duration) {
 	line := fmt.Sprintf("%5.1f/%v", s.Time.Seconds(), total)
 	for _, m := range s.Models {
 		if m.Output != "" {
@@ -177,7 +180,7 @@ func startSeat(ctx context.Context, path string, bm *profiles.BenchModel, priori
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	end, err := newModelEnd(bm.Hardware, bm, bm.Receive, bm.Send)
+	end, err := executor.NewPart(bm.Hardware, bm, bm.Receive, bm.Send)
 	if err != nil {
 		port.Close()
 		return nil, err
@@ -220,38 +223,38 @@ func (d *seatDevice) closed() bool {
 
 // step runs the hardware part at the exchange rate on a real-time thread:
 // take up what arrived, answer with the part's outputs, integrate.
-func (d *seatDevice) step(end *modelEnd, exchange time.Duration, priority int) {
+func (d *seatDevice) step(end *executor.Part, exchange time.Duration, priority int) {
 	defer d.stopped.Done()
 	runtime.LockOSThread() // never unlocked: the thread may have been raised
 	if priority > 0 {
-		raiseThread(priority)
+		realtime.RaiseThread(priority)
 	}
-	clock := &monoClock{start: time.Now()}
-	w, err := newWaiter(clock, DefaultSpin)
+	clock := realtime.NewMonotonic()
+	w, err := realtime.NewWaiter(clock, realtime.DefaultSpin)
 	if err != nil {
 		return
 	}
-	defer w.close()
+	defer w.Close()
 	var frame, taken []byte
 	never := func() bool { return false }
 	for next := time.Duration(0); !d.closed(); next += exchange {
-		w.until(next, never)
+		w.Until(next, never)
 		d.mu.Lock()
 		fresh := d.fresh
 		taken, d.fresh = append(taken[:0], d.latest...), false
 		d.mu.Unlock()
 		if fresh {
-			end.take(taken)
+			end.Take(taken)
 		}
-		frame = d.line.Append(frame[:0], end.frame())
+		frame = d.line.Append(frame[:0], end.Frame())
 		if _, err := d.port.Write(frame); err != nil {
 			return
 		}
-		end.advance()
+		end.Advance()
 		// Fallen behind by whole exchanges (the machine was busy): the
 		// seat's physics went on meanwhile, so integrate through them.
 		for clock.Now() >= next+2*exchange {
-			end.advance()
+			end.Advance()
 			next += exchange
 		}
 	}

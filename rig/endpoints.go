@@ -12,7 +12,7 @@ import (
 	"github.com/hilrig/hilrig/profiles"
 )
 
-// endpoint is a bench endpoint ready to start, with what the rig needs to
+// endpoint is a bench's device ready to start, with what the rig needs to
 // know about it.
 type endpoint struct {
 	drivers.Endpoint
@@ -21,12 +21,16 @@ type endpoint struct {
 	reconnects bool
 }
 
-// buildEndpoints makes the drivers for a bench's endpoints; readerThread
-// runs on each reader's thread before it reads.
+// buildEndpoints makes the drivers for a bench's devices: every endpoint
+// but the models, which the executor steps itself. readerThread runs on
+// each reader's thread before it reads.
 func buildEndpoints(b *profiles.LoadedBench, readerThread func()) ([]endpoint, error) {
 	var out []endpoint
 	for i, name := range b.Endpoints.Names {
 		e := b.Endpoints.Values[i]
+		if e.Model != nil {
+			continue
+		}
 		var ep endpoint
 		var err error
 		switch {
@@ -54,12 +58,6 @@ func buildEndpoints(b *profiles.LoadedBench, readerThread func()) ([]endpoint, e
 				cfg.MaxFrame = int(*e.UDP.MaxFrame)
 			}
 			ep = endpoint{drivers.NewUDP(cfg), "udp", "udp " + cfg.Listen + cfg.Dial, false}
-		case e.Model != nil:
-			bm := b.Models[name]
-			var me *modelEndpoint
-			if me, err = newModelEndpoint(name, bm); err == nil {
-				ep = endpoint{me, "model", fmt.Sprintf("%s cut at %s", bm.Name, bm.Cut), false}
-			}
 		case e.TCP != nil:
 			var framing wire.Framing
 			spec := e.TCP.FrameSettings.Spec()

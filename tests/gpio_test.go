@@ -16,6 +16,7 @@ import (
 	"github.com/hilrig/hilrig/drivers/wiredpins"
 	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig"
+	"github.com/hilrig/hilrig/rig/record"
 )
 
 // gpioBench wires a controller's two outputs to the rig's inputs, and the
@@ -105,10 +106,10 @@ func TestRunGPIO(t *testing.T) {
 		go g.watch(watching, i)
 	}
 	done := make(chan error)
-	var summary rig.RunSummary
+	var summary record.Summary
 	go func() {
 		var err error
-		summary, err = rig.Run(ctx, p, b, rig.RunOptions{Priority: 80})
+		summary, err = rig.Run(ctx, p, b, rig.Options{Priority: 80})
 		done <- err
 	}()
 	time.Sleep(200 * time.Millisecond)
@@ -187,7 +188,7 @@ func TestGPIOSafeOnError(t *testing.T) {
 	}
 	done := make(chan error)
 	go func() {
-		_, err := rig.Run(context.Background(), p, b, rig.RunOptions{})
+		_, err := rig.Run(context.Background(), p, b, rig.Options{})
 		done <- err
 	}()
 	var other serial.Port

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig"
+	"github.com/hilrig/hilrig/rig/record"
 )
 
 func runDemo(args []string, stdout, stderr io.Writer) int {
@@ -69,7 +70,7 @@ func isTerminal(w io.Writer) bool {
 }
 
 // printDemo reports what the demo measured, in words.
-func printDemo(w io.Writer, s rig.RunSummary, bench *profiles.LoadedBench) {
+func printDemo(w io.Writer, s record.Summary, bench *profiles.LoadedBench) {
 	fmt.Fprintf(w, "\nnetwork (%s), stopped by %s:\n", s.Profile, s.Stopped)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, f := range s.Flows {

@@ -43,7 +43,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}
-	opt := rig.RunOptions{Duration: duration, Spin: spin, Priority: *priority, Log: stderr}
+	opt := rig.Options{Duration: duration, Spin: spin, Priority: *priority, Log: stderr}
 	out := stdout
 	closeOutputs, err := createOutputs(output{*tracePath, &opt.Trace}, output{*signalsPath, &opt.Signals}, output{*summaryPath, &out})
 	defer closeOutputs()

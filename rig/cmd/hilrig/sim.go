@@ -45,7 +45,8 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}
-	opt := rig.SimOptions{Duration: duration}
+	opt := rig.Options{Duration: duration}
+	var bench *profiles.LoadedBench
 	if *seed != "" {
 		s, err := strconv.ParseUint(*seed, 10, 64)
 		if err != nil {
@@ -64,7 +65,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 		if len(b.Models) == 0 {
 			return fail(stderr, exitUsage, fmt.Errorf("%s has no model endpoint; in sim the profile's traffic stands in for hardware, so a bench matters only for the models it cuts", *benchPath))
 		}
-		opt.Bench = b
+		bench = b
 	}
 	out := stdout
 	closeOutputs, err := createOutputs(output{*tracePath, &opt.Trace}, output{*signalsPath, &opt.Signals}, output{*summaryPath, &out})
@@ -72,7 +73,7 @@ func runSim(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}
-	summary, err := rig.Sim(p, opt)
+	summary, err := rig.Sim(p, bench, opt)
 	if err != nil {
 		return fail(stderr, exitFail, err)
 	}

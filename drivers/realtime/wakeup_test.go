@@ -1,4 +1,4 @@
-package rig
+package realtime
 
 import (
 	"runtime"
@@ -17,31 +17,31 @@ func BenchmarkWakeup(b *testing.B) {
 		b.Run("spin="+spin.String(), func(b *testing.B) {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			if err := raiseThread(80); err != nil {
+			if err := RaiseThread(80); err != nil {
 				b.Logf("no SCHED_FIFO: %v", err)
 			} else {
-				defer lowerThread()
+				defer LowerThread()
 			}
-			if err := lockMemory(); err != nil {
+			if err := LockMemory(); err != nil {
 				b.Logf("memory not locked: %v", err)
 			}
-			if qos, err := holdIdleLatency(); err != nil {
+			if qos, err := HoldIdleLatency(); err != nil {
 				b.Logf("idle CPUs may halt: %v", err)
 			} else {
 				defer qos.Close()
 			}
-			clock := &monoClock{start: time.Now()}
-			w, err := newWaiter(clock, spin)
+			clock := NewMonotonic()
+			w, err := NewWaiter(clock, spin)
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer w.close()
+			defer w.Close()
 			none := func() bool { return false }
 			late := make([]time.Duration, b.N)
 			next := clock.Now() + time.Millisecond
 			b.ResetTimer()
 			for i := range late {
-				w.until(next, none)
+				w.Until(next, none)
 				late[i] = clock.Now() - next
 				next += time.Millisecond
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/rig/record"
 )
 
 func load(t testing.TB, ref string) *profiles.Loaded {
@@ -31,11 +32,11 @@ flows:
   noise:   {route: [link], traffic: {poisson: {rate: 500kbit, size: 500B}}}
 `
 
-func simTrace(t *testing.T, p *profiles.Loaded, opt SimOptions) (string, SimSummary) {
+func simTrace(t *testing.T, p *profiles.Loaded, opt Options) (string, record.Summary) {
 	t.Helper()
 	var buf bytes.Buffer
 	opt.Trace = &buf
-	s, err := Sim(p, opt)
+	s, err := Sim(p, nil, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,9 +46,9 @@ func simTrace(t *testing.T, p *profiles.Loaded, opt SimOptions) (string, SimSumm
 var traceRow = regexp.MustCompile(`^[A-Za-z0-9_-]+,[0-9]+,[0-9]+,[0-9]+\.[0-9]{9},([0-9]+\.[0-9]{9})?,(delivered|queue_drop|outage_drop|loss_drop|corrupted|duplicate|in_flight)$`)
 
 func TestTraceFormat(t *testing.T) {
-	trace, summary := simTrace(t, load(t, "bottleneck"), SimOptions{})
+	trace, summary := simTrace(t, load(t, "bottleneck"), Options{})
 	lines := strings.Split(strings.TrimSuffix(trace, "\n"), "\n")
-	if lines[0] != TraceHeader {
+	if lines[0] != record.TraceHeader {
 		t.Fatalf("header %q", lines[0])
 	}
 	rows := 0
@@ -78,7 +79,7 @@ func TestTraceFormat(t *testing.T) {
 func TestInFlightRows(t *testing.T) {
 	// Stop the bottleneck run in the middle of the hold outage: the held
 	// frames are reported in flight, after every other row.
-	trace, summary := simTrace(t, load(t, "bottleneck"), SimOptions{Duration: 20500 * time.Millisecond})
+	trace, summary := simTrace(t, load(t, "bottleneck"), Options{Duration: 20500 * time.Millisecond})
 	if !strings.HasSuffix(trace, "in_flight\n") {
 		t.Error("the trace does not end with in_flight rows")
 	}
@@ -92,10 +93,10 @@ func TestSimReproducible(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _ := simTrace(t, p, SimOptions{})
-	b, _ := simTrace(t, p, SimOptions{})
+	a, _ := simTrace(t, p, Options{})
+	b, _ := simTrace(t, p, Options{})
 	seed := uint64(99)
-	c, _ := simTrace(t, p, SimOptions{Seed: &seed})
+	c, _ := simTrace(t, p, Options{Seed: &seed})
 	if a != b {
 		t.Error("the same seed gave different traces")
 	}
@@ -113,7 +114,7 @@ func TestMemoryFlat(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		if _, err := Sim(p, SimOptions{Duration: d, Trace: io.Discard}); err != nil {
+		if _, err := Sim(p, nil, Options{Duration: d, Trace: io.Discard}); err != nil {
 			t.Fatal(err)
 		}
 		runtime.ReadMemStats(&after)
@@ -136,7 +137,7 @@ func BenchmarkSimBottleneck300s(b *testing.B) {
 			b.ReportAllocs()
 			var frames uint64
 			for b.Loop() {
-				s, err := Sim(p, SimOptions{Duration: 300 * time.Second, Trace: tc.trace})
+				s, err := Sim(p, nil, Options{Duration: 300 * time.Second, Trace: tc.trace})
 				if err != nil {
 					b.Fatal(err)
 				}

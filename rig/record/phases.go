@@ -1,4 +1,4 @@
-package rig
+package record
 
 import (
 	"time"
@@ -15,25 +15,27 @@ type PhaseSummary struct {
 	Flows   []emulator.FlowSummary `json:"flows"`
 }
 
-// phaseRecorder keeps per-phase counters: a frame belongs to every phase
-// whose windows contain the time it was sent.
-type phaseRecorder struct {
+// Phases keeps per-phase counters: a frame belongs to every phase whose
+// windows contain the time it was sent.
+type Phases struct {
 	phases []profiles.Phase
 	names  []string
 	stats  [][]emulator.FlowStats // [phase][flow]
 }
 
-var _ emulator.Observer = (*phaseRecorder)(nil)
+var _ emulator.Observer = (*Phases)(nil)
 
-func newPhaseRecorder(phases []profiles.Phase, flowNames []string) *phaseRecorder {
-	r := &phaseRecorder{phases: phases, names: flowNames}
+// NewPhases counts the frames of the named flows in each phase.
+func NewPhases(phases []profiles.Phase, flowNames []string) *Phases {
+	r := &Phases{phases: phases, names: flowNames}
 	for range phases {
 		r.stats = append(r.stats, make([]emulator.FlowStats, len(flowNames)))
 	}
 	return r
 }
 
-func (r *phaseRecorder) Finished(f *emulator.Frame) {
+// Finished counts a finished frame in the phases it was sent in.
+func (r *Phases) Finished(f *emulator.Frame) {
 	for i, p := range r.phases {
 		if inWindows(p.Windows, f.Sent) {
 			st := &r.stats[i][f.Flow]
@@ -54,7 +56,8 @@ func inWindows(ws []profiles.Window, t time.Duration) bool {
 	return false
 }
 
-func (r *phaseRecorder) summary() []PhaseSummary {
+// Summary is every phase's counters.
+func (r *Phases) Summary() []PhaseSummary {
 	var out []PhaseSummary
 	for i, p := range r.phases {
 		ps := PhaseSummary{Name: p.Name}
@@ -67,13 +70,4 @@ func (r *phaseRecorder) summary() []PhaseSummary {
 		out = append(out, ps)
 	}
 	return out
-}
-
-// observers hands each finished frame to several observers.
-type observers []emulator.Observer
-
-func (o observers) Finished(f *emulator.Frame) {
-	for _, x := range o {
-		x.Finished(f)
-	}
 }

@@ -1,4 +1,4 @@
-package rig
+package executor
 
 import (
 	"sync"
@@ -8,10 +8,10 @@ import (
 	"github.com/hilrig/hilrig/drivers"
 )
 
-// ingress carries frames from the endpoints' reader threads to the
+// Ingress carries frames from the endpoints' reader threads to the
 // executor: a ring of slots whose buffers are swapped, never copied twice
 // and never allocated once grown. It is the endpoints' drivers.Sink.
-type ingress struct {
+type Ingress struct {
 	mu      sync.Mutex
 	slots   []ingressFrame
 	head, n int
@@ -36,14 +36,16 @@ type deviceEvent struct {
 	err      error
 }
 
-var _ drivers.Sink = (*ingress)(nil)
+var _ drivers.Sink = (*Ingress)(nil)
 
 // slotBytes is the buffer each slot starts with: frames up to this size
 // never make the ring allocate, larger ones grow their slot once.
 const slotBytes = 512
 
-func newIngress(capacity int, wake func()) *ingress {
-	q := &ingress{slots: make([]ingressFrame, capacity), wake: wake, events: make(chan deviceEvent, 64)}
+// NewIngress returns a ring of capacity frames; wake is called when
+// something arrives (the executor's clock's Wake).
+func NewIngress(capacity int, wake func()) *Ingress {
+	q := &Ingress{slots: make([]ingressFrame, capacity), wake: wake, events: make(chan deviceEvent, 64)}
 	backing := make([]byte, capacity*slotBytes)
 	for i := range q.slots {
 		q.slots[i].payload = backing[i*slotBytes : i*slotBytes : (i+1)*slotBytes]
@@ -52,7 +54,7 @@ func newIngress(capacity int, wake func()) *ingress {
 }
 
 // Frame queues a copy of the frame; a full queue drops it and counts it.
-func (q *ingress) Frame(endpoint int, payload []byte, at time.Duration) {
+func (q *Ingress) Frame(endpoint int, payload []byte, at time.Duration) {
 	q.mu.Lock()
 	if q.n == len(q.slots) {
 		q.mu.Unlock()
@@ -68,24 +70,27 @@ func (q *ingress) Frame(endpoint int, payload []byte, at time.Duration) {
 	q.wake()
 }
 
-func (q *ingress) Gone(endpoint int, at time.Duration, err error) {
+func (q *Ingress) Gone(endpoint int, at time.Duration, err error) {
 	q.events <- deviceEvent{endpoint: endpoint, at: at, gone: true, err: err}
 	q.wake()
 }
 
-func (q *ingress) Back(endpoint int, at time.Duration) {
+func (q *Ingress) Back(endpoint int, at time.Duration) {
 	q.events <- deviceEvent{endpoint: endpoint, at: at}
 	q.wake()
 }
 
+// Dropped is how many frames a full ring lost.
+func (q *Ingress) Dropped() uint64 { return q.dropped.Load() }
+
 // pending reports whether anything waits for the executor.
-func (q *ingress) pending() bool { return q.queued.Load() > 0 || len(q.events) > 0 }
+func (q *Ingress) pending() bool { return q.queued.Load() > 0 || len(q.events) > 0 }
 
 // pop takes the oldest frame. Its payload is spare's buffer swapped with
 // the slot's: the caller hands the returned buffer back as the next spare
 // (the first spare may be nil: the ring then has one slot fewer bytes,
 // which it regains as the buffer comes back).
-func (q *ingress) pop(spare []byte) (ingressFrame, bool) {
+func (q *Ingress) pop(spare []byte) (ingressFrame, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.n == 0 {

@@ -1,0 +1,95 @@
+package rig
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/hilrig/hilrig/drivers"
+	"github.com/hilrig/hilrig/emulator"
+	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/rig/executor"
+)
+
+// binding is how a profile's flows meet a bench: which flows the
+// endpoints and models feed (their generators then stand down) and where
+// each flow's frames go.
+type binding struct {
+	flows      []emulator.FlowConfig
+	egress     []executor.Egress // per flow
+	flowOf     []int             // per device: the flow it feeds, or -1
+	reconnects []bool            // per device
+	models     []*executor.Model
+}
+
+// bind resolves a bench against a profile. In real time, devices are the
+// bench's endpoints that are not models, in bench order. In virtual time
+// there are none: the hardware's part of each model stands in for the
+// device across its cut, and flows between two devices keep the profile's
+// generators as their stand-in.
+func bind(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, devices []endpoint) (binding, error) {
+	bd := binding{flows: slices.Clone(p.Config.Flows), egress: make([]executor.Egress, p.Flows.Len())}
+	if b == nil {
+		return bd, nil
+	}
+	real := mode == RealTime
+	device := map[string]int{}
+	for i, d := range devices {
+		device[d.Name()] = i
+		bd.flowOf = append(bd.flowOf, -1)
+		bd.reconnects = append(bd.reconnects, d.reconnects)
+	}
+	for i, flowName := range b.Bind.Names {
+		bound := b.Bind.Values[i]
+		flow := p.Flows.Index(flowName)
+		from, to := string(bound.From), string(bound.To)
+		if d, ok := device[from]; ok {
+			bd.flowOf[d] = flow
+			bd.flows[flow].Traffic = nil // the device is the source now
+		}
+		if d, ok := device[to]; ok {
+			bd.egress[flow] = executor.ToEndpoint(devices[d])
+			if leader, ok := devices[d].Endpoint.(drivers.Leader); ok && leader.LineTime(1) > 0 {
+				bd.flows[flow].Lead = leader.LineTime
+			}
+		}
+	}
+	for _, name := range b.Endpoints.Names {
+		bm := b.Models[name]
+		if bm == nil {
+			continue
+		}
+		toHW, fromHW := modelFlows(b, p, name)
+		m, err := executor.NewModel(name, bm, toHW, fromHW, !real)
+		if err != nil {
+			return binding{}, fmt.Errorf("%s: %w", name, err)
+		}
+		for _, f := range []int{toHW, fromHW} {
+			if f >= 0 {
+				bd.flows[f].Traffic = nil // the model is the source
+			}
+		}
+		if fromHW >= 0 {
+			bd.egress[fromHW] = m.Simulated()
+		}
+		if toHW >= 0 && !real {
+			bd.egress[toHW] = m.StandIn()
+		}
+		bd.models = append(bd.models, m)
+	}
+	return bd, nil
+}
+
+// modelFlows finds the flows a model endpoint sends and receives on.
+func modelFlows(b *profiles.LoadedBench, p *profiles.Loaded, name string) (toHW, fromHW int) {
+	toHW, fromHW = -1, -1
+	for i, flow := range b.Bind.Names {
+		bound := b.Bind.Values[i]
+		if string(bound.From) == name {
+			toHW = p.Flows.Index(flow)
+		}
+		if string(bound.To) == name {
+			fromHW = p.Flows.Index(flow)
+		}
+	}
+	return toHW, fromHW
+}

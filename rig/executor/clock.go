@@ -1,0 +1,66 @@
+package executor
+
+import (
+	"time"
+
+	"github.com/hilrig/hilrig/drivers/realtime"
+)
+
+// A Clock is the executor's time.
+type Clock interface {
+	// Now is the time since the run started.
+	Now() time.Duration
+	// Until returns at deadline, or earlier when pending reports work, and
+	// says which. pending must be cheap: a real clock calls it while
+	// spinning.
+	Until(deadline time.Duration, pending func() bool) (woken bool)
+	// Real reports whether the clock is the wall clock: then the executor
+	// also wakes for the engine's own events, to hand each frame to its
+	// device at its time, and measures how late it was.
+	Real() bool
+}
+
+// Virtual is virtual time: waiting for a deadline jumps to it.
+type Virtual struct{ now time.Duration }
+
+var _ Clock = (*Virtual)(nil)
+
+func (c *Virtual) Now() time.Duration { return c.now }
+
+func (c *Virtual) Until(deadline time.Duration, _ func() bool) bool {
+	c.now = max(c.now, deadline)
+	return false
+}
+
+func (c *Virtual) Real() bool { return false }
+
+// Real is the wall clock (monotonic), waited on by a realtime.Waiter:
+// ppoll until spin before the deadline, then spin.
+type Real struct {
+	*realtime.Monotonic
+	waiter *realtime.Waiter
+}
+
+var _ Clock = (*Real)(nil)
+
+// NewReal starts a real clock at zero now.
+func NewReal(spin time.Duration) (*Real, error) {
+	mono := realtime.NewMonotonic()
+	w, err := realtime.NewWaiter(mono, spin)
+	if err != nil {
+		return nil, err
+	}
+	return &Real{Monotonic: mono, waiter: w}, nil
+}
+
+func (c *Real) Until(deadline time.Duration, pending func() bool) bool {
+	return c.waiter.Until(deadline, pending)
+}
+
+func (c *Real) Real() bool { return true }
+
+// Wake ends a wait in progress: something arrived, or the run must stop.
+func (c *Real) Wake() { c.waiter.Wake() }
+
+// Close releases the clock's waiter.
+func (c *Real) Close() error { return c.waiter.Close() }

@@ -1,0 +1,404 @@
+package executor
+
+import (
+	"context"
+	"time"
+
+	"github.com/hilrig/hilrig/drivers"
+	"github.com/hilrig/hilrig/emulator"
+	"github.com/hilrig/hilrig/rig/record"
+)
+
+// An Egress is where the frames of a flow go when they arrive: a device
+// (ToEndpoint) or a model's part.
+type Egress interface {
+	// deliver hands over an arrived frame's payload and reports whether it
+	// was taken.
+	deliver(x *Executor, payload []byte) bool
+}
+
+// ToEndpoint is the egress of an endpoint's device: the frame is written
+// to it when the engine releases it, and the lateness of that release is
+// measured.
+func ToEndpoint(w drivers.Writer) Egress { return endpointEgress{w} }
+
+type endpointEgress struct{ w drivers.Writer }
+
+func (e endpointEgress) deliver(x *Executor, payload []byte) bool {
+	x.releaseLate.Record(x.clock.Now() - x.net.Now())
+	return e.w.Write(payload) == nil
+}
+
+// Config is what the executor runs: the network to build, where each
+// flow's frames come from and go to, and what to record.
+type Config struct {
+	Network emulator.Config
+	Clock   Clock
+	End     time.Duration // the run stops at End
+	// Egress is, per flow, where its frames go (nil: they end in the
+	// engine, as cross traffic does).
+	Egress []Egress
+	// Ingress brings frames from endpoints, each feeding the flow FlowOf
+	// gives for it (-1: none); Reconnects says, per endpoint, whether its
+	// device may come back after it went away (otherwise that fails the
+	// run). Nil in virtual time, where sources are the profile's
+	// generators and the models.
+	Ingress    *Ingress
+	FlowOf     []int
+	Reconnects []bool
+	Models     []*Model
+
+	// What to record; each may be nil.
+	Trace   *record.Trace
+	Phases  *record.Phases
+	Signals *record.Signals
+	Monitor *record.Monitor
+}
+
+// Executor is the loop. It is not safe for concurrent use: one goroutine
+// (in real time, one locked thread) runs it, and the monitor is how other
+// goroutines see it.
+type Executor struct {
+	clock  Clock
+	real   bool
+	net    *emulator.Network
+	end    time.Duration
+	egress []Egress
+	in     *Ingress
+	flowOf []int
+	models []*Model
+	spare  []byte // the buffer the ingress ring swaps frames into
+
+	trace     *record.Trace
+	phases    *record.Phases
+	signals   *record.Signals
+	signalCol []signalColumn
+	monitor   *record.Monitor
+	published time.Duration
+	publish   func(*record.Snapshot)
+	flowNames []string
+
+	endpoints []endpointState
+
+	ctx      context.Context
+	pending  func() bool
+	stopAt   time.Duration
+	finished bool
+
+	wakeLate, releaseLate emulator.DelayHistogram
+	wakeups               uint64
+}
+
+// endpointState is what the executor knows of an endpoint's device.
+type endpointState struct {
+	reconnects bool
+	gaps       [][2]time.Duration // a gap still open ends at -1
+	failure    string             // why it stopped, or last went away
+}
+
+var _ emulator.Observer = (*Executor)(nil)
+
+// New builds the network and the executor that runs it.
+func New(cfg Config) (*Executor, error) {
+	x := &Executor{
+		clock: cfg.Clock, real: cfg.Clock.Real(), end: cfg.End, egress: cfg.Egress,
+		in: cfg.Ingress, flowOf: cfg.FlowOf, models: cfg.Models,
+		trace: cfg.Trace, phases: cfg.Phases, signals: cfg.Signals, monitor: cfg.Monitor,
+		spare: make([]byte, 0, slotBytes), ctx: context.Background(), published: -record.PublishEvery,
+	}
+	if len(x.egress) < len(cfg.Network.Flows) {
+		x.egress = append(x.egress, make([]Egress, len(cfg.Network.Flows)-len(x.egress))...)
+	}
+	for _, f := range cfg.Network.Flows {
+		x.flowNames = append(x.flowNames, f.Name)
+	}
+	for i := range cfg.FlowOf {
+		x.endpoints = append(x.endpoints, endpointState{reconnects: i < len(cfg.Reconnects) && cfg.Reconnects[i]})
+	}
+	for _, m := range x.models {
+		_, x.signalCol = m.signalColumns(nil, x.signalCol)
+	}
+	x.pending = func() bool { return x.in != nil && x.in.pending() || x.ctx.Err() != nil }
+	x.publish = x.fillSnapshot
+	var err error
+	if x.net, err = emulator.New(cfg.Network, x); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// SignalColumns names the columns of the models' signals, in the order
+// the executor records them.
+func SignalColumns(models []*Model) []string {
+	var names []string
+	for _, m := range models {
+		names, _ = m.signalColumns(names, nil)
+	}
+	return names
+}
+
+// Network is the engine the executor drives.
+func (x *Executor) Network() *emulator.Network { return x.net }
+
+// Start starts the models' exchanges now, not when the clock did: opening
+// devices took time that they would otherwise have to catch up as overruns.
+func (x *Executor) Start() {
+	now := x.clock.Now()
+	for _, m := range x.models {
+		m.next = now
+	}
+}
+
+// Run turns the loop until the end, until ctx is done, or until a device
+// fails, and says which. The engine has then processed everything due
+// before the instant it stopped; Finish reports what is still inside.
+func (x *Executor) Run(ctx context.Context) (stopped string, err error) {
+	x.ctx = ctx
+	defer func() { x.ctx = context.Background() }()
+	for {
+		if ctx.Err() != nil {
+			return x.halt(min(x.clock.Now(), x.end), "interrupted", nil)
+		}
+		if err := x.deviceEvents(); err != nil {
+			return x.halt(min(x.clock.Now(), x.end), "failed: "+err.Error(), err)
+		}
+		next, done := x.Step()
+		if done {
+			return x.halt(x.end, "duration", nil)
+		}
+		x.wait(next)
+	}
+}
+
+func (x *Executor) halt(at time.Duration, stopped string, err error) (string, error) {
+	x.stopAt = at
+	x.net.Advance(at - 1)
+	return stopped, err
+}
+
+// Step is one turn of the loop: it injects the frames that arrived, lets
+// the engine catch up with the clock, runs the model exchanges that are
+// due, and publishes the snapshot. It returns the time of the next thing
+// to do, or done once the clock has reached the end.
+func (x *Executor) Step() (next time.Duration, done bool) {
+	x.ingest()
+	now := x.clock.Now()
+	if now >= x.end {
+		return 0, true
+	}
+	x.net.Advance(now)
+	x.exchange(now)
+	next = x.end
+	if x.monitor != nil {
+		if now-x.published >= record.PublishEvery {
+			x.published = now
+			x.monitor.Publish(x.publish)
+		}
+		next = min(next, x.published+record.PublishEvery)
+	}
+	for _, m := range x.models {
+		next = min(next, m.next)
+	}
+	if x.real {
+		if e, ok := x.net.NextEvent(); ok {
+			next = min(next, e)
+		}
+	}
+	return next, false
+}
+
+// wait sleeps until next, or until something arrives; a wakeup for the
+// deadline is measured.
+func (x *Executor) wait(next time.Duration) {
+	if !x.clock.Until(next, x.pending) && x.real {
+		x.wakeups++
+		x.wakeLate.Record(x.clock.Now() - next)
+	}
+}
+
+// ingest injects the frames the endpoints read, each at the time it
+// arrived.
+func (x *Executor) ingest() {
+	if x.in == nil {
+		return
+	}
+	for {
+		f, ok := x.in.pop(x.spare)
+		if !ok {
+			return
+		}
+		if flow := x.flowOf[f.endpoint]; flow >= 0 && f.at < x.end {
+			x.net.Advance(f.at) // what was due before the frame arrived
+			x.net.Inject(flow, f.payload)
+		}
+		x.spare = f.payload
+	}
+}
+
+// exchange runs the model exchanges due by now, all models due at an
+// instant together: each sends what crosses its cut, the frames that
+// arrive at once are taken up, each samples its signals (one row of the
+// signals file), and each integrates to its next exchange. Behind by more
+// than one exchange (an overrun, in real time), a model integrates through
+// the missed ones, so that its time keeps up with the clock, and sends only
+// at the newest.
+func (x *Executor) exchange(now time.Duration) {
+	for _, m := range x.models {
+		if m.next <= now {
+			m.late.Record(now - m.next)
+		}
+	}
+	for {
+		t := x.end
+		for _, m := range x.models {
+			t = min(t, m.next)
+		}
+		if t > now || t >= x.end {
+			return
+		}
+		for _, m := range x.models {
+			if m.next == t {
+				m.send(x.net, t+m.exchange > now)
+			}
+		}
+		x.net.Advance(now)
+		for _, m := range x.models {
+			if m.next == t {
+				m.sample()
+			}
+		}
+		if x.signals != nil {
+			if row := x.signals.Row(t); row != nil {
+				for i, c := range x.signalCol {
+					row[i] = c.it.Signal(c.k)
+				}
+				x.signals.Publish()
+			}
+		}
+		for _, m := range x.models {
+			if m.next == t {
+				m.advance()
+			}
+		}
+	}
+}
+
+// Finished hands an arrived frame to its egress and records the frame.
+func (x *Executor) Finished(f *emulator.Frame) {
+	if x.phases != nil {
+		x.phases.Finished(f)
+	}
+	if f.Copy && !f.Status.Arrived() {
+		return // a copy that dies has no row: the rows are the frames the source sent, and the copies delivered
+	}
+	row := record.TraceRow{Seq: f.Seq, Sent: f.Sent, Recv: -1, Due: -1, Flow: int32(f.Flow), Size: int32(f.Size), Status: f.Status}
+	if f.Status.Arrived() {
+		row.Due, row.Recv = f.Done, f.Done
+		if e := x.egress[f.Flow]; e != nil {
+			switch {
+			case !e.deliver(x, f.Payload):
+				row.Status, row.Recv = record.EgressDrop, -1
+			case x.real:
+				row.Recv = x.clock.Now()
+			}
+		}
+	}
+	if x.trace != nil {
+		x.trace.Add(row)
+	}
+}
+
+// deviceEvents records endpoints going away and coming back; a device
+// that goes away without reconnecting fails the run.
+func (x *Executor) deviceEvents() error {
+	if x.in == nil {
+		return nil
+	}
+	for len(x.in.events) > 0 {
+		ev := <-x.in.events
+		e := &x.endpoints[ev.endpoint]
+		if !ev.gone {
+			if len(e.gaps) > 0 {
+				e.gaps[len(e.gaps)-1][1] = ev.at
+			}
+			continue
+		}
+		e.failure = ev.err.Error()
+		if !e.reconnects {
+			return ev.err
+		}
+		e.gaps = append(e.gaps, [2]time.Duration{ev.at, -1})
+	}
+	return nil
+}
+
+// Finish reports the frames still inside the network as in flight, at the
+// instant the run stopped. Call it once the loop has returned and the
+// devices are stopped.
+func (x *Executor) Finish() {
+	if !x.finished {
+		x.finished = true
+		x.net.Run(x.stopAt)
+	}
+}
+
+// Summary is the network's, the models' and the endpoints' gaps and
+// failures so far; the caller adds what the devices counted.
+func (x *Executor) Summary() (emulator.Summary, []record.ModelSummary) {
+	var models []record.ModelSummary
+	for _, m := range x.models {
+		models = append(models, m.Summary(x.real))
+	}
+	return x.net.Summary(), models
+}
+
+// EndpointState is the gaps and the last failure of endpoint i, times in
+// seconds; a device that never came back is away until the run's end.
+func (x *Executor) EndpointState(i int) (gaps [][2]float64, failure string) {
+	e := x.endpoints[i]
+	for _, g := range e.gaps {
+		if g[1] < 0 {
+			g[1] = x.net.Now()
+		}
+		gaps = append(gaps, [2]float64{g[0].Seconds(), g[1].Seconds()})
+	}
+	return gaps, e.failure
+}
+
+// Timing fills in how well a real clock was kept: the wakeups and their
+// lateness, and how late frames were released to their devices.
+func (x *Executor) Timing(t *record.TimingSummary) {
+	t.Wakeups = x.wakeups
+	t.WakeLateness = x.wakeLate.Summarize()
+	t.ReleaseLateness = x.releaseLate.Summarize()
+	if x.in != nil {
+		t.IngressDropped = x.in.Dropped()
+	}
+}
+
+// fillSnapshot copies the run's state into the monitor's snapshot, reusing
+// its slices.
+func (x *Executor) fillSnapshot(s *record.Snapshot) {
+	s.Time = x.clock.Now()
+	s.Flows = s.Flows[:0]
+	for i, name := range x.flowNames {
+		st := x.net.FlowStats(i)
+		arrived := st.Status[emulator.Delivered] + st.Status[emulator.Corrupted]
+		dropped := st.Status[emulator.QueueDrop] + st.Status[emulator.OutageDrop] + st.Status[emulator.LossDrop]
+		fp := record.FlowProgress{Name: name, Sent: st.Sent, Arrived: arrived, Dropped: dropped}
+		if st.Delay.Count() > 0 {
+			fp.DelayP50, fp.DelayP99 = st.Delay.Quantile(0.5), st.Delay.Quantile(0.99)
+		}
+		s.Flows = append(s.Flows, fp)
+	}
+	s.Models = s.Models[:0]
+	for _, m := range x.models {
+		s.Models = append(s.Models, m.progress())
+	}
+}
+
+// Ingress is where the endpoints report what they read.
+func (x *Executor) Ingress() *Ingress { return x.in }
+
+// Phases is the phase recorder, if the run has one.
+func (x *Executor) Phases() *record.Phases { return x.phases }

@@ -1,0 +1,317 @@
+package executor_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hilrig/hilrig/drivers/driverstest"
+	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/rig/executor"
+	"github.com/hilrig/hilrig/rig/record"
+)
+
+// stepClock is a real-time clock the test moves: waiting returns at once,
+// where it is (jump makes it land on each deadline, as a perfectly punctual
+// wall clock would).
+type stepClock struct {
+	driverstest.Clock
+	jump bool
+}
+
+func (c *stepClock) Until(deadline time.Duration, _ func() bool) bool {
+	if c.jump && deadline > c.Now() {
+		c.Set(deadline)
+	}
+	return false
+}
+
+func (c *stepClock) Real() bool { return true }
+
+func parse(t testing.TB, text string) *profiles.Loaded {
+	t.Helper()
+	p, err := profiles.Parse("p.yaml", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// forwarding is the executor's per-frame path in real time, with a clock
+// the test moves and devices in memory: forward() has the controller read
+// one frame, 1 ms after the last, and steps the executor, which releases
+// what is due to the plant and the trace.
+type forwarding struct {
+	x                 *executor.Executor
+	clock             *stepClock
+	controller, plant *driverstest.Endpoint
+}
+
+func newForwarding(tb testing.TB) *forwarding {
+	p := parse(tb, `duration: 1h
+hops:
+  link: {rate: 10Mbit, delay: 1ms, jitter: {dist: normal, sigma: 100us}, loss: {gilbert: {p: 1%, r: 30%}}}
+flows:
+  m2s: {route: [link]}
+`)
+	f := &forwarding{clock: &stepClock{}, controller: driverstest.NewEndpoint("controller", 1), plant: driverstest.NewEndpoint("plant", 16)}
+	in := executor.NewIngress(64, func() {})
+	trace := record.NewTrace(io.Discard, []string{"m2s"}, []bool{true}, true)
+	tb.Cleanup(func() { trace.Close() })
+	var err error
+	f.x, err = executor.New(executor.Config{
+		Network: p.Config, Clock: f.clock, End: time.Hour,
+		Egress: []executor.Egress{executor.ToEndpoint(f.plant)}, Ingress: in, FlowOf: []int{0, -1},
+		Trace: trace,
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f.controller.Start(f.clock, in, 0)
+	for range 2000 { // warm: queues, histograms and heaps at their size
+		f.forward()
+	}
+	return f
+}
+
+var controlFrame = []byte("0123456789 a control frame")
+
+func (f *forwarding) forward() {
+	f.clock.Add(time.Millisecond)
+	f.controller.Send(controlFrame)
+	f.x.Step()
+}
+
+// TestForwardingAllocatesNothing counts the allocations of the per-frame
+// path once it is warm.
+func TestForwardingAllocatesNothing(t *testing.T) {
+	f := newForwarding(t)
+	if allocs := testing.AllocsPerRun(1000, f.forward); allocs != 0 {
+		t.Errorf("%v allocations per forwarded frame", allocs)
+	}
+	if f.plant.Written() == 0 || !bytes.Equal(f.plant.Last(), controlFrame) {
+		t.Errorf("%d frames forwarded, the last %q", f.plant.Written(), f.plant.Last())
+	}
+}
+
+// BenchmarkForwarding is the executor's CPU time and allocations per
+// forwarded frame, without the devices' system calls.
+func BenchmarkForwarding(b *testing.B) {
+	f := newForwarding(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		f.forward()
+	}
+}
+
+const carLink = `duration: 1h
+hops:
+  down: {delay: 5ms}
+  up:   {delay: 5ms}
+flows:
+  m2s: {route: [down]}
+  s2m: {route: [up]}
+`
+
+func carBench(t testing.TB, p *profiles.Loaded) *profiles.LoadedBench {
+	b, err := profiles.ParseBench("b.yaml", []byte(`endpoints:
+  car:  {model: {name: quarter-car, cut: CP2, exchange: 2ms, step: 500us}}
+  seat: {pty: {}}
+bind:
+  m2s: {from: car, to: seat}
+  s2m: {from: seat, to: car}
+`), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestModelExchangeAllocatesNothing drives a model endpoint's exchanges on
+// the real-time path, frames going out through the engine to a device in
+// memory and coming back, with the signals file and a monitor on, and
+// counts allocations once warm.
+func TestModelExchangeAllocatesNothing(t *testing.T) {
+	p := parse(t, carLink)
+	b := carBench(t, p)
+	car, err := executor.NewModel("car", b.Models["car"], 0, 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seat := driverstest.NewEndpoint("seat", 16)
+	clock := &stepClock{}
+	in := executor.NewIngress(64, func() {})
+	signals := record.NewSignals(io.Discard, executor.SignalColumns([]*executor.Model{car}), true)
+	defer signals.Close()
+	x, err := executor.New(executor.Config{
+		Network: p.Config, Clock: clock, End: time.Hour,
+		Egress: []executor.Egress{executor.ToEndpoint(seat), car.Simulated()}, Ingress: in, FlowOf: []int{1},
+		Models: []*executor.Model{car}, Signals: signals, Monitor: &record.Monitor{},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seat.Start(clock, in, 0)
+	x.Start()
+	force := []byte("12.5")
+	exchange := func() {
+		clock.Add(2 * time.Millisecond)
+		seat.Send(force) // the seat answers
+		x.Step()
+	}
+	for range 2000 {
+		exchange()
+	}
+	if allocs := testing.AllocsPerRun(1000, exchange); allocs != 0 {
+		t.Errorf("%v allocations per exchange", allocs)
+	}
+	s := car.Summary(true)
+	if s.Exchanges < 3000 || s.FramesIn < 2900 || seat.Written() < 2900 {
+		t.Errorf("%d exchanges, %d frames taken up, %d written to the seat", s.Exchanges, s.FramesIn, seat.Written())
+	}
+}
+
+// run runs the car at CP2 with its seat standing in for the hardware, on
+// clock, for 2 s, and returns the trace and the signals.
+func run(t *testing.T, clock executor.Clock) (trace, signals string, summaries []record.ModelSummary) {
+	p := parse(t, `duration: 2s
+seed: 3
+hops:
+  down: {delay: 5ms, jitter: {dist: normal, sigma: 2ms}, loss: {random: 5%}}
+  up:   {rate: 1Mbit, delay: 5ms}
+flows:
+  m2s: {route: [down]}
+  s2m: {route: [up]}
+  cross: {route: [up], traffic: {poisson: {rate: 200kbit, size: 300B}}}
+`)
+	b := carBench(t, p)
+	car, err := executor.NewModel("car", b.Models["car"], 0, 1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tb, sb strings.Builder
+	models := []*executor.Model{car}
+	tr := record.NewTrace(&tb, p.Flows.Names, []bool{true, true, true}, clock.Real())
+	sig := record.NewSignals(&sb, executor.SignalColumns(models), clock.Real())
+	x, err := executor.New(executor.Config{
+		Network: p.Config, Clock: clock, End: 2 * time.Second,
+		Egress: []executor.Egress{car.StandIn(), car.Simulated(), nil}, Models: models, Trace: tr, Signals: sig,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Start()
+	if stopped, err := x.Run(context.Background()); stopped != "duration" || err != nil {
+		t.Fatalf("stopped by %s, %v", stopped, err)
+	}
+	x.Finish()
+	if err := errors.Join(tr.Close(), sig.Close()); err != nil {
+		t.Fatal(err)
+	}
+	_, summaries = x.Summary()
+	return tb.String(), sb.String(), summaries
+}
+
+// TestVirtualIsTheReferenceOfReal runs the same co-simulation on the
+// virtual clock and on a real clock that is perfectly punctual (it lands
+// on every deadline): the loop is the same, so the traces and signals
+// must be the same, byte for byte.
+func TestVirtualIsTheReferenceOfReal(t *testing.T) {
+	vTrace, vSignals, vModels := run(t, &executor.Virtual{})
+	rTrace, rSignals, rModels := run(t, &stepClock{jump: true})
+	if !strings.HasPrefix(rTrace, record.RealTraceHeader+"\n") {
+		t.Fatalf("real-time trace header: %q", strings.SplitN(rTrace, "\n", 2)[0])
+	}
+	// Drop the real trace's t_due, which is t_recv when the clock is
+	// punctual.
+	var stripped strings.Builder
+	stripped.WriteString(record.TraceHeader + "\n")
+	for _, line := range strings.Split(strings.TrimSuffix(rTrace, "\n"), "\n")[1:] {
+		i := strings.LastIndexByte(line, ',')
+		fields := strings.Split(line, ",")
+		if fields[4] != "" && fields[4] != fields[6] {
+			t.Fatalf("t_recv %s is not t_due %s on a punctual clock: %q", fields[4], fields[6], line)
+		}
+		stripped.WriteString(line[:i] + "\n")
+	}
+	if stripped.String() != vTrace {
+		t.Error("the real-time trace differs from the virtual-time one")
+	}
+	if rSignals != vSignals {
+		t.Error("the real-time signals differ from the virtual-time ones")
+	}
+	if vModels[0].Exchanges != 1000 || rModels[0].Exchanges != 1000 || rModels[0].Overruns != 0 {
+		t.Errorf("exchanges: virtual %d, real %d with %d overruns; want 1000 each", vModels[0].Exchanges, rModels[0].Exchanges, rModels[0].Overruns)
+	}
+	if strings.Count(vTrace, "\n") < 2100 { // 1000 frames each way and about 166 of cross traffic
+		t.Errorf("only %d rows", strings.Count(vTrace, "\n"))
+	}
+}
+
+// TestOverrunsIntegrateThrough steps a real clock 7 ms at a time past a
+// 2 ms exchange: the model integrates through the exchanges it missed,
+// sending only at the newest, so that its time keeps up with the clock.
+func TestOverrunsIntegrateThrough(t *testing.T) {
+	p := parse(t, carLink)
+	b := carBench(t, p)
+	car, err := executor.NewModel("car", b.Models["car"], 0, 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seat := driverstest.NewEndpoint("seat", 4)
+	clock := &stepClock{}
+	x, err := executor.New(executor.Config{
+		Network: p.Config, Clock: clock, End: time.Hour, Ingress: executor.NewIngress(4, func() {}), FlowOf: []int{1},
+		Egress: []executor.Egress{executor.ToEndpoint(seat), car.Simulated()}, Models: []*executor.Model{car},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Start()
+	for range 100 {
+		clock.Add(7 * time.Millisecond)
+		x.Step()
+	}
+	// At 7k ms the exchanges due are those at 0, 2, …, 7k−1 ms: ⌊7k/2⌋+1
+	// in all, of which one per step is sent and the rest are overruns.
+	s := car.Summary(true)
+	if s.Exchanges != 351 || s.FramesOut != 100 || s.Overruns != 251 {
+		t.Errorf("%d exchanges, %d frames sent, %d overruns; want 351, 100, 251", s.Exchanges, s.FramesOut, s.Overruns)
+	}
+	if s.StepLateness == nil || s.StepLateness.Max < 0.005 {
+		t.Errorf("step lateness %+v; the oldest due exchange is 5–6 ms late", s.StepLateness)
+	}
+}
+
+// TestDeviceGoneStopsTheRun: a device that goes away fails the run unless
+// it reconnects, when its gap is recorded instead.
+func TestDeviceGoneStopsTheRun(t *testing.T) {
+	p := parse(t, carLink)
+	for _, reconnects := range []bool{false, true} {
+		clock := &stepClock{jump: true}
+		in := executor.NewIngress(4, func() {})
+		x, err := executor.New(executor.Config{Network: p.Config, Clock: clock, End: time.Second,
+			Ingress: in, FlowOf: []int{0, 1}, Reconnects: []bool{reconnects, false}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gone := errors.New("device vanished")
+		in.Gone(0, 0, gone)
+		if reconnects {
+			in.Back(0, 0)
+		}
+		stopped, err := x.Run(context.Background())
+		gaps, failure := x.EndpointState(0)
+		switch {
+		case reconnects && (err != nil || stopped != "duration" || len(gaps) != 1 || failure != gone.Error()):
+			t.Errorf("reconnecting: stopped %q, %v, gaps %v, failure %q", stopped, err, gaps, failure)
+		case !reconnects && (!errors.Is(err, gone) || stopped != "failed: device vanished"):
+			t.Errorf("not reconnecting: stopped %q, %v", stopped, err)
+		}
+	}
+}

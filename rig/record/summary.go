@@ -1,0 +1,103 @@
+package record
+
+import "github.com/hilrig/hilrig/emulator"
+
+// Summary is what a run reports, in virtual or real time: the network's
+// flows and hops, the named phases, the endpoints, the models, and in real
+// time how well the executor kept time.
+type Summary struct {
+	Profile string `json:"profile"`
+	Bench   string `json:"bench,omitempty"`
+	// Clock is virtual (as fast as the CPU allows, reproducible) or real.
+	Clock string `json:"clock"`
+	// Stopped says why the run ended: duration, interrupted, or what
+	// failed.
+	Stopped string `json:"stopped"`
+	emulator.Summary
+	Phases    []PhaseSummary    `json:"phases,omitempty"`
+	Endpoints []EndpointSummary `json:"endpoints,omitempty"`
+	Models    []ModelSummary    `json:"models,omitempty"`
+	Timing    *TimingSummary    `json:"timing,omitempty"`
+}
+
+// EndpointSummary is what one endpoint saw.
+type EndpointSummary struct {
+	Name        string       `json:"name"`
+	Kind        string       `json:"kind"`
+	Device      string       `json:"device"`
+	FramesIn    uint64       `json:"frames_in"`
+	FramesOut   uint64       `json:"frames_out"`
+	BytesIn     uint64       `json:"bytes_in"`
+	BytesOut    uint64       `json:"bytes_out"`
+	BadFrames   uint64       `json:"bad_frames"`
+	WriteErrors uint64       `json:"write_errors"`
+	Gaps        [][2]float64 `json:"gaps_s,omitempty"` // [from, to) while the device was away
+	Error       string       `json:"error,omitempty"`
+}
+
+// ModelSummary is what a model endpoint did.
+type ModelSummary struct {
+	Endpoint    string  `json:"endpoint"`
+	Model       string  `json:"model"`
+	Cut         string  `json:"cut"`
+	Solver      string  `json:"solver"`
+	ExchangeS   float64 `json:"exchange_s"`
+	StepS       float64 `json:"step_s"`
+	Exchanges   uint64  `json:"exchanges"`
+	FramesOut   uint64  `json:"frames_out"`
+	FramesIn    uint64  `json:"frames_in"`
+	BadFrames   uint64  `json:"bad_frames"`
+	Unconverged uint64  `json:"unconverged_steps"`
+	// Hardware is the hardware part's side, when a virtual-time run
+	// stands in for it.
+	Hardware *ModelEndSummary `json:"hardware,omitempty"`
+	// Output compares the model's output of interest with the uncut
+	// model run alongside: in virtual time with the stand-in for the
+	// hardware, in real time when the rig simulates the output (its
+	// hardware part then being the model's, not the bench's).
+	Output *OutputError `json:"output,omitempty"`
+	// StepLateness is how late exchanges started after their time, and
+	// Overruns how many started after the next one was due (real time
+	// only).
+	StepLateness *emulator.DelaySummary `json:"step_lateness_s,omitempty"`
+	Overruns     uint64                 `json:"overruns,omitempty"`
+}
+
+// ModelEndSummary is the frames of the hardware part's stand-in.
+type ModelEndSummary struct {
+	FramesOut uint64 `json:"frames_out"`
+	FramesIn  uint64 `json:"frames_in"`
+	BadFrames uint64 `json:"bad_frames"`
+}
+
+// OutputError is how far the cut model strays from the uncut one.
+type OutputError struct {
+	Signal   string  `json:"signal"`
+	Peak     float64 `json:"peak"`      // largest |value| of the uncut model
+	MaxError float64 `json:"max_error"` // largest |cut − uncut|
+	RMSError float64 `json:"rms_error"`
+	// OfPeak is MaxError/Peak; absent when the uncut output stays at
+	// zero (a regulation error, say), where only MaxError means anything.
+	OfPeak float64 `json:"max_error_of_peak,omitempty"`
+}
+
+// TimingSummary says how well a real-time executor kept time.
+type TimingSummary struct {
+	Scheduler    string `json:"scheduler"`
+	MemoryLocked bool   `json:"memory_locked"`
+	// IdlePolling is whether idle CPUs were asked to poll rather than
+	// halt for the run (/dev/cpu_dma_latency at 0).
+	IdlePolling bool    `json:"idle_polling"`
+	SpinS       float64 `json:"spin_s"`
+	Wakeups     uint64  `json:"wakeups"`
+	// WakeLateness is how late the executor woke for its deadlines;
+	// ReleaseLateness how late frames were handed to their egress device
+	// after the engine released them.
+	WakeLateness    *emulator.DelaySummary `json:"wake_lateness_s,omitempty"`
+	ReleaseLateness *emulator.DelaySummary `json:"release_lateness_s,omitempty"`
+	IngressDropped  uint64                 `json:"ingress_dropped"`
+	TraceDropped    uint64                 `json:"trace_dropped"`
+	SignalsDropped  uint64                 `json:"signals_dropped,omitempty"`
+	AllocsPerFrame  float64                `json:"allocs_per_frame"`
+	MaxRSSKiB       int64                  `json:"max_rss_kib"`
+}

@@ -1,0 +1,348 @@
+package rig
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"time"
+
+	"github.com/hilrig/hilrig/drivers"
+	"github.com/hilrig/hilrig/drivers/realtime"
+	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/rig/executor"
+	"github.com/hilrig/hilrig/rig/record"
+)
+
+// Mode is the clock a session runs on.
+type Mode uint8
+
+const (
+	// Virtual time: the profile's generators and the bench's models (with
+	// stand-ins for their hardware), as fast as the CPU allows,
+	// reproducible bit for bit from the seed.
+	Virtual Mode = iota
+	// RealTime: the bench's devices, at the wall clock, on a real-time
+	// thread.
+	RealTime
+)
+
+func (m Mode) String() string {
+	if m == RealTime {
+		return "real"
+	}
+	return "virtual"
+}
+
+// Options control a session.
+type Options struct {
+	Duration time.Duration // 0: the profile's
+	Seed     *uint64       // nil: the profile's
+	Trace    io.Writer     // one CSV row per frame; nil: none
+	Signals  io.Writer     // the models' signals as CSV, a row per exchange; nil: none
+	Monitor  *record.Monitor
+	Log      io.Writer // announcements and warnings; nil: discarded
+
+	// Real time only. Priority is the executor's SCHED_FIFO priority (the
+	// endpoints' reader threads get one less); 0 leaves the scheduling
+	// alone. Spin is how long before a deadline the executor stops
+	// sleeping and spins; 0 means realtime.DefaultSpin.
+	Priority int
+	Spin     time.Duration
+}
+
+// Session is a profile and a bench ready to run on a clock.
+type Session struct {
+	profile *profiles.Loaded
+	bench   *profiles.LoadedBench
+	mode    Mode
+	opt     Options
+	logf    func(format string, args ...any)
+
+	x       *executor.Executor
+	real    *executor.Real // the clock, in real time
+	devices []endpoint
+	trace   *record.Trace
+	signals *record.Signals
+	timing  record.TimingSummary
+	ran     bool
+}
+
+// errNoModels is returned when a virtual-time session is given a bench
+// without a model.
+var errNoModels = errors.New("the bench has no model endpoint; in sim the profile's traffic stands in for hardware, so a bench matters only for the models it cuts")
+
+// Open prepares a session: it resolves the bench against the profile,
+// builds the devices (in real time; they are opened when it runs), the
+// models and the executor, and starts the writers of the trace and the
+// signals. b may be nil in virtual time.
+func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (*Session, error) {
+	s := &Session{profile: p, bench: b, mode: mode, opt: opt}
+	log := opt.Log
+	if log == nil {
+		log = io.Discard
+	}
+	s.logf = func(format string, args ...any) { fmt.Fprintf(log, "hilrig: "+format+"\n", args...) }
+	cfg := p.Config
+	if opt.Seed != nil {
+		cfg.Seed = *opt.Seed
+	}
+	end := p.RunDuration()
+	if opt.Duration > 0 {
+		end = opt.Duration
+	}
+	var clock executor.Clock = &executor.Virtual{}
+	var ingress *executor.Ingress
+	if mode == RealTime {
+		if b == nil {
+			return nil, errors.New("a real-time run needs a bench")
+		}
+		spin := opt.Spin
+		if spin <= 0 {
+			spin = realtime.DefaultSpin
+		}
+		// Spinning through most of a model's exchange period would keep a
+		// CPU busy at real-time priority all the time, and the kernel
+		// throttles that (sched_rt_runtime_us: 50 ms of every second by
+		// default): never spin more than a fifth of the shortest exchange.
+		for _, bm := range b.Models {
+			spin = min(spin, bm.Exchange/5)
+		}
+		s.timing = record.TimingSummary{Scheduler: "SCHED_OTHER", SpinS: spin.Seconds()}
+		readerThread := func() {
+			if opt.Priority > 1 {
+				realtime.RaiseThread(opt.Priority - 1) // refused only where the executor's is: reported there
+			}
+		}
+		var err error
+		if s.devices, err = buildEndpoints(b, readerThread); err != nil {
+			return nil, err
+		}
+		if s.real, err = executor.NewReal(spin); err != nil {
+			return nil, err
+		}
+		clock, ingress = s.real, executor.NewIngress(1024, s.real.Wake)
+	} else if b != nil && len(b.Models) == 0 {
+		return nil, errNoModels
+	}
+	bd, err := bind(p, b, mode, s.devices)
+	if err != nil {
+		s.closeClock()
+		return nil, err
+	}
+	cfg.Flows = bd.flows
+	real := mode == RealTime
+	if opt.Trace != nil {
+		traced := make([]bool, len(cfg.Flows))
+		for i := range traced {
+			traced[i] = p.Traced(i)
+		}
+		s.trace = record.NewTrace(opt.Trace, p.Flows.Names, traced, real)
+	}
+	var phases *record.Phases
+	if len(p.Phases()) > 0 {
+		phases = record.NewPhases(p.Phases(), p.Flows.Names)
+	}
+	if opt.Signals != nil && len(bd.models) > 0 {
+		s.signals = record.NewSignals(opt.Signals, executor.SignalColumns(bd.models), real)
+	}
+	s.x, err = executor.New(executor.Config{
+		Network: cfg, Clock: clock, End: end, Egress: bd.egress,
+		Ingress: ingress, FlowOf: bd.flowOf, Reconnects: bd.reconnects, Models: bd.models,
+		Trace: s.trace, Phases: phases, Signals: s.signals, Monitor: opt.Monitor,
+	})
+	if err != nil {
+		s.closeWriters(nil)
+		s.closeClock()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Run runs the session until its duration ends, ctx is done, or (in real
+// time) a device fails. However it stops, outputs go to their safe levels
+// and the trace is complete up to that instant. A failed device is
+// returned as a *drivers.DeviceError, with the summary; a device that
+// cannot be opened is returned before anything runs, with an empty
+// summary.
+func (s *Session) Run(ctx context.Context) (record.Summary, error) {
+	if s.ran {
+		return record.Summary{}, errors.New("a session runs once")
+	}
+	s.ran = true
+	if s.mode == Virtual {
+		s.x.Start()
+		stopped, err := s.x.Run(ctx)
+		s.x.Finish()
+		return s.summary(stopped, s.closeWriters(err))
+	}
+	defer s.closeClock()
+	if err := realtime.LockMemory(); err != nil {
+		s.logf("cannot lock memory (%v): page faults may delay frames", err)
+	} else {
+		s.timing.MemoryLocked = true
+	}
+	for i, e := range s.devices {
+		if err := e.Start(s.real, s.x.Ingress(), i); err != nil {
+			s.stopDevices(s.devices[:i])
+			s.closeWriters(nil)
+			return record.Summary{}, err
+		}
+		if a, ok := e.Endpoint.(drivers.Announcer); ok {
+			s.logf("%s: %s", e.Name(), a.Announce())
+		}
+	}
+	stopped, failure, allocs := s.loop(ctx)
+	// Shut down: outputs to safe levels, frames still inside reported in
+	// flight, the files written out.
+	s.stopDevices(s.devices)
+	s.x.Finish()
+	failure = s.closeWriters(failure)
+	var frames uint64
+	for _, e := range s.devices {
+		if c, ok := e.Endpoint.(drivers.Counter); ok {
+			frames += c.Counts().FramesIn
+		}
+	}
+	if frames > 0 {
+		s.timing.AllocsPerFrame = float64(allocs) / float64(frames)
+	}
+	return s.summary(stopped, failure)
+}
+
+// loop runs the executor on this goroutine, locked to its thread, raised
+// to SCHED_FIFO when asked, and counts what the process allocated.
+func (s *Session) loop(ctx context.Context) (stopped string, failure error, allocs uint64) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(threadsFor(len(s.devices))))
+	if s.opt.Priority > 0 {
+		if err := realtime.RaiseThread(s.opt.Priority); err != nil {
+			s.logf("cannot run the executor at SCHED_FIFO priority %d (%v): timing will be less precise", s.opt.Priority, err)
+		} else {
+			defer realtime.LowerThread() // before the thread is unlocked
+			s.timing.Scheduler = fmt.Sprintf("SCHED_FIFO priority %d", s.opt.Priority)
+		}
+		if qos, err := realtime.HoldIdleLatency(); err != nil {
+			s.logf("cannot keep idle CPUs awake (%v): waking for a frame may take longer", err)
+		} else {
+			defer qos.Close()
+			s.timing.IdlePolling = true
+		}
+	}
+	stopWaking := context.AfterFunc(ctx, s.real.Wake)
+	defer stopWaking()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	s.x.Start()
+	stopped, failure = s.x.Run(ctx)
+	runtime.ReadMemStats(&after)
+	return stopped, failure, after.Mallocs - before.Mallocs
+}
+
+// threadsFor is the GOMAXPROCS a run needs. The executor and every reader
+// and bridge run on locked threads that block in system calls. A thread
+// coming back from one needs a P (a Go processor); if none is idle it waits
+// until the runtime's monitor takes one back from a thread in a system
+// call, and the monitor, when idle, looks only every 10 ms: readers then
+// stalled for milliseconds (measured: idle frames of a pty bench cut late).
+// Idle Ps cost nothing, so there is one for each thread that may want one.
+func threadsFor(endpoints int) int {
+	return max(runtime.GOMAXPROCS(0), runtime.NumCPU()+1+2*endpoints)
+}
+
+func (s *Session) summary(stopped string, failure error) (record.Summary, error) {
+	sum := record.Summary{Profile: s.profile.Name, Clock: s.mode.String(), Stopped: stopped}
+	if s.bench != nil {
+		sum.Bench = s.bench.Name
+	}
+	sum.Summary, sum.Models = s.x.Summary()
+	if ph := s.x.Phases(); ph != nil {
+		sum.Phases = ph.Summary()
+	}
+	if s.mode == Virtual {
+		return sum, failure
+	}
+	sum.Endpoints = []record.EndpointSummary{}
+	for i, e := range s.devices {
+		es := record.EndpointSummary{Name: e.Name(), Kind: e.kind, Device: e.device}
+		if c, ok := e.Endpoint.(drivers.Counter); ok {
+			n := c.Counts()
+			es.FramesIn, es.FramesOut, es.BytesIn, es.BytesOut, es.BadFrames, es.WriteErrors = n.FramesIn, n.FramesOut, n.BytesIn, n.BytesOut, n.BadFrames, n.WriteErrors
+		}
+		es.Gaps, es.Error = s.x.EndpointState(i)
+		sum.Endpoints = append(sum.Endpoints, es)
+	}
+	timing := s.timing
+	s.x.Timing(&timing)
+	if s.trace != nil {
+		timing.TraceDropped = s.trace.Dropped()
+	}
+	if s.signals != nil {
+		timing.SignalsDropped = s.signals.Dropped()
+	}
+	timing.MaxRSSKiB = realtime.MaxRSS()
+	sum.Timing = &timing
+	return sum, failure
+}
+
+// closeWriters writes out the trace and the signals; a write error becomes
+// the session's failure unless it already has one.
+func (s *Session) closeWriters(failure error) error {
+	if s.trace != nil {
+		if err := s.trace.Close(); err != nil && failure == nil {
+			failure = fmt.Errorf("writing the trace: %w", err)
+		}
+	}
+	if s.signals != nil {
+		if err := s.signals.Close(); err != nil && failure == nil {
+			failure = fmt.Errorf("writing the signals: %w", err)
+		}
+	}
+	return failure
+}
+
+func (s *Session) closeClock() {
+	if s.real != nil {
+		s.real.Close()
+	}
+}
+
+func (s *Session) stopDevices(eps []endpoint) {
+	for i := len(eps) - 1; i >= 0; i-- {
+		if err := eps[i].Stop(); err != nil && !errors.Is(err, drivers.ErrDisconnected) {
+			s.logf("%s: stopping: %v", eps[i].Name(), err)
+		}
+	}
+}
+
+// Close releases what Open took, for a session that will not run.
+func (s *Session) Close() {
+	if !s.ran {
+		s.ran = true
+		s.closeWriters(nil)
+		s.closeClock()
+	}
+}
+
+// Sim runs a profile in virtual time, with the models of bench b (nil:
+// none), as fast as the CPU allows.
+func Sim(p *profiles.Loaded, b *profiles.LoadedBench, opt Options) (record.Summary, error) {
+	s, err := Open(p, b, Virtual, opt)
+	if err != nil {
+		return record.Summary{}, err
+	}
+	return s.Run(context.Background())
+}
+
+// Run forwards frames between a bench's devices through a profile's
+// emulated network, in real time, until the duration ends, ctx is done,
+// or a device fails (see Session.Run).
+func Run(ctx context.Context, p *profiles.Loaded, b *profiles.LoadedBench, opt Options) (record.Summary, error) {
+	s, err := Open(p, b, RealTime, opt)
+	if err != nil {
+		return record.Summary{}, err
+	}
+	return s.Run(ctx)
+}
