@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/hilrig/hilrig/firmware/wire"
@@ -128,4 +129,17 @@ func writeFramed(w io.Writer, f wire.Framing, scratch *[]byte, c *atomicCounts, 
 	c.framesOut.Add(1)
 	c.bytesOut.Add(uint64(len(*scratch)))
 	return nil
+}
+
+// atomicCounts are Counts updated from several goroutines.
+type atomicCounts struct {
+	framesIn, framesOut, bytesIn, bytesOut, badFrames, writeErrors atomic.Uint64
+}
+
+func (c *atomicCounts) snapshot() Counts {
+	return Counts{
+		FramesIn: c.framesIn.Load(), FramesOut: c.framesOut.Load(),
+		BytesIn: c.bytesIn.Load(), BytesOut: c.bytesOut.Load(),
+		BadFrames: c.badFrames.Load(), WriteErrors: c.writeErrors.Load(),
+	}
 }

@@ -3,7 +3,9 @@ package drivers
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"go.bug.st/serial/enumerator"
@@ -11,6 +13,23 @@ import (
 	"periph.io/x/host/v3"
 	"periph.io/x/host/v3/gpioioctl"
 )
+
+// SerialPorts lists the serial ports, with their USB identity where known.
+func SerialPorts() ([]PortInfo, error) {
+	details, err := enumeratePorts()
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(details, func(a, b PortInfo) int { return strings.Compare(a.Name, b.Name) })
+	return details, nil
+}
+
+// PortInfo describes a serial port.
+type PortInfo struct {
+	Name                      string
+	USB                       bool
+	VID, PID, Serial, Product string
+}
 
 func enumeratePorts() ([]PortInfo, error) {
 	list, err := enumerator.GetDetailedPortsList()

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -286,33 +285,3 @@ func (s *Serial) Stop() error {
 }
 
 func (s *Serial) Counts() Counts { return s.counts.snapshot() }
-
-// atomicCounts are Counts updated from several goroutines.
-type atomicCounts struct {
-	framesIn, framesOut, bytesIn, bytesOut, badFrames, writeErrors atomic.Uint64
-}
-
-func (c *atomicCounts) snapshot() Counts {
-	return Counts{
-		FramesIn: c.framesIn.Load(), FramesOut: c.framesOut.Load(),
-		BytesIn: c.bytesIn.Load(), BytesOut: c.bytesOut.Load(),
-		BadFrames: c.badFrames.Load(), WriteErrors: c.writeErrors.Load(),
-	}
-}
-
-// SerialPorts lists the serial ports, with their USB identity where known.
-func SerialPorts() ([]PortInfo, error) {
-	details, err := enumeratePorts()
-	if err != nil {
-		return nil, err
-	}
-	slices.SortFunc(details, func(a, b PortInfo) int { return strings.Compare(a.Name, b.Name) })
-	return details, nil
-}
-
-// PortInfo describes a serial port.
-type PortInfo struct {
-	Name                      string
-	USB                       bool
-	VID, PID, Serial, Product string
-}

@@ -1,21 +1,24 @@
-package drivers
+package drivers_test
 
 import (
 	"net"
 	"testing"
 	"time"
 
+	"github.com/hilrig/hilrig/drivers"
+	"github.com/hilrig/hilrig/drivers/driverstest"
+
 	"github.com/hilrig/hilrig/firmware/wire"
 )
 
 func TestUDPEndpoint(t *testing.T) {
-	u := NewUDP(UDPConfig{Name: "plant", Listen: "127.0.0.1:0"})
-	sink := newCollector()
-	if err := u.Start(wallClock{time.Now()}, sink, 0); err != nil {
+	u := drivers.NewUDP(drivers.UDPConfig{Name: "plant", Listen: "127.0.0.1:0"})
+	sink := driverstest.NewSink()
+	if err := u.Start(driverstest.NewWallClock(), sink, 0); err != nil {
 		t.Fatal(err)
 	}
 	defer u.Stop()
-	if err := u.Write([]byte("nobody yet")); err != ErrDisconnected {
+	if err := u.Write([]byte("nobody yet")); err != drivers.ErrDisconnected {
 		t.Errorf("write before any peer: %v", err)
 	}
 	peer, err := net.DialUDP("udp", nil, u.LocalAddr().(*net.UDPAddr))
@@ -24,9 +27,9 @@ func TestUDPEndpoint(t *testing.T) {
 	}
 	defer peer.Close()
 	peer.Write([]byte("ping"))
-	sink.waitFor(t, "a datagram", func() bool { return len(sink.frames) == 1 })
-	if sink.frames[0] != "ping" {
-		t.Errorf("got %q", sink.frames[0])
+	sink.WaitFor(t, "a datagram", func() bool { return len(sink.Frames()) == 1 })
+	if sink.Payloads()[0] != "ping" {
+		t.Errorf("got %q", sink.Payloads()[0])
 	}
 	if err := u.Write([]byte("pong")); err != nil {
 		t.Fatal(err)
@@ -41,9 +44,9 @@ func TestUDPEndpoint(t *testing.T) {
 
 func TestTCPEndpoint(t *testing.T) {
 	line, _ := wire.NewFraming("line", wire.FramingOptions{})
-	c := NewTCP(TCPConfig{Name: "controller", Listen: "127.0.0.1:0", Framing: line})
-	sink := newCollector()
-	if err := c.Start(wallClock{time.Now()}, sink, 0); err != nil {
+	c := drivers.NewTCP(drivers.TCPConfig{Name: "controller", Listen: "127.0.0.1:0", Framing: line})
+	sink := driverstest.NewSink()
+	if err := c.Start(driverstest.NewWallClock(), sink, 0); err != nil {
 		t.Fatal(err)
 	}
 	defer c.Stop()
@@ -54,8 +57,8 @@ func TestTCPEndpoint(t *testing.T) {
 		}
 		conn.Write([]byte("one\ntw"))
 		conn.Write([]byte("o\n"))
-		sink.waitFor(t, "two lines", func() bool { return len(sink.frames) == 2*(client+1) })
-		for c.Write([]byte("back")) == ErrDisconnected {
+		sink.WaitFor(t, "two lines", func() bool { return len(sink.Frames()) == 2*(client+1) })
+		for c.Write([]byte("back")) == drivers.ErrDisconnected {
 			time.Sleep(time.Millisecond)
 		}
 		conn.SetReadDeadline(time.Now().Add(2 * time.Second))
@@ -65,9 +68,9 @@ func TestTCPEndpoint(t *testing.T) {
 			t.Errorf("client %d read %q", client, buf[:n])
 		}
 		conn.Close()
-		sink.waitFor(t, "the client to leave", func() bool { return len(sink.gone) == client+1 })
+		sink.WaitFor(t, "the client to leave", func() bool { return len(sink.GoneErrors()) == client+1 })
 	}
-	if sink.back != 1 || sink.frames[2] != "one" || sink.frames[3] != "two" {
-		t.Errorf("frames %q, back %d", sink.frames, sink.back)
+	if sink.BackCount() != 1 || sink.Payloads()[2] != "one" || sink.Payloads()[3] != "two" {
+		t.Errorf("frames %q, back %d", sink.Payloads(), sink.BackCount())
 	}
 }

@@ -1,0 +1,150 @@
+package drivers
+
+import (
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+)
+
+// UDPConfig describes a UDP endpoint: each datagram is a frame.
+type UDPConfig struct {
+	Name string
+	// Listen is the local address to receive on; frames are sent back to
+	// Peer, or to whoever sent the last datagram. Dial is a remote address
+	// to exchange datagrams with instead.
+	Listen, Dial, Peer string
+	MaxFrame           int
+	ReaderThread       func()
+}
+
+// UDP is a UDP socket endpoint.
+type UDP struct {
+	cfg      UDPConfig
+	conn     *net.UDPConn
+	dialed   bool
+	mu       sync.Mutex
+	peer     netip.AddrPort // where Write sends, when listening
+	hasPeer  bool
+	fixed    bool // Peer was given: do not follow the senders
+	stopping atomic.Bool
+	stopped  chan struct{}
+	counts   atomicCounts
+}
+
+var _ Endpoint = (*UDP)(nil)
+
+// NewUDP returns a UDP endpoint; Start opens it.
+func NewUDP(cfg UDPConfig) *UDP {
+	if cfg.MaxFrame <= 0 {
+		cfg.MaxFrame = 65507
+	}
+	return &UDP{cfg: cfg}
+}
+
+func (u *UDP) Name() string { return u.cfg.Name }
+
+func (u *UDP) where() string {
+	if u.cfg.Dial != "" {
+		return "udp " + u.cfg.Dial
+	}
+	return "udp " + u.cfg.Listen
+}
+
+func (u *UDP) Start(clock Clock, sink Sink, index int) error {
+	fail := func(err error) error { return &DeviceError{Endpoint: u.cfg.Name, Device: u.where(), Err: err} }
+	var err error
+	switch {
+	case u.cfg.Dial != "":
+		var raddr *net.UDPAddr
+		if raddr, err = net.ResolveUDPAddr("udp", u.cfg.Dial); err != nil {
+			return fail(err)
+		}
+		u.conn, err = net.DialUDP("udp", nil, raddr)
+		u.dialed = true
+	default:
+		var laddr *net.UDPAddr
+		if laddr, err = net.ResolveUDPAddr("udp", u.cfg.Listen); err != nil {
+			return fail(err)
+		}
+		u.conn, err = net.ListenUDP("udp", laddr)
+		if err == nil && u.cfg.Peer != "" {
+			var peer netip.AddrPort
+			if peer, err = netip.ParseAddrPort(u.cfg.Peer); err == nil {
+				u.peer, u.hasPeer, u.fixed = peer, true, true
+			}
+		}
+	}
+	if err != nil {
+		return fail(err)
+	}
+	u.stopped = make(chan struct{})
+	go u.read(clock, sink, index)
+	return nil
+}
+
+func (u *UDP) read(clock Clock, sink Sink, index int) {
+	defer close(u.stopped)
+	lockReaderThread(u.cfg.ReaderThread)
+	buf := make([]byte, u.cfg.MaxFrame+1)
+	for {
+		n, from, err := u.conn.ReadFromUDPAddrPort(buf)
+		at := clock.Now()
+		if u.stopping.Load() {
+			return
+		}
+		if err != nil {
+			sink.Gone(index, at, &DeviceError{Endpoint: u.cfg.Name, Device: u.where(), Err: err})
+			return
+		}
+		if n > u.cfg.MaxFrame {
+			u.counts.badFrames.Add(1)
+			continue
+		}
+		if !u.dialed && !u.fixed {
+			u.mu.Lock()
+			u.peer, u.hasPeer = from, true
+			u.mu.Unlock()
+		}
+		u.counts.framesIn.Add(1)
+		u.counts.bytesIn.Add(uint64(n))
+		sink.Frame(index, buf[:n], at)
+	}
+}
+
+func (u *UDP) Write(payload []byte) error {
+	var err error
+	if u.dialed {
+		_, err = u.conn.Write(payload)
+	} else {
+		u.mu.Lock()
+		peer, ok := u.peer, u.hasPeer
+		u.mu.Unlock()
+		if !ok {
+			u.counts.writeErrors.Add(1)
+			return ErrDisconnected // nobody has sent anything yet: no one to answer
+		}
+		_, err = u.conn.WriteToUDPAddrPort(payload, peer)
+	}
+	if err != nil {
+		u.counts.writeErrors.Add(1)
+		return err
+	}
+	u.counts.framesOut.Add(1)
+	u.counts.bytesOut.Add(uint64(len(payload)))
+	return nil
+}
+
+func (u *UDP) Stop() error {
+	if u.stopping.Swap(true) || u.conn == nil {
+		return nil
+	}
+	err := u.conn.Close()
+	<-u.stopped
+	return err
+}
+
+func (u *UDP) Counts() Counts { return u.counts.snapshot() }
+
+// LocalAddr is the address the endpoint is bound to (useful with port 0).
+func (u *UDP) LocalAddr() net.Addr { return u.conn.LocalAddr() }

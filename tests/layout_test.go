@@ -1,0 +1,70 @@
+package tests
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestImportDirection keeps ../shared/DESIGN.md's import direction true:
+// emulator and firmware depend on nothing else of ours (firmware/wire on
+// nothing at all), drivers only on firmware, profiles on emulator and
+// firmware, and only rig (and these tests) on everything. So no top-level
+// folder imports another both ways, and nothing below rig imports rig.
+func TestImportDirection(t *testing.T) {
+	cmd := exec.Command("go", "list", "-json", "./...")
+	cmd.Dir = ".."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const module = "github.com/hilrig/hilrig/"
+	allowed := map[string][]string{
+		"emulator": {"emulator"},
+		"firmware": {"firmware"},
+		"drivers":  {"drivers", "firmware"},
+		"profiles": {"profiles", "emulator", "firmware"},
+		"rig":      {"rig", "emulator", "firmware", "drivers", "profiles"},
+		"tests":    {"tests", "rig", "emulator", "firmware", "drivers", "profiles"},
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	packages := 0
+	for {
+		var pkg struct {
+			ImportPath string
+			Imports    []string
+		}
+		if err := dec.Decode(&pkg); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		packages++
+		from := strings.SplitN(strings.TrimPrefix(pkg.ImportPath, module), "/", 2)[0]
+		ok, known := allowed[from]
+		if !known {
+			t.Errorf("%s is outside the fixed top level (rig, emulator, drivers, firmware, profiles, tests)", pkg.ImportPath)
+			continue
+		}
+		for _, imp := range pkg.Imports {
+			if !strings.HasPrefix(imp, module) {
+				continue
+			}
+			rel := strings.TrimPrefix(imp, module)
+			to := strings.SplitN(rel, "/", 2)[0]
+			if !slices.Contains(ok, to) {
+				t.Errorf("%s imports %s: %s may import only %v", pkg.ImportPath, imp, from, ok)
+			}
+			if pkg.ImportPath == module+"firmware/wire" {
+				t.Errorf("firmware/wire imports %s; it must depend on nothing of ours, so that device code can use it", imp)
+			}
+		}
+	}
+	if packages < 10 {
+		t.Fatalf("go list found only %d packages", packages)
+	}
+}
