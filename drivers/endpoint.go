@@ -58,9 +58,11 @@ type Endpoint interface {
 // Optional capabilities, found by type assertion.
 type (
 	// A Leader takes time to put a frame on its line: the executor starts
-	// writing that much before the frame's last byte is due.
+	// writing that much before the frame's last byte is due. LineMode says
+	// how, in words, for the summary.
 	Leader interface {
 		LineTime(payloadBytes int) time.Duration
+		LineMode() string
 	}
 	// A Safer has outputs with declared safe levels, applied at start, on
 	// stop and on error.

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"go.bug.st/serial"
 
 	"github.com/hilrig/hilrig/firmware/wire"
@@ -28,7 +30,8 @@ type SerialConfig struct {
 	// this interval instead of stopping the run.
 	Reconnect time.Duration
 	// Virtual marks a pseudo-terminal, which moves bytes at once whatever
-	// its baud rate: writes are not led by a line time.
+	// its baud rate: writes are not led by a line time. NewSerial sets it
+	// for a Device that is one, however the bench named it.
 	Virtual bool
 	// ReaderThread, when set, is called on the reader goroutine's locked OS
 	// thread before it starts reading (the rig raises its priority there).
@@ -95,6 +98,7 @@ func NewSerial(cfg SerialConfig) *Serial {
 	if cfg.MaxFrame <= 0 {
 		cfg.MaxFrame = 4096
 	}
+	cfg.Virtual = cfg.Virtual || isPseudoTerminal(cfg.Device)
 	return &Serial{cfg: cfg, scratch: make([]byte, 0, 2*cfg.MaxFrame+16)}
 }
 
@@ -246,6 +250,27 @@ func (s *Serial) Write(payload []byte) error {
 	port := s.port
 	s.mu.Unlock()
 	return writeFramed(port, s.cfg.Framing, &s.scratch, &s.counts, payload)
+}
+
+// isPseudoTerminal reports whether path, after its symbolic links, is the
+// device side of a Unix 98 pseudo-terminal (character major 136 to 143, as
+// /dev/pts/N and the links socat makes to them are).
+func isPseudoTerminal(path string) bool {
+	var st unix.Stat_t
+	if path == "" || unix.Stat(path, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
+		return false
+	}
+	major := unix.Major(uint64(st.Rdev))
+	return major >= 136 && major <= 143
+}
+
+// LineMode says how writes are timed, for the summary: led by the line
+// time of a UART, or not at all on a pseudo-terminal.
+func (s *Serial) LineMode() string {
+	if s.cfg.Virtual {
+		return "pseudo-terminal: bytes move at once, writes are not led"
+	}
+	return fmt.Sprintf("uart at %d baud: writes start a line time early", s.cfg.Baud)
 }
 
 // LineTime is how long the frame's bytes take on the line: its payload

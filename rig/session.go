@@ -271,6 +271,9 @@ func (s *Session) summary(stopped string, failure error) (record.Summary, error)
 			n := c.Counts()
 			es.FramesIn, es.FramesOut, es.BytesIn, es.BytesOut, es.BadFrames, es.WriteErrors = n.FramesIn, n.FramesOut, n.BytesIn, n.BytesOut, n.BadFrames, n.WriteErrors
 		}
+		if l, ok := e.Endpoint.(drivers.Leader); ok {
+			es.LineTime = l.LineMode()
+		}
 		es.Gaps, es.Error = s.x.EndpointState(i)
 		sum.Endpoints = append(sum.Endpoints, es)
 	}

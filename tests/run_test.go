@@ -171,6 +171,7 @@ type runSummary struct {
 		Name      string       `json:"name"`
 		FramesIn  uint64       `json:"frames_in"`
 		FramesOut uint64       `json:"frames_out"`
+		LineTime  string       `json:"line_time"`
 		Gaps      [][2]float64 `json:"gaps_s"`
 		Error     string       `json:"error"`
 	} `json:"endpoints"`

@@ -22,17 +22,20 @@ type Summary struct {
 
 // EndpointSummary is what one endpoint saw.
 type EndpointSummary struct {
-	Name        string       `json:"name"`
-	Kind        string       `json:"kind"`
-	Device      string       `json:"device"`
-	FramesIn    uint64       `json:"frames_in"`
-	FramesOut   uint64       `json:"frames_out"`
-	BytesIn     uint64       `json:"bytes_in"`
-	BytesOut    uint64       `json:"bytes_out"`
-	BadFrames   uint64       `json:"bad_frames"`
-	WriteErrors uint64       `json:"write_errors"`
-	Gaps        [][2]float64 `json:"gaps_s,omitempty"` // [from, to) while the device was away
-	Error       string       `json:"error,omitempty"`
+	Name        string `json:"name"`
+	Kind        string `json:"kind"`
+	Device      string `json:"device"`
+	FramesIn    uint64 `json:"frames_in"`
+	FramesOut   uint64 `json:"frames_out"`
+	BytesIn     uint64 `json:"bytes_in"`
+	BytesOut    uint64 `json:"bytes_out"`
+	BadFrames   uint64 `json:"bad_frames"`
+	WriteErrors uint64 `json:"write_errors"`
+	// LineTime says how writes to a serial line are timed: led by the
+	// UART's line time, or not at all on a pseudo-terminal.
+	LineTime string       `json:"line_time,omitempty"`
+	Gaps     [][2]float64 `json:"gaps_s,omitempty"` // [from, to) while the device was away
+	Error    string       `json:"error,omitempty"`
 }
 
 // ModelSummary is what a model endpoint did.

@@ -1,0 +1,118 @@
+package tests
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/hilrig/hilrig/firmware/wire"
+)
+
+// openPty opens a pseudo-terminal pair as socat and test rigs do: the test
+// keeps the master, and a bench names the slave as a serial: device.
+func openPty(t *testing.T) (*os.File, string) {
+	t.Helper()
+	m, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals: %v", err)
+	}
+	if err := unix.IoctlSetPointerInt(m, unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetUint32(m, unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	master := os.NewFile(uintptr(m), "ptmx")
+	t.Cleanup(func() { master.Close() })
+	return master, fmt.Sprintf("/dev/pts/%d", n)
+}
+
+// waitOpened waits until process pid has path open.
+func waitOpened(t *testing.T, r *rigProcess, path string) {
+	t.Helper()
+	fds := fmt.Sprintf("/proc/%d/fd", r.cmd.Process.Pid)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		entries, _ := os.ReadDir(fds)
+		for _, e := range entries {
+			if target, _ := os.Readlink(filepath.Join(fds, e.Name())); target == path {
+				return
+			}
+		}
+		select {
+		case <-r.exited:
+			t.Fatalf("hilrig exited %d: %s", r.code, r.stderr.String())
+		default:
+		}
+	}
+	t.Fatalf("hilrig never opened %s: %s", path, r.stderr.String())
+}
+
+// TestSerialOnAPtyIsNotLed is issue 10's first finding: a bench whose
+// serial: devices are pseudo-terminals at 921 600 baud, 20 ms each way, at
+// 1 kHz. A pty moves bytes at once, so a write led by the UART's line time
+// would arrive early; the rig must see a pseudo-terminal whatever the
+// endpoint kind and not lead. The test's measurement can only err late (it
+// stamps a frame before writing it and after reading it), so the delay it
+// measures must never be below 20 ms.
+func TestSerialOnAPtyIsNotLed(t *testing.T) {
+	ctrl, ctrlDev := openPty(t)
+	plant, plantDev := openPty(t)
+	bench := fmt.Sprintf(`endpoints:
+  controller: {serial: {device: %s, baud: 921600, framing: line}}
+  plant:      {serial: {device: %s, baud: 921600, framing: line}}
+bind:
+  m2s: {from: controller, to: plant}
+  s2m: {from: plant, to: controller}
+`, ctrlDev, plantDev)
+	const profile = `duration: 30s
+hops:
+  down: {delay: 20ms}
+  up:   {delay: 20ms}
+flows:
+  m2s: {route: [down]}
+  s2m: {route: [up]}
+`
+	r := startRig(t, profile, bench)
+	waitOpened(t, r, ctrlDev)
+	waitOpened(t, r, plantDev)
+	line, _ := wire.NewFraming("line", wire.FramingOptions{})
+	const n = 2000
+	start := time.Now()
+	reading := make(chan []received)
+	go func() {
+		got, _ := receive(plant, line, start)
+		reading <- got
+	}()
+	send(ctrl, line, n, time.Millisecond, start)
+	time.Sleep(200 * time.Millisecond)
+	if code := r.stop(syscall.SIGTERM); code != 0 {
+		t.Fatalf("hilrig exited %d: %s", code, r.stderr.String())
+	}
+	plant.Close() // ends the reader
+	got := <-reading
+	if len(got) < n*99/100 {
+		t.Fatalf("%d of %d frames arrived", len(got), n)
+	}
+	errs := make([]time.Duration, len(got))
+	for i, g := range got {
+		errs[i] = g.delay - 20*time.Millisecond
+	}
+	t.Logf("delay error: %s", quantiles(errs))
+	if early := slices.Min(errs); early < 0 {
+		t.Errorf("a frame arrived %v before its due time", -early)
+	}
+	s := r.readSummary()
+	for _, e := range s.Endpoints {
+		if !strings.HasPrefix(e.LineTime, "pseudo-terminal") {
+			t.Errorf("endpoint %s: line time %q; want the pseudo-terminal seen", e.Name, e.LineTime)
+		}
+	}
+}
