@@ -22,13 +22,14 @@ import (
 // is plugged back in when a program opens the device side again.
 type Pty struct {
 	*Serial
-	link    string // a stable path to the device side, if wanted
-	dir     string // holds the stable path to the rig's side
-	mu      sync.Mutex
-	rigSide int // master of the rig's pair, -1 while unplugged
-	devSide int // master of the device's pair
-	devPath string
-	wake    [2]int // a pipe that wakes the bridge to stop
+	link     string      // a stable path to the device side, if wanted
+	linkLock *deviceLock // held while the link is ours
+	dir      string      // holds the stable path to the rig's side
+	mu       sync.Mutex
+	rigSide  int // master of the rig's pair, -1 while unplugged
+	devSide  int // master of the device's pair
+	devPath  string
+	wake     [2]int // a pipe that wakes the bridge to stop
 	// forwarded counts the bytes the bridge gave the rig's side, to tell
 	// when the rig's reader has taken them all.
 	forwarded uint64
@@ -146,7 +147,10 @@ func (p *Pty) Start(clock Clock, sink Sink, index int) error {
 		return fail(err)
 	}
 	if p.link != "" {
-		os.Remove(p.link)
+		if p.linkLock, err = lockLink(p.link); err != nil {
+			return fail(err)
+		}
+		os.Remove(p.link) // left by a run that died: nobody holds its lock
 		if err := os.Symlink(p.devPath, p.link); err != nil {
 			return fail(fmt.Errorf("linking %s: %w", p.link, err))
 		}
@@ -295,8 +299,13 @@ func (p *Pty) cleanup() {
 			p.wake[i] = 0
 		}
 	}
-	if p.link != "" {
-		os.Remove(p.link)
+	if p.linkLock != nil {
+		// Remove the link only if it is still the one made here.
+		if target, err := os.Readlink(p.link); err == nil && target == p.devPath {
+			os.Remove(p.link)
+		}
+		p.linkLock.release()
+		p.linkLock = nil
 	}
 	if p.dir != "" {
 		os.RemoveAll(p.dir)

@@ -3,6 +3,9 @@ package drivers_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -125,4 +128,53 @@ func TestLineTime(t *testing.T) {
 	if got := drivers.NewPty(drivers.SerialConfig{Baud: 9600, DataBits: 8, Framing: line}, "").LineTime(100); got != 0 {
 		t.Errorf("a pseudo-terminal takes %v", got)
 	}
+}
+
+// TestTwoPtysOneLink: a second endpoint on a link in use is refused with
+// the process that holds it, and leaves the first one's link alone.
+func TestTwoPtysOneLink(t *testing.T) {
+	line, _ := wire.NewFraming("line", wire.FramingOptions{})
+	link := t.TempDir() + "/controller"
+	first := drivers.NewPty(drivers.SerialConfig{Name: "controller", Baud: 115200, DataBits: 8, Framing: line}, link)
+	if err := first.Start(driverstest.NewWallClock(), driverstest.NewSink(), 0); err != nil {
+		t.Fatal(err)
+	}
+	defer first.Stop()
+	before, _ := os.Readlink(link)
+	second := drivers.NewPty(drivers.SerialConfig{Name: "again", Baud: 115200, DataBits: 8, Framing: line}, link)
+	err := second.Start(driverstest.NewWallClock(), driverstest.NewSink(), 0)
+	want := fmt.Sprintf("%s is in use by process %d (", link, os.Getpid())
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("second start: %v; want it to say %q", err, want)
+	}
+	second.Stop()
+	if after, err := os.Readlink(link); err != nil || after != before {
+		t.Errorf("the first endpoint's link is now %q, %v; was %q", after, err, before)
+	}
+}
+
+// TestTwoSerialsOneDevice: a serial device in use by one endpoint is
+// refused to another, even for root, whom the kernel's exclusive mode
+// does not stop.
+func TestTwoSerialsOneDevice(t *testing.T) {
+	line, _ := wire.NewFraming("line", wire.FramingOptions{})
+	p := drivers.NewPty(drivers.SerialConfig{Name: "plant", Baud: 115200, DataBits: 8, Framing: line}, "")
+	if err := p.Start(driverstest.NewWallClock(), driverstest.NewSink(), 0); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	first := drivers.NewSerial(drivers.SerialConfig{Name: "one", Device: p.DevicePath(), Baud: 115200, DataBits: 8, Framing: line})
+	if err := first.Start(driverstest.NewWallClock(), driverstest.NewSink(), 0); err != nil {
+		t.Fatal(err)
+	}
+	second := drivers.NewSerial(drivers.SerialConfig{Name: "two", Device: p.DevicePath(), Baud: 115200, DataBits: 8, Framing: line})
+	err := second.Start(driverstest.NewWallClock(), driverstest.NewSink(), 0)
+	if err == nil || !strings.Contains(err.Error(), "is in use by process") {
+		t.Errorf("second start: %v", err)
+	}
+	first.Stop()
+	if err := second.Start(driverstest.NewWallClock(), driverstest.NewSink(), 0); err != nil {
+		t.Errorf("after the first stopped: %v", err)
+	}
+	second.Stop()
 }

@@ -79,8 +79,9 @@ type Serial struct {
 	clock    Clock
 	sink     Sink
 	index    int
-	mu       sync.Mutex // guards port against reconnection
+	mu       sync.Mutex // guards port and lock against reconnection
 	port     serial.Port
+	lock     *deviceLock // held while the port is open
 	scratch  []byte // the executor's encoding buffer
 	stopping atomic.Bool
 	stopped  chan struct{} // closed when the reader returns
@@ -108,9 +109,15 @@ func (s *Serial) mode() *serial.Mode {
 	return &serial.Mode{BaudRate: s.cfg.Baud, DataBits: s.cfg.DataBits, Parity: s.cfg.Parity, StopBits: s.cfg.StopBits}
 }
 
+// open locks the device and opens it.
 func (s *Serial) open() (serial.Port, error) {
+	lock, err := lockDevice(s.cfg.Device)
+	if err != nil {
+		return nil, &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.label(), Err: explainOpen(err)}
+	}
 	port, err := serial.Open(s.cfg.Device, s.mode())
 	if err != nil {
+		lock.release()
 		return nil, &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.label(), Err: explainOpen(err)}
 	}
 	if _, idle := s.cfg.Framing.(wire.Idle); idle {
@@ -120,9 +127,22 @@ func (s *Serial) open() (serial.Port, error) {
 	}
 	if err != nil {
 		port.Close()
+		lock.release()
 		return nil, &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.label(), Err: err}
 	}
+	s.mu.Lock()
+	s.lock = lock
+	s.mu.Unlock()
 	return port, nil
+}
+
+// unlock releases the device's lock once its port is closed.
+func (s *Serial) unlock() {
+	s.mu.Lock()
+	lock := s.lock
+	s.lock = nil
+	s.mu.Unlock()
+	lock.release()
 }
 
 // silence is the idle framing's gap: its own, or 3.5 character times.
@@ -139,6 +159,8 @@ func explainOpen(err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("no such device (serial ports here: %s)", portList())
+	case errors.Is(err, fs.ErrPermission):
+		return errors.New("permission denied (add yourself to the dialout group, or run as root)")
 	case errors.As(err, &pe) && pe.Code() == serial.PermissionDenied:
 		return errors.New("permission denied (add yourself to the dialout group, or run as root)")
 	case errors.As(err, &pe) && pe.Code() == serial.PortBusy:
@@ -215,6 +237,7 @@ func (s *Serial) reconnect(port serial.Port, at time.Duration, err error) serial
 	s.port = nil
 	s.mu.Unlock()
 	port.Close()
+	s.unlock()
 	s.sink.Gone(s.index, at, &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.label(), Err: describeReadError(err)})
 	if s.cfg.Reconnect <= 0 {
 		return nil
@@ -306,6 +329,7 @@ func (s *Serial) Stop() error {
 	if s.stopped != nil {
 		<-s.stopped
 	}
+	s.unlock()
 	return err
 }
 

@@ -116,3 +116,35 @@ flows:
 		}
 	}
 }
+
+// TestTwoRunsOneBench is issue 10's second finding: a second run on a
+// bench in use is refused, naming the process that holds it, and leaves
+// the first run's links alone.
+func TestTwoRunsOneBench(t *testing.T) {
+	shared := t.TempDir()
+	bench := strings.ReplaceAll(ptyBenchText("line", ""), "DIR", shared)
+	first := startRig(t, plainLink, bench)
+	// Attached, as a user's program would be (closing it would end the
+	// first run: the device vanished).
+	port := first.attach("../" + filepath.Base(shared) + "/controller")
+	defer port.Close()
+	second := startRig(t, plainLink, bench)
+	if code := second.wait(); code != 2 {
+		t.Errorf("the second run exited %d; want 2 (a device in use)", code)
+	}
+	want := fmt.Sprintf("is in use by process %d (", first.cmd.Process.Pid)
+	if !strings.Contains(second.stderr.String(), want) {
+		t.Errorf("the second run said %q; want it to name the first (%q)", second.stderr.String(), want)
+	}
+	for _, link := range []string{"controller", "plant"} {
+		if _, err := os.Readlink(filepath.Join(shared, link)); err != nil {
+			t.Errorf("the first run's link %s is gone: %v", link, err)
+		}
+	}
+	if code := first.stop(syscall.SIGTERM); code != 0 {
+		t.Errorf("the first run exited %d: %s", code, first.stderr.String())
+	}
+	if _, err := os.Lstat(filepath.Join(shared, "controller")); !os.IsNotExist(err) {
+		t.Errorf("the first run left its link behind: %v", err)
+	}
+}

@@ -1,0 +1,117 @@
+package drivers
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// deviceLock is an advisory lock (flock) on a device, or on a link's lock
+// file, held for as long as an endpoint uses it: the convention serial
+// tools such as picocom follow, so that two programs (or two runs) never
+// drive one device. The kernel's own exclusive mode (TIOCEXCL, which the
+// serial library sets) does not stop root.
+type deviceLock struct {
+	f      *os.File
+	remove string // the lock file, removed on release
+}
+
+// errInUse says who holds a device.
+type errInUse struct{ path, holder string }
+
+func (e errInUse) Error() string {
+	return fmt.Sprintf("%s is in use by %s; one device serves one run", e.path, e.holder)
+}
+
+// lockDevice locks the device at path itself.
+func lockDevice(path string) (*deviceLock, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	return flock(f, path, "")
+}
+
+// lockLink locks the lock file of a link the endpoint will make (the
+// link's path with .lock added), creating it.
+func lockLink(link string) (*deviceLock, error) {
+	name := link + ".lock"
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("locking %s: %w", link, err)
+	}
+	l, err := flock(f, link, name)
+	if err == nil {
+		f.Truncate(0)
+		fmt.Fprintf(f, "%d\n", os.Getpid())
+	}
+	return l, err
+}
+
+func flock(f *os.File, path, remove string) (*deviceLock, error) {
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		defer f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, errInUse{path, holderOf(f)}
+		}
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	return &deviceLock{f: f, remove: remove}, nil
+}
+
+// release unlocks; a nil lock is none.
+func (l *deviceLock) release() {
+	if l == nil {
+		return
+	}
+	if l.remove != "" {
+		os.Remove(l.remove) // while still holding it: nobody else has it
+	}
+	l.f.Close()
+}
+
+// holderOf finds the process holding a flock on f's file in /proc/locks,
+// e.g. "process 1234 (hilrig run --bench b.yaml lte)".
+func holderOf(f *os.File) string {
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil {
+		return "another process"
+	}
+	id := fmt.Sprintf("%02x:%02x:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev)), st.Ino)
+	locks, err := os.Open("/proc/locks")
+	if err != nil {
+		return "another process"
+	}
+	defer locks.Close()
+	sc := bufio.NewScanner(locks)
+	for sc.Scan() {
+		// 1: FLOCK  ADVISORY  WRITE 1234 00:1a:5 0 EOF
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 6 || fields[1] != "FLOCK" || fields[5] != id {
+			continue
+		}
+		pid, err := strconv.Atoi(fields[4])
+		if err != nil {
+			continue
+		}
+		return describeProcess(pid)
+	}
+	return "another process"
+}
+
+func describeProcess(pid int) string {
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || len(cmdline) == 0 {
+		return fmt.Sprintf("process %d", pid)
+	}
+	args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+	if len(args) > 0 {
+		args[0] = args[0][strings.LastIndexByte(args[0], '/')+1:]
+	}
+	return fmt.Sprintf("process %d (%s)", pid, strings.Join(args, " "))
+}
