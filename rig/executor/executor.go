@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/hilrig/hilrig/drivers"
@@ -120,8 +121,15 @@ func New(cfg Config) (*Executor, error) {
 	}
 	x.pending = func() bool { return x.in != nil && x.in.pending() || x.ctx.Err() != nil }
 	x.publish = x.fillSnapshot
+	// The executor watches the frames only when it has something to do
+	// with them: a run with nothing to record or deliver (the summary
+	// only) spares the engine a call per frame.
+	var observer emulator.Observer
+	if x.trace != nil || x.phases != nil || slices.ContainsFunc(x.egress, func(e Egress) bool { return e != nil }) {
+		observer = x
+	}
 	var err error
-	if x.net, err = emulator.New(cfg.Network, x); err != nil {
+	if x.net, err = emulator.New(cfg.Network, observer); err != nil {
 		return nil, err
 	}
 	return x, nil
@@ -288,23 +296,24 @@ func (x *Executor) Finished(f *emulator.Frame) {
 	if x.phases != nil {
 		x.phases.Finished(f)
 	}
-	if f.Copy && !f.Status.Arrived() {
+	arrived := f.Status.Arrived()
+	if f.Copy && !arrived {
 		return // a copy that dies has no row: the rows are the frames the source sent, and the copies delivered
 	}
-	row := record.TraceRow{Seq: f.Seq, Sent: f.Sent, Recv: -1, Due: -1, Flow: int32(f.Flow), Size: int32(f.Size), Status: f.Status}
-	if f.Status.Arrived() {
-		row.Due, row.Recv = f.Done, f.Done
+	status, recv, due := f.Status, time.Duration(-1), time.Duration(-1)
+	if arrived {
+		recv, due = f.Done, f.Done
 		if e := x.egress[f.Flow]; e != nil {
 			switch {
 			case !e.deliver(x, f.Payload):
-				row.Status, row.Recv = record.EgressDrop, -1
+				status, recv = record.EgressDrop, -1
 			case x.real:
-				row.Recv = x.clock.Now()
+				recv = x.clock.Now()
 			}
 		}
 	}
 	if x.trace != nil {
-		x.trace.Add(row)
+		x.trace.Add(record.TraceRow{Seq: f.Seq, Sent: f.Sent, Recv: recv, Due: due, Flow: int32(f.Flow), Size: int32(f.Size), Status: status})
 	}
 }
 

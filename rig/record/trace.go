@@ -69,6 +69,7 @@ func (t *Trace) Add(r TraceRow) {
 	if !t.traced[r.Flow] {
 		return
 	}
+
 	if slot := t.Next(); slot != nil {
 		*slot = r
 		t.Publish()

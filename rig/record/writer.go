@@ -18,7 +18,6 @@ import (
 type Writer[T any] struct {
 	w      *bufio.Writer
 	format func(b []byte, r *T) []byte
-	row    []byte
 	err    error
 
 	async   bool
@@ -78,12 +77,22 @@ func (a *Writer[T]) Publish() {
 	}
 }
 
+// write formats r straight into the file's buffer, which it first makes
+// room in: a record's line is far shorter than rowRoom.
 func (a *Writer[T]) write(r *T) {
-	if a.err == nil {
-		a.row = a.format(a.row[:0], r)
-		_, a.err = a.w.Write(a.row)
+	if a.err != nil {
+		return
 	}
+	if a.w.Available() < rowRoom {
+		if a.err = a.w.Flush(); a.err != nil {
+			return
+		}
+	}
+	_, a.err = a.w.Write(a.format(a.w.AvailableBuffer(), r))
 }
+
+// rowRoom is the buffer space a record may take without allocating.
+const rowRoom = 4 << 10
 
 func (a *Writer[T]) loop() {
 	defer close(a.done)
