@@ -150,3 +150,19 @@ func BenchmarkSimBottleneck300s(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCoSim60s is paper 001's quarter car at CP2 over its Internet
+// link for 60 s of virtual time: 30 000 exchanges of both parts and the
+// uncut car.
+func BenchmarkCoSim60s(b *testing.B) {
+	p := load(b, "internet-hil")
+	bench, err := profiles.LoadBench("../profiles/benches/quarter-car-seat.yaml", p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := Sim(p, bench, Options{Duration: 60 * time.Second}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
