@@ -261,6 +261,7 @@ func (s *Session) summary(stopped string, failure error) (record.Summary, error)
 	if ph := s.x.Phases(); ph != nil {
 		sum.Phases = ph.Summary()
 	}
+	sum.Events = s.x.Events()
 	if s.mode == Virtual {
 		return sum, failure
 	}

@@ -3,6 +3,8 @@ package executor
 import (
 	"context"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hilrig/hilrig/drivers"
@@ -81,6 +83,9 @@ type Executor struct {
 
 	endpoints []endpointState
 
+	posted postQueue
+	events []record.Event
+
 	ctx      context.Context
 	pending  func() bool
 	stopAt   time.Duration
@@ -119,7 +124,7 @@ func New(cfg Config) (*Executor, error) {
 	for _, m := range x.models {
 		_, x.signalCol = m.signalColumns(nil, x.signalCol)
 	}
-	x.pending = func() bool { return x.in != nil && x.in.pending() || x.ctx.Err() != nil }
+	x.pending = func() bool { return x.in != nil && x.in.pending() || x.posted.waiting.Load() || x.ctx.Err() != nil }
 	x.publish = x.fillSnapshot
 	// The executor watches the frames only when it has something to do
 	// with them: a run with nothing to record or deliver (the summary
@@ -195,6 +200,7 @@ func (x *Executor) Step() (next time.Duration, done bool) {
 		return 0, true
 	}
 	x.net.Advance(now)
+	x.runPosted(now)
 	x.exchange(now)
 	next = x.end
 	if x.monitor != nil {
@@ -411,3 +417,51 @@ func (x *Executor) Ingress() *Ingress { return x.in }
 
 // Phases is the phase recorder, if the run has one.
 func (x *Executor) Phases() *record.Phases { return x.phases }
+
+// postQueue carries work from other goroutines (a live API changing a hop)
+// to the executor, which runs it between two of its events.
+type postQueue struct {
+	mu      sync.Mutex
+	work    []func(x *Executor, now time.Duration)
+	spare   []func(x *Executor, now time.Duration)
+	waiting atomic.Bool
+}
+
+// Post runs f on the executor's goroutine at its next turn, between two
+// events, with the engine at the time now; it is safe to call from any
+// goroutine, and wakes a real clock's sleep. Work posted to a run that
+// has ended never runs.
+func (x *Executor) Post(f func(x *Executor, now time.Duration)) {
+	x.posted.mu.Lock()
+	x.posted.work = append(x.posted.work, f)
+	x.posted.waiting.Store(true)
+	x.posted.mu.Unlock()
+	if w, ok := x.clock.(interface{ Wake() }); ok {
+		w.Wake()
+	}
+}
+
+func (x *Executor) runPosted(now time.Duration) {
+	if !x.posted.waiting.Load() {
+		return
+	}
+	x.posted.mu.Lock()
+	work := x.posted.work
+	x.posted.work, x.posted.spare = x.posted.spare[:0], work
+	x.posted.waiting.Store(false)
+	x.posted.mu.Unlock()
+	for i, f := range work {
+		f(x, now)
+		work[i] = nil
+	}
+}
+
+// Event records something that happened to the run at an instant of its
+// clock (a change made by hand, a supervisor's alarm); events are kept
+// for the summary. Not for the per-frame path: it may allocate.
+func (x *Executor) Event(at time.Duration, kind, detail string) {
+	x.events = append(x.events, record.Event{AtS: at.Seconds(), Kind: kind, Detail: detail})
+}
+
+// Events returns the events recorded so far.
+func (x *Executor) Events() []record.Event { return x.events }

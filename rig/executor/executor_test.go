@@ -315,3 +315,33 @@ func TestDeviceGoneStopsTheRun(t *testing.T) {
 		}
 	}
 }
+
+// TestPostRunsOnTheExecutor: work posted from another goroutine runs on
+// the executor's turn, once, between two events, and may record events.
+func TestPostRunsOnTheExecutor(t *testing.T) {
+	p := parse(t, carLink)
+	clock := &stepClock{}
+	x, err := executor.New(executor.Config{Network: p.Config, Clock: clock, End: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ran []time.Duration
+	done := make(chan struct{})
+	go func() {
+		x.Post(func(x *executor.Executor, now time.Duration) {
+			ran = append(ran, now)
+			x.Event(now, "change", "by hand")
+		})
+		close(done)
+	}()
+	<-done
+	clock.Set(3 * time.Millisecond)
+	x.Step()
+	x.Step()
+	if len(ran) != 1 || ran[0] != 3*time.Millisecond {
+		t.Errorf("posted work ran at %v", ran)
+	}
+	if ev := x.Events(); len(ev) != 1 || ev[0].AtS != 0.003 || ev[0].Kind != "change" {
+		t.Errorf("events %+v", ev)
+	}
+}

@@ -17,7 +17,17 @@ type Summary struct {
 	Phases    []PhaseSummary    `json:"phases,omitempty"`
 	Endpoints []EndpointSummary `json:"endpoints,omitempty"`
 	Models    []ModelSummary    `json:"models,omitempty"`
-	Timing    *TimingSummary    `json:"timing,omitempty"`
+	// Events are what happened to the run at an instant: changes made by
+	// hand through the live API, the supervisor's alarms.
+	Events []Event        `json:"events,omitempty"`
+	Timing *TimingSummary `json:"timing,omitempty"`
+}
+
+// Event is something that happened to a run at an instant of its clock.
+type Event struct {
+	AtS    float64 `json:"at_s"`
+	Kind   string  `json:"kind"`
+	Detail string  `json:"detail,omitempty"`
 }
 
 // EndpointSummary is what one endpoint saw.
