@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/hilrig/hilrig/drivers"
@@ -67,6 +69,9 @@ type Session struct {
 	signals *record.Signals
 	timing  record.TimingSummary
 	ran     bool
+
+	mu    sync.Mutex
+	final *record.Summary // once the run has ended
 }
 
 // errNoModels is returned when a virtual-time session is given a bench
@@ -175,7 +180,7 @@ func (s *Session) Run(ctx context.Context) (record.Summary, error) {
 		s.x.Start()
 		stopped, err := s.x.Run(ctx)
 		s.x.Finish()
-		return s.summary(stopped, s.closeWriters(err))
+		return s.finish(s.summary(stopped, s.closeWriters(err)))
 	}
 	defer s.closeClock()
 	if err := realtime.LockMemory(); err != nil {
@@ -208,7 +213,7 @@ func (s *Session) Run(ctx context.Context) (record.Summary, error) {
 	if frames > 0 {
 		s.timing.AllocsPerFrame = float64(allocs) / float64(frames)
 	}
-	return s.summary(stopped, failure)
+	return s.finish(s.summary(stopped, failure))
 }
 
 // loop runs the executor on this goroutine, locked to its thread, raised
@@ -252,6 +257,55 @@ func threadsFor(endpoints int) int {
 	return max(runtime.GOMAXPROCS(0), runtime.NumCPU()+1+2*endpoints)
 }
 
+// Profile is the profile the session runs.
+func (s *Session) Profile() *profiles.Loaded { return s.profile }
+
+// Bench is the session's bench, or nil.
+func (s *Session) Bench() *profiles.LoadedBench { return s.bench }
+
+// Mode is the session's clock.
+func (s *Session) Mode() Mode { return s.mode }
+
+// Executor is the session's loop, for work posted to it while it runs
+// (Executor.Post).
+func (s *Session) Executor() *executor.Executor { return s.x }
+
+// SummaryNow is the summary so far, in the shape of the final one, with
+// Stopped "running" while the run goes on. It is computed on the
+// executor's goroutine between two events; ctx bounds the wait.
+func (s *Session) SummaryNow(ctx context.Context) (record.Summary, error) {
+	s.mu.Lock()
+	final := s.final
+	s.mu.Unlock()
+	if final != nil {
+		return *final, nil
+	}
+	got := make(chan record.Summary, 1)
+	s.x.Post(func(*executor.Executor, time.Duration) {
+		sum, _ := s.summary("running", nil)
+		got <- sum
+	})
+	select {
+	case sum := <-got:
+		return sum, nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.final != nil { // it ended meanwhile
+			return *s.final, nil
+		}
+		return record.Summary{}, ctx.Err()
+	}
+}
+
+// finish keeps the final summary for SummaryNow.
+func (s *Session) finish(sum record.Summary, failure error) (record.Summary, error) {
+	s.mu.Lock()
+	s.final = &sum
+	s.mu.Unlock()
+	return sum, failure
+}
+
 func (s *Session) summary(stopped string, failure error) (record.Summary, error) {
 	sum := record.Summary{Profile: s.profile.Name, Clock: s.mode.String(), Stopped: stopped}
 	if s.bench != nil {
@@ -261,7 +315,7 @@ func (s *Session) summary(stopped string, failure error) (record.Summary, error)
 	if ph := s.x.Phases(); ph != nil {
 		sum.Phases = ph.Summary()
 	}
-	sum.Events = s.x.Events()
+	sum.Events = slices.Clone(s.x.Events())
 	if s.mode == Virtual {
 		return sum, failure
 	}
