@@ -32,6 +32,15 @@ func (e endpointEgress) deliver(x *Executor, payload []byte) bool {
 	return e.w.Write(payload) == nil
 }
 
+// A Source injects frames into flows at instants of its own, in virtual
+// and in real time alike.
+type Source interface {
+	// Next is when it next wants to run (math.MaxInt64: never again).
+	Next() time.Duration
+	// Emit injects what is due by now; it is called when Next has come.
+	Emit(now time.Duration, inject func(flow int, payload []byte))
+}
+
 // Config is what the executor runs: the network to build, where each
 // flow's frames come from and go to, and what to record.
 type Config struct {
@@ -50,6 +59,9 @@ type Config struct {
 	FlowOf     []int
 	Reconnects []bool
 	Models     []*Model
+	// Sources inject frames at instants of their own: a replayed
+	// recording, a test's script.
+	Sources []Source
 
 	// What to record; each may be nil.
 	Trace   *record.Trace
@@ -62,15 +74,17 @@ type Config struct {
 // (in real time, one locked thread) runs it, and the monitor is how other
 // goroutines see it.
 type Executor struct {
-	clock  Clock
-	real   bool
-	net    *emulator.Network
-	end    time.Duration
-	egress []Egress
-	in     *Ingress
-	flowOf []int
-	models []*Model
-	spare  []byte // the buffer the ingress ring swaps frames into
+	clock   Clock
+	real    bool
+	net     *emulator.Network
+	end     time.Duration
+	egress  []Egress
+	in      *Ingress
+	flowOf  []int
+	models  []*Model
+	sources []Source
+	inject  func(flow int, payload []byte)
+	spare   []byte // the buffer the ingress ring swaps frames into
 
 	trace     *record.Trace
 	phases    *record.Phases
@@ -108,7 +122,7 @@ var _ emulator.Observer = (*Executor)(nil)
 func New(cfg Config) (*Executor, error) {
 	x := &Executor{
 		clock: cfg.Clock, real: cfg.Clock.Real(), end: cfg.End, egress: cfg.Egress,
-		in: cfg.Ingress, flowOf: cfg.FlowOf, models: cfg.Models,
+		in: cfg.Ingress, flowOf: cfg.FlowOf, models: cfg.Models, sources: cfg.Sources,
 		trace: cfg.Trace, phases: cfg.Phases, signals: cfg.Signals, monitor: cfg.Monitor,
 		spare: make([]byte, 0, slotBytes), ctx: context.Background(), published: -record.PublishEvery,
 	}
@@ -126,6 +140,7 @@ func New(cfg Config) (*Executor, error) {
 	}
 	x.pending = func() bool { return x.in != nil && x.in.pending() || x.posted.waiting.Load() || x.ctx.Err() != nil }
 	x.publish = x.fillSnapshot
+	x.inject = func(flow int, payload []byte) { x.net.Inject(flow, payload) }
 	// The executor watches the frames only when it has something to do
 	// with them: a run with nothing to record or deliver (the summary
 	// only) spares the engine a call per frame.
@@ -203,6 +218,13 @@ func (x *Executor) Step() (next time.Duration, done bool) {
 	x.runPosted(now)
 	x.exchange(now)
 	next = x.end
+	for _, src := range x.sources {
+		if src.Next() <= now {
+			src.Emit(now, x.inject)
+			x.net.Advance(now) // what arrives at once
+		}
+		next = min(next, src.Next())
+	}
 	if x.monitor != nil {
 		if now-x.published >= record.PublishEvery {
 			x.published = now

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -343,5 +345,51 @@ func TestPostRunsOnTheExecutor(t *testing.T) {
 	}
 	if ev := x.Events(); len(ev) != 1 || ev[0].AtS != 0.003 || ev[0].Kind != "change" {
 		t.Errorf("events %+v", ev)
+	}
+}
+
+// script is a Source that sends a frame at given instants.
+type script struct {
+	flow int
+	at   []time.Duration
+}
+
+func (s *script) Next() time.Duration {
+	if len(s.at) == 0 {
+		return math.MaxInt64
+	}
+	return s.at[0]
+}
+
+func (s *script) Emit(now time.Duration, inject func(int, []byte)) {
+	for len(s.at) > 0 && s.at[0] <= now {
+		inject(s.flow, []byte(fmt.Sprint("sent at ", s.at[0])))
+		s.at = s.at[1:]
+	}
+}
+
+// TestSourcesSendOnTime: a source's frames enter the network at its
+// instants, in virtual time, and reach their egress after the hop's
+// delay.
+func TestSourcesSendOnTime(t *testing.T) {
+	p := parse(t, carLink)
+	out := driverstest.NewEndpoint("seat", 8)
+	var tr strings.Builder
+	trace := record.NewTrace(&tr, p.Flows.Names, []bool{true, true}, false)
+	x, err := executor.New(executor.Config{Network: p.Config, Clock: &executor.Virtual{}, End: time.Second,
+		Egress:  []executor.Egress{executor.ToEndpoint(out), nil},
+		Sources: []executor.Source{&script{flow: 0, at: []time.Duration{0, 300 * time.Millisecond, 700 * time.Millisecond}}},
+		Trace:   trace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	x.Finish()
+	trace.Close()
+	want := record.TraceHeader + "\nm2s,0,10,0.000000000,0.005000000,delivered\nm2s,1,13,0.300000000,0.305000000,delivered\nm2s,2,13,0.700000000,0.705000000,delivered\n"
+	if tr.String() != want || out.Written() != 3 || string(out.Last()) != "sent at 700ms" {
+		t.Errorf("trace\n%s\nwant\n%s\nthe seat got %d frames, the last %q", tr.String(), want, out.Written(), out.Last())
 	}
 }
