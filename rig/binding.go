@@ -19,6 +19,19 @@ type binding struct {
 	flowOf     []int             // per device: the flow it feeds, or -1
 	reconnects []bool            // per device
 	models     []*executor.Model
+	sources    []executor.Source // the players
+}
+
+// A Player plays a bench endpoint in software, in virtual and real time
+// alike: a test's script, a recording replayed. It sends frames into the
+// flow the endpoint feeds at instants of its own, and takes the frames
+// delivered to the endpoint.
+type Player interface {
+	// Feed tells the player the flow it sends on (-1: none) before the
+	// run starts; Emit is then given the means to inject into it.
+	Feed(flow int)
+	executor.Source
+	drivers.Writer
 }
 
 // bind resolves a bench against a profile. In real time, devices are the
@@ -26,7 +39,7 @@ type binding struct {
 // there are none: the hardware's part of each model stands in for the
 // device across its cut, and flows between two devices keep the profile's
 // generators as their stand-in.
-func bind(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, devices []endpoint) (binding, error) {
+func bind(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, devices []endpoint, players map[string]Player) (binding, error) {
 	bd := binding{flows: slices.Clone(p.Config.Flows), egress: make([]executor.Egress, p.Flows.Len())}
 	if b == nil {
 		return bd, nil
@@ -46,6 +59,13 @@ func bind(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, devices []endp
 			bd.flowOf[d] = flow
 			bd.flows[flow].Traffic = nil // the device is the source now
 		}
+		if pl, ok := players[from]; ok {
+			pl.Feed(flow)
+			bd.flows[flow].Traffic = nil
+		}
+		if pl, ok := players[to]; ok {
+			bd.egress[flow] = executor.ToEndpoint(pl)
+		}
 		if d, ok := device[to]; ok {
 			bd.egress[flow] = executor.ToEndpoint(devices[d])
 			if leader, ok := devices[d].Endpoint.(drivers.Leader); ok && leader.LineTime(1) > 0 {
@@ -54,6 +74,9 @@ func bind(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, devices []endp
 		}
 	}
 	for _, name := range b.Endpoints.Names {
+		if pl, ok := players[name]; ok {
+			bd.sources = append(bd.sources, pl)
+		}
 		bm := b.Models[name]
 		if bm == nil {
 			continue

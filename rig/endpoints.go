@@ -22,13 +22,13 @@ type endpoint struct {
 }
 
 // buildEndpoints makes the drivers for a bench's devices: every endpoint
-// but the models, which the executor steps itself. readerThread runs on
-// each reader's thread before it reads.
-func buildEndpoints(b *profiles.LoadedBench, readerThread func()) ([]endpoint, error) {
+// but the models, which the executor steps itself, and those played in
+// software. readerThread runs on each reader's thread before it reads.
+func buildEndpoints(b *profiles.LoadedBench, players map[string]Player, readerThread func()) ([]endpoint, error) {
 	var out []endpoint
 	for i, name := range b.Endpoints.Names {
 		e := b.Endpoints.Values[i]
-		if e.Model != nil {
+		if _, played := players[name]; e.Model != nil || played {
 			continue
 		}
 		var ep endpoint

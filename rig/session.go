@@ -45,6 +45,9 @@ type Options struct {
 	Signals  io.Writer     // the models' signals as CSV, a row per exchange; nil: none
 	Monitor  *record.Monitor
 	Log      io.Writer // announcements and warnings; nil: discarded
+	// Players play bench endpoints in software, by name: those endpoints
+	// are not opened, and the players send and take their frames.
+	Players map[string]Player
 
 	// Real time only. Priority is the executor's SCHED_FIFO priority (the
 	// endpoints' reader threads get one less); 0 leaves the scheduling
@@ -76,7 +79,7 @@ type Session struct {
 
 // errNoModels is returned when a virtual-time session is given a bench
 // without a model.
-var errNoModels = errors.New("the bench has no model endpoint; in sim the profile's traffic stands in for hardware, so a bench matters only for the models it cuts")
+var errNoModels = errors.New("the bench has no model endpoint; in sim the profile's traffic stands in for hardware, so a bench matters only for the models it cuts and the endpoints played in software")
 
 // Open prepares a session: it resolves the bench against the profile,
 // builds the devices (in real time; they are opened when it runs), the
@@ -121,17 +124,23 @@ func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (
 			}
 		}
 		var err error
-		if s.devices, err = buildEndpoints(b, readerThread); err != nil {
+		if s.devices, err = buildEndpoints(b, opt.Players, readerThread); err != nil {
 			return nil, err
 		}
 		if s.real, err = executor.NewReal(spin); err != nil {
 			return nil, err
 		}
 		clock, ingress = s.real, executor.NewIngress(1024, s.real.Wake)
-	} else if b != nil && len(b.Models) == 0 {
+	} else if b != nil && len(b.Models) == 0 && len(opt.Players) == 0 {
 		return nil, errNoModels
 	}
-	bd, err := bind(p, b, mode, s.devices)
+	for name := range opt.Players {
+		if b == nil || b.Endpoints.Index(name) < 0 {
+			s.closeClock()
+			return nil, fmt.Errorf("no endpoint %q in the bench to play", name)
+		}
+	}
+	bd, err := bind(p, b, mode, s.devices, opt.Players)
 	if err != nil {
 		s.closeClock()
 		return nil, err
@@ -154,7 +163,7 @@ func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (
 	}
 	s.x, err = executor.New(executor.Config{
 		Network: cfg, Clock: clock, End: end, Egress: bd.egress,
-		Ingress: ingress, FlowOf: bd.flowOf, Reconnects: bd.reconnects, Models: bd.models,
+		Ingress: ingress, FlowOf: bd.flowOf, Reconnects: bd.reconnects, Models: bd.models, Sources: bd.sources,
 		Trace: s.trace, Phases: phases, Signals: s.signals, Monitor: opt.Monitor,
 	})
 	if err != nil {

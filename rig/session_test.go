@@ -166,3 +166,51 @@ func BenchmarkCoSim60s(b *testing.B) {
 		}
 	}
 }
+
+// echo is a Player: it sends a frame every period and keeps what it gets.
+type echo struct {
+	flow   int
+	next   time.Duration
+	period time.Duration
+	got    []string
+}
+
+func (e *echo) Feed(flow int)       { e.flow = flow }
+func (e *echo) Next() time.Duration { return e.next }
+func (e *echo) Emit(now time.Duration, inject func(int, []byte)) {
+	inject(e.flow, []byte(now.String()))
+	e.next += e.period
+}
+func (e *echo) Write(p []byte) error { e.got = append(e.got, string(p)); return nil }
+
+// TestPlayersInVirtualTime plays both endpoints of the virtual bench in
+// software: no device is opened, and each side receives the other's frames
+// after the profile's delay.
+func TestPlayersInVirtualTime(t *testing.T) {
+	p, err := profiles.Parse("p.yaml", []byte(`duration: 1s
+hops:
+  down: {delay: 5ms}
+  up:   {delay: 7ms}
+flows:
+  m2s: {route: [down]}
+  s2m: {route: [up]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := profiles.LoadBench("../profiles/benches/virtual.yaml", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctrl, plant := &echo{period: 100 * time.Millisecond}, &echo{period: 250 * time.Millisecond}
+	s, err := Sim(p, b, Options{Players: map[string]Player{"controller": ctrl, "plant": plant}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plant.got) != 10 || plant.got[9] != "900ms" || len(ctrl.got) != 4 || ctrl.got[3] != "750ms" {
+		t.Errorf("the plant got %q, the controller %q", plant.got, ctrl.got)
+	}
+	if d := s.Flows[0].Delay; d == nil || d.Min != 0.005 || d.Max != 0.005 {
+		t.Errorf("m2s delay %+v", d)
+	}
+}
