@@ -25,6 +25,7 @@ type ModelEndpoint struct {
 	Params   Map[float64]  `yaml:"params" doc:"a built-in model's parameters changed from their defaults, by name"`
 	Inputs   Map[Stimulus] `yaml:"inputs" doc:"the model's inputs driven otherwise than the model says, by name"`
 	Codec    *CodecSpec    `yaml:"codec" doc:"how the variables travel in a frame: csv, struct, or either with settings" default:"csv"`
+	ModelStepping
 }
 
 // SolverName is rk4 or trapezoidal.
@@ -115,6 +116,9 @@ type BenchModel struct {
 	// Send encodes what the rig sends across the cut (Simulated.Out);
 	// Receive decodes what comes back (Simulated.In).
 	Send, Receive wire.Codec
+	// Stepping is how the rig's part steps and who watches it; nil: at
+	// every exchange on the last input received, unwatched.
+	Stepping *Stepping
 }
 
 // checkModel resolves a model endpoint; it returns nil after reporting a
@@ -254,6 +258,10 @@ func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchMo
 		}
 	}
 	if !ok || bm.Send == nil || bm.Receive == nil {
+		return nil
+	}
+	var stepOK bool
+	if bm.Stepping, stepOK = e.ModelStepping.check(d, path, bm); !stepOK {
 		return nil
 	}
 	return bm

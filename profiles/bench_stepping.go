@@ -1,0 +1,167 @@
+package profiles
+
+import (
+	"slices"
+	"strings"
+	"time"
+)
+
+// ModelStepping is how a model endpoint's part steps, and the supervisor
+// that watches it keep pace with the hardware (paper 004).
+type ModelStepping struct {
+	Stepping     *SteppingName   `yaml:"stepping" doc:"hold: step at every exchange on the input last received (classic HIL); wait: step only when an input valid for the step has arrived (paper 004's data-driven stepping, Eq. 1), so that the model's time falls behind when data is late" default:"hold"`
+	MaxAge       *Duration       `yaml:"maxage" doc:"wait: a message stamped T is valid for a step to h+Δh when h+Δh−maxage ≤ T ≤ h+Δh (paper 004: 300ms)" default:"3 exchanges"`
+	Timeout      *Duration       `yaml:"timeout" doc:"wait: with no valid data for this long the run stops, as a failure (paper 004's RMQFMU: 60s)" default:"60s"`
+	NominalDelay *Duration       `yaml:"nominal_delay" doc:"wait: a message is stamped with the time it entered the rig less this, the device's nominal delay to the rig (for devices that send no timestamp)" default:"0s"`
+	StepCost     *Duration       `yaml:"step_cost" doc:"sim: how long a step takes to compute, which bounds how fast a model that fell behind catches up (paper 004's Table 5: 2.5–3.4ms); a real-time run takes what it takes" default:"0s"`
+	Supervisor   *SupervisorSpec `yaml:"supervisor" doc:"watch the discrepancy t_diff between the model's time and the wall clock (paper 004)" default:"none"`
+}
+
+// SteppingName is hold or wait.
+type SteppingName string
+
+func (v *SteppingName) parseScalar(s string) error {
+	return parseEnum(v, s, "a stepping mode", "hold", "wait")
+}
+
+func (SteppingName) typeInfo() typeInfo { return typeInfo{"hold or wait", ""} }
+
+// SupervisorSpec configures paper 004's time-discrepancy supervisor.
+type SupervisorSpec struct {
+	ThetaSafe   *Duration      `yaml:"theta_safe,required" doc:"out of sync while t_diff > theta_safe (paper 004: 299ms)"`
+	Check       *Duration      `yaml:"check" doc:"interval Δ at which t_diff is computed between steps: a model that stalls is flagged within Δ (not stated in paper 004)" default:"10ms"`
+	Jump        *int           `yaml:"jump" doc:"J: while out of sync, steps of up to J exchanges where queued data allows (paper 004: 3 in its drop, 1 in its degradation)" default:"1"`
+	Resync      *Duration      `yaml:"resync" doc:"hysteresis: back in sync once t_diff ≤ theta_safe − resync (paper 004: none)" default:"0s"`
+	OnOutOfSync *OutOfSyncName `yaml:"on_out_of_sync" doc:"shadow: command nothing (or the safe values) until back in sync; stop: end the run as a failure; notify: only tell" default:"shadow"`
+	Safe        Map[float64]   `yaml:"safe" doc:"shadow: the values sent instead of nothing while out of sync, by the name of each variable the rig sends" default:"send nothing"`
+}
+
+// OutOfSyncName is shadow, stop or notify.
+type OutOfSyncName string
+
+func (v *OutOfSyncName) parseScalar(s string) error {
+	return parseEnum(v, s, "an action", "shadow", "stop", "notify")
+}
+
+func (OutOfSyncName) typeInfo() typeInfo { return typeInfo{"shadow, stop or notify", ""} }
+
+// Stepping is a model endpoint's stepping, resolved and checked.
+type Stepping struct {
+	Wait         bool
+	MaxAge       time.Duration
+	Timeout      time.Duration
+	NominalDelay time.Duration
+	StepCost     time.Duration
+	Supervisor   *Supervisor
+}
+
+// Supervisor is a supervisor's configuration, resolved and checked.
+type Supervisor struct {
+	ThetaSafe, Check, Resync time.Duration
+	Jump                     int
+	OnOutOfSync              string
+	// Safe are the values sent while out of sync, in the order of the
+	// variables the rig sends; nil: nothing is sent.
+	Safe []float64
+}
+
+// check resolves the stepping of a model endpoint at path; nil when it
+// is a plain hold without supervisor. ok is false after a problem.
+func (s ModelStepping) check(d *decoder, path string, bm *BenchModel) (*Stepping, bool) {
+	ok := true
+	positive := func(key string, v *Duration, def time.Duration) time.Duration {
+		if v == nil {
+			return def
+		}
+		if *v <= 0 {
+			d.errorAt(path+"."+key, "must be positive")
+			ok = false
+		}
+		return time.Duration(*v)
+	}
+	atLeastZero := func(key string, v *Duration) time.Duration {
+		if v == nil {
+			return 0
+		}
+		if *v < 0 {
+			d.errorAt(path+"."+key, "must not be negative")
+			ok = false
+		}
+		return time.Duration(*v)
+	}
+	wait := s.Stepping != nil && *s.Stepping == "wait"
+	if !wait {
+		for key, given := range map[string]bool{"maxage": s.MaxAge != nil, "timeout": s.Timeout != nil, "nominal_delay": s.NominalDelay != nil, "step_cost": s.StepCost != nil} {
+			if given {
+				d.errorAt(path+"."+key, "only a model that steps on data has %s; add stepping: wait", key)
+				ok = false
+			}
+		}
+	}
+	if !wait && s.Supervisor == nil {
+		return nil, ok
+	}
+	st := &Stepping{
+		Wait:         wait,
+		MaxAge:       positive("maxage", s.MaxAge, 3*bm.Exchange),
+		Timeout:      positive("timeout", s.Timeout, 60*time.Second),
+		NominalDelay: atLeastZero("nominal_delay", s.NominalDelay),
+		StepCost:     atLeastZero("step_cost", s.StepCost),
+	}
+	if wait && len(bm.Simulated.In()) == 0 {
+		d.errorAt(path+".stepping", "cut %s sends nothing to the rig's part, so it has no data to step on", bm.Cut)
+		ok = false
+	}
+	if sup := s.Supervisor; sup != nil {
+		path := path + ".supervisor"
+		cfg := &Supervisor{
+			ThetaSafe:   positive("supervisor.theta_safe", sup.ThetaSafe, 0),
+			Check:       positive("supervisor.check", sup.Check, 10*time.Millisecond),
+			Resync:      atLeastZero("supervisor.resync", sup.Resync),
+			Jump:        1,
+			OnOutOfSync: "shadow",
+		}
+		if sup.Jump != nil {
+			if cfg.Jump = *sup.Jump; cfg.Jump < 1 {
+				d.errorAt(path+".jump", "must be at least 1")
+				ok = false
+			}
+			if cfg.Jump > 1 && !wait {
+				d.errorAt(path+".jump", "only a model that steps on data can jump to queued data; add stepping: wait")
+				ok = false
+			}
+		}
+		if cfg.Resync >= cfg.ThetaSafe && cfg.ThetaSafe > 0 {
+			d.errorAt(path+".resync", "must be less than theta_safe (%v)", cfg.ThetaSafe)
+			ok = false
+		}
+		if sup.OnOutOfSync != nil {
+			cfg.OnOutOfSync = string(*sup.OnOutOfSync)
+		}
+		if sup.Safe.Len() > 0 {
+			if cfg.OnOutOfSync != "shadow" {
+				d.errorAt(path+".safe", "safe values are what a shadow sends; on_out_of_sync is %s", cfg.OnOutOfSync)
+				ok = false
+			}
+			sends := bm.Simulated.Out()
+			cfg.Safe = make([]float64, len(sends))
+			for i, name := range sup.Safe.Names {
+				at := slices.Index(sends, name)
+				if at < 0 {
+					d.errorAt(path+".safe."+name, "is not a variable the rig sends across cut %s (it sends %s)%s", bm.Cut, strings.Join(sends, ", "), didYouMean(name, sends))
+					ok = false
+					continue
+				}
+				cfg.Safe[at] = *sup.Safe.Values[i]
+			}
+			for _, name := range sends {
+				if sup.Safe.Index(name) < 0 {
+					d.errorAt(path+".safe", "gives no safe value for %s (give one for each of %s)", name, strings.Join(sends, ", "))
+					ok = false
+				}
+			}
+		}
+		st.Supervisor = cfg
+	}
+	return st, ok
+}
