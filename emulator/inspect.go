@@ -1,6 +1,9 @@
 package emulator
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Read-only views of a running network for live telemetry: what a hop
 // holds now, and the delays recorded since the last look. They allocate
@@ -32,35 +35,97 @@ func (n *Network) HopNow(i int) HopState {
 	}
 }
 
-// Delta makes into the histogram of what h recorded since prev was last
-// brought up to date, and brings prev up to h: called at each look with
-// the same prev, it describes the durations of each interval. into's
-// quantiles are as exact as h's; its Min and Max are the bounds of the
-// buckets they fall in, and its Mean is exact but for rounding. prev must
-// hold nothing but what Delta put there, and neither may be h.
-func (h *DelayHistogram) Delta(prev, into *DelayHistogram) {
-	into.counts = grow(into.counts, len(h.counts)) // every entry is written below
-	prev.counts = grow(prev.counts, len(h.counts))
-	first, last := -1, -1
+// DelayWindow follows a DelayHistogram and describes, at each Look, the
+// durations recorded since the previous one: what a live plot shows. Its
+// quantiles are as exact as the histogram's; its Max is the upper bound
+// of the largest one's bucket.
+type DelayWindow struct {
+	prev        []uint64 // the histogram's counts at the previous look
+	prevN       uint64
+	prevSum     float64
+	delta       []uint64 // what changed since; zero outside [first, last]
+	first, last int
+	n           uint64
+	sum         float64
+}
+
+// Look brings the window up to h: from now on it describes what h
+// recorded since the previous look (everything, at the first). A window
+// follows one histogram.
+func (w *DelayWindow) Look(h *DelayHistogram) {
+	n := len(h.counts)
+	w.prev, w.delta = grow(w.prev, n), grow(w.delta, n)
+	if w.n > 0 {
+		clear(w.delta[w.first : w.last+1])
+	}
+	w.first, w.last = -1, -1
+	// Most buckets did not change: compare, and write only those that did.
 	for i, c := range h.counts {
-		d := c - prev.counts[i]
-		into.counts[i] = d
-		if d != 0 {
-			if first < 0 {
-				first = i
+		if d := c - w.prev[i]; d != 0 {
+			w.delta[i], w.prev[i] = d, c
+			if w.first < 0 {
+				w.first = i
 			}
-			last = i
+			w.last = i
 		}
 	}
-	copy(prev.counts, h.counts)
-	into.n, into.sum = h.n-prev.n, h.sum-prev.sum
-	prev.n, prev.sum, prev.min, prev.max = h.n, h.sum, h.min, h.max
-	into.min, into.max = 0, 0
-	if first >= 0 {
-		low, _ := bucketRange(first)
-		into.min = time.Duration(low)
-		low, width := bucketRange(last)
-		into.max = time.Duration(low + width - 1)
+	w.n, w.sum = h.n-w.prevN, h.sum-w.prevSum
+	w.prevN, w.prevSum = h.n, h.sum
+}
+
+// Count is how many durations the window holds.
+func (w *DelayWindow) Count() uint64 { return w.n }
+
+// Mean is their mean.
+func (w *DelayWindow) Mean() time.Duration {
+	if w.n == 0 {
+		return 0
+	}
+	return time.Duration(math.Round(w.sum / float64(w.n)))
+}
+
+// Max is the upper bound of the largest one's bucket.
+func (w *DelayWindow) Max() time.Duration {
+	if w.n == 0 {
+		return 0
+	}
+	low, width := bucketRange(w.last)
+	return time.Duration(low + width - 1)
+}
+
+// Quantile is the nearest-rank q-quantile of the window's durations,
+// within QuantileRelError.
+func (w *DelayWindow) Quantile(q float64) time.Duration {
+	if w.n == 0 {
+		return 0
+	}
+	rank := min(max(uint64(math.Ceil(q*float64(w.n))), 1), w.n)
+	var seen uint64
+	for i := w.first; i <= w.last; i++ {
+		if seen += w.delta[i]; seen >= rank {
+			low, width := bucketRange(i)
+			return time.Duration(low + (width-1)/2)
+		}
+	}
+	return w.Max()
+}
+
+// AddCountsAtMost adds to out[i] how many of the window's durations are
+// at most bounds[i], for ascending bounds: summed over every look, the
+// cumulative buckets of a Prometheus histogram. A bound inside a bucket
+// counts the whole bucket: a duration up to QuantileRelError·bound above
+// it may be counted.
+func (w *DelayWindow) AddCountsAtMost(bounds []time.Duration, out []uint64) {
+	if w.n == 0 {
+		return
+	}
+	var seen uint64
+	i := w.first
+	for k, b := range bounds {
+		for last := min(bucketOf(uint64(max(b, 0))), w.last); i <= last; i++ {
+			seen += w.delta[i]
+		}
+		out[k] += seen
 	}
 }
 
@@ -74,18 +139,5 @@ func grow(s []uint64, n int) []uint64 {
 	return append(s, make([]uint64, n-len(s))...)
 }
 
-// CountsAtMost sets out[i] to how many recorded durations are at most
-// bounds[i], for ascending bounds (the cumulative buckets of a Prometheus
-// histogram). A bound that falls inside a bucket counts the whole bucket:
-// a duration up to QuantileRelError·bound above it may be counted.
-func (h *DelayHistogram) CountsAtMost(bounds []time.Duration, out []uint64) {
-	var seen uint64
-	i := 0
-	for k, b := range bounds {
-		last := bucketOf(uint64(max(b, 0)))
-		for ; i <= last && i < len(h.counts); i++ {
-			seen += h.counts[i]
-		}
-		out[k] = seen
-	}
-}
+// Sum is the total of the recorded durations (a float64 sum, rounded).
+func (h *DelayHistogram) Sum() time.Duration { return time.Duration(math.Round(h.sum)) }

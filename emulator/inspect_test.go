@@ -5,54 +5,61 @@ import (
 	"time"
 )
 
-// TestDelta describes each interval's durations on their own: the second
-// interval's quantiles know nothing of the first's.
-func TestDelta(t *testing.T) {
-	var h, prev, d DelayHistogram
-	for range 100 {
-		h.Record(10 * ms)
-	}
-	// Quantiles are within QuantileRelError; min and max are the bounds
-	// of their buckets (2^18 ns wide at 200 ms, by bucketOf).
+// TestDelayWindow describes each interval's durations on their own: the
+// second interval's quantiles know nothing of the first's.
+func TestDelayWindow(t *testing.T) {
+	var h DelayHistogram
+	var w DelayWindow
+	// Quantiles are within QuantileRelError; Max is the upper bound of its
+	// bucket (2^18 ns wide at 200 ms, by bucketOf).
 	within := func(got, want time.Duration) bool {
 		return float64(abs(got-want)) <= QuantileRelError*float64(want)+1
 	}
-	h.Delta(&prev, &d)
-	if d.Count() != 100 || !within(d.Quantile(0.5), 10*ms) {
-		t.Fatalf("first interval: %d, p50 %v", d.Count(), d.Quantile(0.5))
+	for range 100 {
+		h.Record(10 * ms)
+	}
+	w.Look(&h)
+	if w.Count() != 100 || !within(w.Quantile(0.5), 10*ms) || w.Mean() != 10*ms {
+		t.Fatalf("first interval: %d, p50 %v", w.Count(), w.Quantile(0.5))
 	}
 	for i := range 10 {
 		h.Record(time.Duration(200+i) * ms)
 	}
-	h.Delta(&prev, &d)
-	if d.Count() != 10 || !within(d.Quantile(0.5), 204*ms) || !within(d.Quantile(1), 209*ms) {
-		t.Errorf("second interval: %d, p50 %v, max %v", d.Count(), d.Quantile(0.5), d.Quantile(1))
+	w.Look(&h)
+	if w.Count() != 10 || !within(w.Quantile(0.5), 204*ms) || !within(w.Quantile(1), 209*ms) {
+		t.Errorf("second interval: %d, p50 %v, max %v", w.Count(), w.Quantile(0.5), w.Quantile(1))
 	}
-	if d.Mean() != 204500*time.Microsecond {
-		t.Errorf("second interval's mean %v", d.Mean())
+	if w.Mean() != 204500*time.Microsecond || h.Sum() != 1000*ms+2045*ms {
+		t.Errorf("second interval's mean %v, the histogram's sum %v", w.Mean(), h.Sum())
 	}
-	if d.Min() > 200*ms || d.Min() < 200*ms-(1<<18) || d.Max() < 209*ms || d.Max() > 209*ms+(1<<18) {
-		t.Errorf("second interval's bounds %v..%v", d.Min(), d.Max())
+	if w.Max() < 209*ms || w.Max() > 209*ms+(1<<18) {
+		t.Errorf("second interval's max %v", w.Max())
 	}
-	h.Delta(&prev, &d)
-	if d.Count() != 0 || d.Quantile(0.99) != 0 {
-		t.Errorf("an empty interval: %d, p99 %v", d.Count(), d.Quantile(0.99))
+	w.Look(&h)
+	if w.Count() != 0 || w.Quantile(0.99) != 0 || w.Max() != 0 {
+		t.Errorf("an empty interval: %d, p99 %v", w.Count(), w.Quantile(0.99))
 	}
-	if allocs := testing.AllocsPerRun(100, func() { h.Record(5 * ms); h.Delta(&prev, &d) }); allocs != 0 {
+	if allocs := testing.AllocsPerRun(100, func() { h.Record(5 * ms); w.Look(&h) }); allocs != 0 {
 		t.Errorf("%v allocations per look", allocs)
 	}
 }
 
 func abs(d time.Duration) time.Duration { return max(d, -d) }
 
+// TestCountsAtMost sums the windows' counts under each bound: over every
+// look, the histogram's cumulative buckets.
 func TestCountsAtMost(t *testing.T) {
 	var h DelayHistogram
-	for _, d := range []time.Duration{0, 1 * ms, 2 * ms, 2 * ms, 50 * ms, 3 * time.Second} {
-		h.Record(d)
-	}
+	var w DelayWindow
 	bounds := []time.Duration{0, ms, 10 * ms, 100 * ms, time.Second}
 	out := make([]uint64, len(bounds))
-	h.CountsAtMost(bounds, out)
+	for _, batch := range [][]time.Duration{{0, 1 * ms, 2 * ms}, {}, {2 * ms, 50 * ms, 3 * time.Second}} {
+		for _, d := range batch {
+			h.Record(d)
+		}
+		w.Look(&h)
+		w.AddCountsAtMost(bounds, out)
+	}
 	want := []uint64{1, 2, 4, 5, 5}
 	for i := range want {
 		if out[i] != want[i] {
