@@ -1,29 +1,37 @@
 package executor
 
 import (
-	"github.com/hilrig/hilrig/emulator"
+	"time"
+
 	"github.com/hilrig/hilrig/rig/record"
 )
 
-// fillSnapshot copies the run's state into the monitor's snapshot, reusing
-// its slices.
+// fillSnapshot writes the run's state into a snapshot of the monitor. It
+// runs on the executor's goroutine every record.PublishEvery and
+// allocates nothing once the snapshot's slices have grown.
 func (x *Executor) fillSnapshot(s *record.Snapshot) {
-	s.Time = x.clock.Now()
-	s.Flows = s.Flows[:0]
-	for i, name := range x.flowNames {
-		st := x.net.FlowStats(i)
-		arrived := st.Status[emulator.Delivered] + st.Status[emulator.Corrupted]
-		dropped := st.Status[emulator.QueueDrop] + st.Status[emulator.OutageDrop] + st.Status[emulator.LossDrop]
-		fp := record.FlowProgress{Name: name, Sent: st.Sent, Arrived: arrived, Dropped: dropped}
-		if st.Delay.Count() > 0 {
-			fp.DelayP50, fp.DelayP99 = st.Delay.Quantile(0.5), st.Delay.Quantile(0.99)
-		}
-		s.Flows = append(s.Flows, fp)
+	var wall time.Time
+	if x.real {
+		wall = time.Now()
 	}
-	s.Models = s.Models[:0]
+	s.Reset(x.clock.Now(), wall)
+	for i, name := range x.flowNames {
+		s.AddFlow(name, x.net.FlowStats(i))
+	}
+	for i := range x.net.NumHops() {
+		s.AddHop(x.net.HopNow(i))
+	}
 	for _, m := range x.models {
 		s.Models = append(s.Models, m.progress())
 	}
+	if x.real {
+		var dropped uint64
+		if x.in != nil {
+			dropped = x.in.Dropped()
+		}
+		s.SetTiming(&x.releaseLate, &x.wakeLate, x.wakeups, dropped)
+	}
+	s.Events = len(x.events)
 }
 
 // Ingress is where the endpoints report what they read.

@@ -1,31 +1,167 @@
 package record
 
 import (
-	"slices"
-	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/hilrig/hilrig/emulator"
 )
 
-// Monitor shows a run in progress to another goroutine: a live status
-// line, a dashboard. The executor publishes into it ten times a second of
-// its clock, so reading it costs the real-time thread nothing more.
+// Monitor shows a run in progress to other goroutines: the live API, the
+// metrics, a status line. The executor publishes a Snapshot into it every
+// PublishEvery of its clock; readers copy the latest whenever they like.
+//
+// Publishing takes no lock and, once the snapshots have grown to the
+// run's size, allocates nothing: the executor fills one of a few slots
+// that nobody is reading and makes it the latest with an atomic pointer
+// swap. A reader pins the latest slot (an atomic count), copies it and
+// unpins it; the publisher never writes a pinned slot, and when every
+// slot but the latest is pinned it skips that publication (Skipped counts
+// them) rather than wait. However slow its readers, the executor never
+// waits for them. The zero Monitor is ready to use.
 type Monitor struct {
-	mu   sync.Mutex
-	snap Snapshot
+	latest  atomic.Pointer[slot]
+	slots   [monitorSlots]slot
+	skipped atomic.Uint64
+
+	// The publisher's own state, touched only by the goroutine that
+	// publishes.
+	seq     uint64
+	windows publisherWindows
+}
+
+// monitorSlots is how many snapshots a monitor keeps: the latest, one
+// being filled, and room for readers still copying older ones.
+const monitorSlots = 4
+
+type slot struct {
+	readers atomic.Int32
+	snap    Snapshot
+}
+
+// PublishEvery is how often, in the run's time, the executor publishes.
+const PublishEvery = 100 * time.Millisecond
+
+// Publish lets fill write a snapshot, then makes it the latest. fill is
+// given a snapshot published a few times before (or an empty one): it
+// starts with Reset and reuses the slices, so that publishing allocates
+// only while they grow. Publish is for one goroutine at a time: the
+// executor's.
+func (m *Monitor) Publish(fill func(*Snapshot)) {
+	latest := m.latest.Load()
+	for i := range m.slots {
+		s := &m.slots[i]
+		if s == latest || s.readers.Load() != 0 {
+			continue
+		}
+		m.seq++
+		s.snap.windows = &m.windows
+		fill(&s.snap)
+		s.snap.windows = nil
+		s.snap.Seq = m.seq
+		m.latest.Store(s)
+		return
+	}
+	m.skipped.Add(1)
+}
+
+// Skipped is how many publications were skipped because readers held
+// every other slot.
+func (m *Monitor) Skipped() uint64 { return m.skipped.Load() }
+
+// Read copies the latest snapshot into dst, reusing dst's slices, and
+// reports whether there was one. It is safe from any goroutine.
+func (m *Monitor) Read(dst *Snapshot) bool {
+	for {
+		s := m.latest.Load()
+		if s == nil {
+			return false
+		}
+		s.readers.Add(1)
+		if m.latest.Load() != s {
+			// It stopped being the latest before it was pinned: the
+			// publisher may be writing it. Take the new latest.
+			s.readers.Add(-1)
+			continue
+		}
+		dst.copyFrom(&s.snap)
+		s.readers.Add(-1)
+		return true
+	}
+}
+
+// Snapshot returns a copy of the latest snapshot (an empty one before the
+// first).
+func (m *Monitor) Snapshot() Snapshot {
+	var s Snapshot
+	m.Read(&s)
+	return s
 }
 
 // Snapshot is a run as of Time since it started.
 type Snapshot struct {
-	Time   time.Duration
+	Seq    uint64        // which publication, from 1
+	Time   time.Duration // the run's clock
+	Wall   time.Time     // the wall clock when it was taken
 	Flows  []FlowProgress
+	Hops   []HopProgress
 	Models []ModelProgress
+	Timing TimingProgress
+	Events int // how many events the run has recorded (Executor.Event)
+
+	windows *publisherWindows // while it is being filled
 }
 
-// FlowProgress is a flow so far.
+// FlowProgress is a flow so far. Lost frames are those a hop dropped;
+// frames neither delivered nor lost are still on their way.
 type FlowProgress struct {
-	Name                   string
-	Sent, Arrived, Dropped uint64
-	DelayP50, DelayP99     time.Duration
+	Name                               string
+	Sent, Delivered, Corrupted         uint64 // Delivered includes Corrupted
+	QueueDrops, LossDrops, OutageDrops uint64
+	Duplicates                         uint64 // extra copies delivered
+	Delay                              DelayProgress // of every frame delivered so far; no quantiles
+	// Recent is the delay of the frames delivered since the previous
+	// snapshot: what a live plot shows. Its quantiles are as exact as
+	// Delay's; its Max is the upper bound of the largest one's bucket.
+	Recent DelayProgress
+	// DelayAtMost[i] counts the delivered frames whose delay was at most
+	// DelayBounds[i] (within emulator.QuantileRelError of the bound): the
+	// buckets of a Prometheus histogram.
+	DelayAtMost [len(DelayBounds)]uint64
+	DelaySum    time.Duration // of every delivered frame
+}
+
+// Lost is how many frames the hops dropped.
+func (f *FlowProgress) Lost() uint64 { return f.QueueDrops + f.LossDrops + f.OutageDrops }
+
+// DelayBounds are the bucket bounds of the delay histograms the metrics
+// export: from the 100 µs of a bench cable to the seconds of a held
+// outage.
+var DelayBounds = [...]time.Duration{
+	100 * time.Microsecond, 250 * time.Microsecond, 500 * time.Microsecond,
+	time.Millisecond, 2500 * time.Microsecond, 5 * time.Millisecond,
+	10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond,
+	100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond,
+	time.Second, 2500 * time.Millisecond, 5 * time.Second, 10 * time.Second,
+}
+
+// DelayProgress describes some durations: how many, their quantiles (of
+// the recent ones only) and their largest and mean.
+type DelayProgress struct {
+	Count         uint64
+	P50, P99, Max time.Duration
+	Mean          time.Duration
+}
+
+// HopProgress is what a hop holds now and how it is set.
+type HopProgress struct {
+	Name        string
+	QueueBytes  int64 // waiting for the serialiser
+	QueueFrames int
+	HeldFrames  int // held by an outage in hold mode
+	Outage      emulator.OutageMode
+	Rate        emulator.Rate
+	Delay       time.Duration
 }
 
 // ModelProgress is a model endpoint so far.
@@ -37,25 +173,112 @@ type ModelProgress struct {
 	Peak                                     float64 // largest |Ideal| so far
 	MaxError                                 float64 // largest |Value − Ideal| so far
 	Exchanges, Overruns, FramesOut, FramesIn uint64
+	Sync                                     SyncProgress
 }
 
-// PublishEvery is how often, in the run's time, the executor publishes.
-const PublishEvery = 100 * time.Millisecond
-
-// Snapshot returns a copy of the latest state.
-func (m *Monitor) Snapshot() Snapshot {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.snap
-	s.Flows = slices.Clone(s.Flows)
-	s.Models = slices.Clone(s.Models)
-	return s
+// SyncProgress is a model's time supervisor now (paper 004); the zero
+// value is a model without one.
+type SyncProgress struct {
+	Supervised bool
+	OutOfSync  bool
+	TDiff      time.Duration // wall clock less the model's time mapped to it
+	SimTime    time.Duration // the model's simulated time
+	Episodes   uint64        // stretches out of sync so far
+	Skipped    uint64        // messages not sent while out of sync
 }
 
-// Publish lets fill update the snapshot in place; fill reuses its slices,
-// so that publishing allocates only the first time.
-func (m *Monitor) Publish(fill func(*Snapshot)) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	fill(&m.snap)
+// TimingProgress is how well a real clock is kept (zero in virtual time).
+type TimingProgress struct {
+	Real    bool
+	Wakeups uint64
+	// Release is how late frames were released to their devices, over the
+	// run and (Recent) since the previous snapshot; Wake how late the
+	// executor woke for its deadlines.
+	Release, RecentRelease, Wake DelayProgress
+	IngressDropped               uint64
+}
+
+// publisherWindows keeps, between publications, what follows the
+// histograms from one to the next, so that a snapshot can describe the
+// last interval on its own.
+type publisherWindows struct {
+	flows   []flowWindow
+	release emulator.DelayWindow
+}
+
+type flowWindow struct {
+	delay  emulator.DelayWindow
+	atMost [len(DelayBounds)]uint64
+}
+
+// recent describes a window after a look.
+func recent(w *emulator.DelayWindow) DelayProgress {
+	if w.Count() == 0 {
+		return DelayProgress{}
+	}
+	return DelayProgress{Count: w.Count(), P50: w.Quantile(0.5), P99: w.Quantile(0.99), Max: w.Max(), Mean: w.Mean()}
+}
+
+// overall describes every duration h holds; its quantiles would cost a
+// walk of the whole histogram on the executor's thread, so they are left
+// to the summary.
+func overall(h *emulator.DelayHistogram) DelayProgress {
+	return DelayProgress{Count: h.Count(), Max: h.Max(), Mean: h.Mean()}
+}
+
+// Reset starts filling the snapshot for the run's time t.
+func (s *Snapshot) Reset(t time.Duration, wall time.Time) {
+	s.Time, s.Wall = t, wall
+	s.Flows, s.Hops, s.Models = s.Flows[:0], s.Hops[:0], s.Models[:0]
+	s.Timing, s.Events = TimingProgress{}, 0
+}
+
+// AddFlow adds a flow's line from its counters.
+func (s *Snapshot) AddFlow(name string, st *emulator.FlowStats) {
+	i := len(s.Flows)
+	s.Flows = append(s.Flows, FlowProgress{})
+	f := &s.Flows[i]
+	f.Name, f.Sent = name, st.Sent
+	f.Delivered = st.Status[emulator.Delivered] + st.Status[emulator.Corrupted]
+	f.Corrupted = st.Status[emulator.Corrupted]
+	f.QueueDrops, f.LossDrops, f.OutageDrops = st.Status[emulator.QueueDrop], st.Status[emulator.LossDrop], st.Status[emulator.OutageDrop]
+	f.Duplicates = st.Duplicates
+	f.Delay, f.DelaySum = overall(&st.Delay), st.Delay.Sum()
+	if ws := s.windows; ws != nil {
+		for len(ws.flows) <= i {
+			ws.flows = append(ws.flows, flowWindow{})
+		}
+		w := &ws.flows[i]
+		w.delay.Look(&st.Delay)
+		w.delay.AddCountsAtMost(DelayBounds[:], w.atMost[:])
+		f.Recent, f.DelayAtMost = recent(&w.delay), w.atMost
+	}
+}
+
+// AddHop adds a hop's line.
+func (s *Snapshot) AddHop(h emulator.HopState) {
+	s.Hops = append(s.Hops, HopProgress{
+		Name: h.Name, QueueBytes: h.QueueBytes, QueueFrames: h.QueueFrames, HeldFrames: h.HeldFrames,
+		Outage: h.Outage, Rate: h.Params.Rate, Delay: h.Params.Delay,
+	})
+}
+
+// SetTiming describes a real clock: release and wake are the histograms
+// of how late frames were released and the executor woke.
+func (s *Snapshot) SetTiming(release, wake *emulator.DelayHistogram, wakeups, ingressDropped uint64) {
+	s.Timing = TimingProgress{Real: true, Wakeups: wakeups, Release: overall(release), Wake: overall(wake), IngressDropped: ingressDropped}
+	if s.windows != nil {
+		s.windows.release.Look(release)
+		s.Timing.RecentRelease = recent(&s.windows.release)
+	}
+}
+
+// copyFrom makes s a copy of src, reusing s's slices.
+func (s *Snapshot) copyFrom(src *Snapshot) {
+	flows, hops, models := s.Flows, s.Hops, s.Models
+	*s = *src
+	s.windows = nil
+	s.Flows = append(flows[:0], src.Flows...)
+	s.Hops = append(hops[:0], src.Hops...)
+	s.Models = append(models[:0], src.Models...)
 }
