@@ -11,3 +11,5 @@ require (
 )
 
 require gonum.org/v1/gonum v0.17.0
+
+require golang.org/x/term v0.47.0 // indirect

@@ -28,7 +28,7 @@ type DemoOptions struct {
 	Trace    io.Writer
 	Signals  io.Writer
 	Log      io.Writer // announcements
-	Status   io.Writer // a live status line, rewritten in place
+	Status   io.Writer // a live status (see Status)
 	Out      io.Writer // what the demo is, once it is set up
 }
 
@@ -109,48 +109,26 @@ func Demo(ctx context.Context, opt DemoOptions) (record.Summary, *profiles.Loade
 		}
 		return record.Summary{}, b, fmt.Errorf("the virtual seat: %w", err)
 	}
+	var status *Status
+	if opt.Status != nil {
+		status = NewStatus(opt.Status, opt.Duration)
+	}
 	ticker := time.NewTicker(250 * time.Millisecond)
 	defer ticker.Stop()
 	for {
 		select {
 		case r := <-done:
 			device.stop()
-			if opt.Status != nil {
-				statusLine(opt.Status, mon.Snapshot(), opt.Duration)
-				fmt.Fprintln(opt.Status)
+			if status != nil {
+				status.Close(mon)
 			}
 			return r.s, b, r.err
 		case <-ticker.C:
-			if opt.Status != nil {
-				statusLine(opt.Status, mon.Snapshot(), opt.Duration)
+			if status != nil {
+				status.Show(mon)
 			}
 		}
 	}
-}
-
-// statusLine rewrites the live line: time, the output against the uncut
-// car, and the frames each way.
-func statusLine(w io.Writer, s record.Snapshot, total time.Duration) {
-	line := fmt.Sprintf("%5.1f/%v", s.Time.Seconds(), total)
-	for _, m := range s.Models {
-		if m.Output != "" {
-			errPct := 0.0
-			if m.Peak > 0 {
-				errPct = 100 * m.MaxError / m.Peak
-			}
-			line += fmt.Sprintf("  %s %+7.2f mm (uncut %+7.2f)  worst error %5.2f %% of peak", m.Output, 1000*m.Value, 1000*m.Ideal, errPct)
-		}
-		if m.Overruns > 0 {
-			line += fmt.Sprintf("  %d overruns", m.Overruns)
-		}
-	}
-	for _, f := range s.Flows {
-		line += fmt.Sprintf("  %s %d/%d", f.Name, f.Arrived, f.Sent)
-		if f.Arrived > 0 {
-			line += fmt.Sprintf(" %.1fms", float64(f.DelayP50)/1e6)
-		}
-	}
-	fmt.Fprintf(w, "\r%s\033[K", line)
 }
 
 // seatDevice is the virtual hardware: the model's hardware part behind a

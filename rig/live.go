@@ -1,0 +1,154 @@
+package rig
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/term"
+
+	"github.com/hilrig/hilrig/rig/record"
+)
+
+// Status shows a running run on a terminal: one line, redrawn in place,
+// that fits the terminal's width. When its writer is not a terminal (a
+// log, a pipe), it writes a plain line every PlainEvery of the run
+// instead.
+type Status struct {
+	w         io.Writer
+	fd        int // the terminal's, or -1
+	total     time.Duration
+	lastPlain time.Duration
+	drawn     bool
+	snap      record.Snapshot
+}
+
+// PlainEvery is how often a status that is not on a terminal writes a
+// line, in the run's time.
+const PlainEvery = time.Second
+
+// NewStatus shows the status of a run of length total on w.
+func NewStatus(w io.Writer, total time.Duration) *Status {
+	st := &Status{w: w, fd: -1, total: total, lastPlain: -PlainEvery}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		st.fd = int(f.Fd())
+	}
+	return st
+}
+
+// Terminal reports whether the status redraws a line in place.
+func (st *Status) Terminal() bool { return st.fd >= 0 }
+
+// Show draws the monitor's latest snapshot, if there is one.
+func (st *Status) Show(mon *record.Monitor) {
+	if !mon.Read(&st.snap) {
+		return
+	}
+	if st.fd < 0 {
+		if st.snap.Time-st.lastPlain < PlainEvery {
+			return
+		}
+		st.lastPlain = st.snap.Time
+		fmt.Fprintln(st.w, StatusLine(&st.snap, st.total, 0))
+		return
+	}
+	width, _, err := term.GetSize(st.fd)
+	if err != nil || width <= 0 {
+		width = 80
+	}
+	// One column short of the width: a line that fills it exactly makes
+	// some terminals wrap before the carriage return.
+	fmt.Fprintf(st.w, "\r%s\033[K", StatusLine(&st.snap, st.total, width-1))
+	st.drawn = true
+}
+
+// Follow shows the monitor every interval until ctx is done.
+func (st *Status) Follow(ctx context.Context, mon *record.Monitor, interval time.Duration) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			st.Show(mon)
+		}
+	}
+}
+
+// Close shows the last snapshot and ends the line.
+func (st *Status) Close(mon *record.Monitor) {
+	st.lastPlain = -PlainEvery // the last state is always worth a line
+	st.Show(mon)
+	if st.drawn {
+		fmt.Fprintln(st.w)
+	}
+}
+
+// StatusLine is a snapshot in one line of at most width columns (0: no
+// limit): the run's time, then what matters most first (models against
+// the uncut reference and their sync, the flows, the executor's
+// lateness), leaving out what does not fit.
+func StatusLine(s *record.Snapshot, total time.Duration, width int) string {
+	var b strings.Builder
+	add := func(part string) {
+		if width > 0 && utf8.RuneCountInString(b.String())+utf8.RuneCountInString(part) > width {
+			return
+		}
+		b.WriteString(part)
+	}
+	add(fmt.Sprintf("%5.1f/%v", s.Time.Seconds(), total))
+	for _, m := range s.Models {
+		if m.Output != "" {
+			errPct := 0.0
+			if m.Peak > 0 {
+				errPct = 100 * m.MaxError / m.Peak
+			}
+			add(fmt.Sprintf("  %s %+.3g (uncut %+.3g) worst error %.2f%% of peak", m.Output, m.Value, m.Ideal, errPct))
+		}
+		switch {
+		case m.Sync.OutOfSync:
+			add(fmt.Sprintf("  %s OUT OF SYNC (t_diff %v)", m.Endpoint, m.Sync.TDiff.Round(time.Microsecond)))
+		case m.Sync.Supervised:
+			add(fmt.Sprintf("  %s in sync", m.Endpoint))
+		}
+		if m.Overruns > 0 {
+			add(fmt.Sprintf("  %d overruns", m.Overruns))
+		}
+	}
+	for _, f := range s.Flows {
+		part := fmt.Sprintf("  %s %d/%d", f.Name, f.Delivered, f.Sent)
+		if f.Recent.Count > 0 {
+			part += fmt.Sprintf(" %s", formatDelay(f.Recent.P50))
+		}
+		if lost := f.Lost(); lost > 0 {
+			part += fmt.Sprintf(" lost %d", lost)
+		}
+		add(part)
+	}
+	for _, h := range s.Hops {
+		if h.Outage != 0 {
+			add(fmt.Sprintf("  %s DOWN", h.Name))
+		}
+	}
+	if s.Timing.Real && s.Timing.Release.Count > 0 {
+		add("  release p99 " + formatDelay(s.Timing.Release.P99))
+	}
+	return b.String()
+}
+
+// formatDelay writes a delay with three significant digits in a unit that
+// suits it.
+func formatDelay(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.3gs", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.3gms", float64(d)/1e6)
+	}
+	return fmt.Sprintf("%.3gµs", float64(d)/1e3)
+}
