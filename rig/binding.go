@@ -8,6 +8,7 @@ import (
 	"github.com/hilrig/hilrig/emulator"
 	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig/executor"
+	"github.com/hilrig/hilrig/rig/supervisor"
 )
 
 // binding is how a profile's flows meet a bench: which flows the
@@ -86,6 +87,11 @@ func bind(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, devices []endp
 		if err != nil {
 			return binding{}, fmt.Errorf("%s: %w", name, err)
 		}
+		if st := bm.Stepping; st != nil {
+			if err := m.SetStepping(stepping(st)); err != nil {
+				return binding{}, err
+			}
+		}
 		for _, f := range []int{toHW, fromHW} {
 			if f >= 0 {
 				bd.flows[f].Traffic = nil // the model is the source
@@ -115,4 +121,15 @@ func modelFlows(b *profiles.LoadedBench, p *profiles.Loaded, name string) (toHW,
 		}
 	}
 	return toHW, fromHW
+}
+
+// stepping turns a bench's stepping into the executor's.
+func stepping(st *profiles.Stepping) executor.Stepping {
+	out := executor.Stepping{Wait: st.Wait, MaxAge: st.MaxAge, Timeout: st.Timeout, NominalDelay: st.NominalDelay, StepCost: st.StepCost}
+	if sup := st.Supervisor; sup != nil {
+		action := map[string]supervisor.Action{"shadow": supervisor.Shadow, "stop": supervisor.Stop, "notify": supervisor.Notify}[sup.OnOutOfSync]
+		out.Supervisor = &supervisor.Config{ThetaSafe: sup.ThetaSafe, Resync: sup.Resync, Check: sup.Check, Jump: sup.Jump, OnOutOfSync: action}
+		out.Safe = sup.Safe
+	}
+	return out
 }

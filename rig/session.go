@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -148,11 +149,15 @@ func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (
 	cfg.Flows = bd.flows
 	real := mode == RealTime
 	if opt.Trace != nil {
-		traced := make([]bool, len(cfg.Flows))
+		// The flows' rows, then the rows of the models' supervisors.
+		names, traced := slices.Clone(p.Flows.Names), make([]bool, len(cfg.Flows))
 		for i := range traced {
 			traced[i] = p.Traced(i)
 		}
-		s.trace = record.NewTrace(opt.Trace, p.Flows.Names, traced, real)
+		for _, m := range bd.models {
+			names, traced = append(names, m.Name()), append(traced, true)
+		}
+		s.trace = record.NewTrace(opt.Trace, names, traced, real)
 	}
 	var phases *record.Phases
 	if len(p.Phases()) > 0 {
@@ -165,6 +170,9 @@ func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (
 		Network: cfg, Clock: clock, End: end, Egress: bd.egress,
 		Ingress: ingress, FlowOf: bd.flowOf, Reconnects: bd.reconnects, Models: bd.models, Sources: bd.sources,
 		Trace: s.trace, Phases: phases, Signals: s.signals, Monitor: opt.Monitor,
+		Notify: func(e record.Event) {
+			s.logf("%s at %.3f s: %s", strings.ReplaceAll(e.Kind, "_", " "), e.AtS, e.Detail)
+		},
 	})
 	if err != nil {
 		s.closeWriters(nil)

@@ -15,9 +15,9 @@ import (
 // An Egress is where the frames of a flow go when they arrive: a device
 // (ToEndpoint) or a model's part.
 type Egress interface {
-	// deliver hands over an arrived frame's payload and reports whether it
-	// was taken.
-	deliver(x *Executor, payload []byte) bool
+	// deliver hands over an arrived frame and reports whether it was
+	// taken.
+	deliver(x *Executor, f *emulator.Frame) bool
 }
 
 // ToEndpoint is the egress of an endpoint's device: the frame is written
@@ -27,9 +27,9 @@ func ToEndpoint(w drivers.Writer) Egress { return endpointEgress{w} }
 
 type endpointEgress struct{ w drivers.Writer }
 
-func (e endpointEgress) deliver(x *Executor, payload []byte) bool {
+func (e endpointEgress) deliver(x *Executor, f *emulator.Frame) bool {
 	x.releaseLate.Record(x.clock.Now() - x.net.Now())
-	return e.w.Write(payload) == nil
+	return e.w.Write(f.Payload) == nil
 }
 
 // A Source injects frames into flows at instants of its own, in virtual
@@ -64,10 +64,16 @@ type Config struct {
 	Sources []Source
 
 	// What to record; each may be nil.
+	// Trace's names are the flows' and then the models' (for the rows
+	// of their supervisors).
 	Trace   *record.Trace
 	Phases  *record.Phases
 	Signals *record.Signals
 	Monitor *record.Monitor
+	// Notify, when set, hears of events as they happen (a supervisor's
+	// alarm), to tell the user at once; it may be called from another
+	// goroutine than the executor's.
+	Notify func(record.Event)
 }
 
 // Executor is the loop. It is not safe for concurrent use: one goroutine
@@ -96,6 +102,8 @@ type Executor struct {
 	flowNames []string
 
 	endpoints []endpointState
+	tell      func(record.Event)
+	failure   error // a participant's reason to stop the run
 
 	posted postQueue
 	events []record.Event
@@ -125,6 +133,10 @@ func New(cfg Config) (*Executor, error) {
 		in: cfg.Ingress, flowOf: cfg.FlowOf, models: cfg.Models, sources: cfg.Sources,
 		trace: cfg.Trace, phases: cfg.Phases, signals: cfg.Signals, monitor: cfg.Monitor,
 		spare: make([]byte, 0, slotBytes), ctx: context.Background(), published: -record.PublishEvery,
+		tell: cfg.Notify,
+	}
+	for i, m := range x.models {
+		m.traceIndex = int32(len(cfg.Network.Flows) + i)
 	}
 	if len(x.egress) < len(cfg.Network.Flows) {
 		x.egress = append(x.egress, make([]Egress, len(cfg.Network.Flows)-len(x.egress))...)
@@ -173,7 +185,7 @@ func (x *Executor) Network() *emulator.Network { return x.net }
 func (x *Executor) Start() {
 	now := x.clock.Now()
 	for _, m := range x.models {
-		m.next = now
+		m.start(now)
 	}
 }
 
@@ -193,6 +205,9 @@ func (x *Executor) Run(ctx context.Context) (stopped string, err error) {
 		next, done := x.Step()
 		if done {
 			return x.halt(x.end, "duration", nil)
+		}
+		if err := x.failure; err != nil {
+			return x.halt(min(x.clock.Now(), x.end), "failed: "+err.Error(), err)
 		}
 		x.wait(next)
 	}
@@ -233,7 +248,10 @@ func (x *Executor) Step() (next time.Duration, done bool) {
 		next = min(next, x.published+record.PublishEvery)
 	}
 	for _, m := range x.models {
-		next = min(next, m.next)
+		if m.wait != nil {
+			x.stepOnData(m, now)
+		}
+		next = min(next, m.deadline(x, now))
 	}
 	if x.real {
 		if e, ok := x.net.NextEvent(); ok {
@@ -294,7 +312,7 @@ func (x *Executor) exchange(now time.Duration) {
 		}
 		for _, m := range x.models {
 			if m.next == t {
-				m.send(x.net, t+m.exchange > now)
+				m.send(x, t+m.exchange > now)
 			}
 		}
 		x.net.Advance(now)
@@ -306,7 +324,7 @@ func (x *Executor) exchange(now time.Duration) {
 		if x.signals != nil {
 			if row := x.signals.Row(t); row != nil {
 				for i, c := range x.signalCol {
-					row[i] = c.it.Signal(c.k)
+					row[i] = c.read(now)
 				}
 				x.signals.Publish()
 			}
@@ -317,6 +335,43 @@ func (x *Executor) exchange(now time.Duration) {
 			}
 		}
 	}
+}
+
+// stepOnData steps a model's part on its data and checks its supervisor;
+// a reason to stop the run is kept for Run.
+func (x *Executor) stepOnData(m *Model, now time.Duration) {
+	var err error
+	if m.onData() {
+		err = m.stepOnData(x, now)
+	}
+	if err == nil {
+		err = m.check(x, now)
+	}
+	if err != nil && x.failure == nil {
+		x.failure = err
+	}
+}
+
+// notify records an event and tells the user at once.
+func (x *Executor) notify(at time.Duration, kind, detail string) {
+	x.Event(at, kind, detail)
+	if x.tell != nil {
+		x.tell(x.events[len(x.events)-1])
+	}
+}
+
+// eventRow writes a supervisor's row to the trace.
+func (x *Executor) eventRow(m *Model, status emulator.Status) {
+	if x.trace != nil {
+		now := x.clock.Now()
+		x.trace.Add(record.TraceRow{Sent: now, Recv: -1, Due: -1, Flow: m.traceIndex, Status: status})
+	}
+}
+
+// disrupted reports whether a named phase of the schedule (a disruption
+// of the network) is going on.
+func (x *Executor) disrupted(now time.Duration) bool {
+	return x.phases != nil && x.phases.Active(now)
 }
 
 // Finished hands an arrived frame to its egress and records the frame.
@@ -333,7 +388,7 @@ func (x *Executor) Finished(f *emulator.Frame) {
 		recv, due = f.Done, f.Done
 		if e := x.egress[f.Flow]; e != nil {
 			switch {
-			case !e.deliver(x, f.Payload):
+			case !e.deliver(x, f):
 				status, recv = record.EgressDrop, -1
 			case x.real:
 				recv = x.clock.Now()
@@ -384,7 +439,15 @@ func (x *Executor) Finish() {
 func (x *Executor) Summary() (emulator.Summary, []record.ModelSummary) {
 	var models []record.ModelSummary
 	for _, m := range x.models {
-		models = append(models, m.Summary(x.real))
+		s := m.Summary(x.real)
+		if c := s.Messages; c != nil && m.sim.flow >= 0 {
+			st := x.net.FlowStats(m.sim.flow)
+			c.Sent = st.Sent
+			c.Received = st.Status[emulator.Delivered] + st.Status[emulator.Corrupted]
+			c.Lost = st.Status[emulator.QueueDrop] + st.Status[emulator.OutageDrop] + st.Status[emulator.LossDrop]
+			c.InFlight = st.Status[emulator.InFlight]
+		}
+		models = append(models, s)
 	}
 	return x.net.Summary(), models
 }

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/hilrig/hilrig/firmware/wire"
 	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig/record"
+	"github.com/hilrig/hilrig/rig/supervisor"
 )
 
 // Part is one part of a cut model exchanging frames with the network: at
@@ -25,6 +27,10 @@ type Part struct {
 	out, in       []float64
 	payload       []byte
 	flow          int // the flow it sends on, or -1
+	// inbox, when set, keeps what arrives for a model that steps on data,
+	// each message stamped with its ingress time less nominal.
+	inbox   *supervisor.Inbox
+	nominal time.Duration
 
 	framesOut, framesIn, badFrames uint64
 }
@@ -75,10 +81,29 @@ func (p *Part) Advance() {
 }
 
 // deliver makes a part the egress of the flow it receives: a frame it
-// cannot decode is delivered all the same, and counted by the part.
-func (p *Part) deliver(_ *Executor, payload []byte) bool {
-	p.Take(payload)
+// cannot decode is delivered all the same, and counted by the part. A part
+// that steps on data keeps the frame's values for the step they are valid
+// for, stamped with the time the frame entered the rig less the nominal
+// delay from the device.
+func (p *Part) deliver(_ *Executor, f *emulator.Frame) bool {
+	if p.inbox == nil {
+		p.Take(f.Payload)
+		return true
+	}
+	if err := p.receive.Decode(f.Payload, p.inbox.Slot()); err != nil {
+		p.badFrames++
+		return true
+	}
+	p.inbox.Put(f.Sent - p.nominal)
+	p.framesIn++
 	return true
+}
+
+// apply sets the inputs to values (a message the inbox chose).
+func (p *Part) apply(values []float64) {
+	for i, v := range values {
+		p.it.SetIn(i, v)
+	}
 }
 
 func (p *Part) endSummary() *record.ModelEndSummary {
@@ -88,7 +113,10 @@ func (p *Part) endSummary() *record.ModelEndSummary {
 // Model is a model endpoint: the part of a cut model the rig simulates
 // and, in virtual time, a stand-in for the hardware's part (the hardware
 // is not there), with the uncut model alongside as the reference. The
-// executor steps it at its exchange instants.
+// executor steps the stand-in and the reference at the model's exchange
+// instants on its clock, as the hardware's own time goes. The rig's part
+// steps with them (Stepping hold) or on data (Stepping wait), and a
+// supervisor may watch it keep pace.
 type Model struct {
 	name     string
 	bm       *profiles.BenchModel
@@ -96,10 +124,58 @@ type Model struct {
 	ref      *reference
 	exchange time.Duration
 
-	next      time.Duration
+	next      time.Duration // the next exchange instant on the clock
 	exchanges uint64
 	overruns  uint64
 	late      emulator.DelayHistogram
+
+	stepping Stepping
+	wait     *dataStepping // nil: neither steps on data nor is supervised
+
+	traceIndex int32 // its supervisor's rows in the trace
+}
+
+// Stepping is what a model endpoint's part steps on.
+type Stepping struct {
+	// Wait steps the part only when an input valid for the step has
+	// arrived (paper 004's Eq. 1): a message stamped T with
+	// h+Δh−MaxAge ≤ T ≤ h+Δh. Without Wait the part steps at every
+	// exchange instant on the input it last received (a zero-order hold).
+	Wait    bool
+	MaxAge  time.Duration
+	Timeout time.Duration // waiting longer for valid data stops the run
+	// NominalDelay is how long a message takes from the device to the
+	// rig: a message is stamped with the time it entered the rig less
+	// this (the device sends no timestamp of its own).
+	NominalDelay time.Duration
+	// StepCost is how long a step of the model takes to compute, in
+	// virtual time: it bounds how fast the model catches up. In real time
+	// a step takes what it takes.
+	StepCost time.Duration
+	// Supervisor, when set, watches the discrepancy between the part's
+	// simulated time and the clock.
+	Supervisor *supervisor.Config
+	// Safe, with a Shadow supervisor, are the values the part sends while
+	// out of sync instead of sending nothing.
+	Safe []float64
+}
+
+// dataStepping is the state of a part that steps on data, and of its
+// supervisor.
+type dataStepping struct {
+	inbox      *supervisor.Inbox
+	h          time.Duration // the part's simulated time since the start
+	start      time.Duration // the clock's time at h = 0
+	busyUntil  time.Duration // virtual time: the step being computed ends
+	waitSince  time.Duration // when the part began waiting for data, or -1
+	current    time.Duration // timestamp of the data last taken up
+	hasCurrent bool
+	blocked    bool // waiting for valid data, not for the clock
+	sup        *supervisor.Supervisor
+	nextCheck  time.Duration
+	safe       []byte // the safe values, encoded
+
+	generated, skipped, skippedDisrupted uint64
 }
 
 // NewModel makes the model endpoint name of a bench. toHardware and
@@ -127,6 +203,40 @@ func NewModel(name string, bm *profiles.BenchModel, toHardware, fromHardware int
 	return m, nil
 }
 
+// SetStepping makes the model step on data and be supervised, as st says.
+// Call it before the run starts.
+func (m *Model) SetStepping(st Stepping) error {
+	m.stepping = st
+	if !st.Wait && st.Supervisor == nil {
+		return nil
+	}
+	if st.Wait && st.MaxAge <= 0 {
+		return fmt.Errorf("%s: stepping on data needs a positive maxage", m.name)
+	}
+	if st.Wait && len(m.sim.in) == 0 {
+		return fmt.Errorf("%s: its part receives nothing from the hardware to step on", m.name)
+	}
+	d := &dataStepping{waitSince: -1, nextCheck: -1}
+	if st.Wait {
+		d.inbox = supervisor.NewInbox(256, len(m.sim.in))
+		m.sim.inbox, m.sim.nominal = d.inbox, st.NominalDelay
+	}
+	if st.Supervisor != nil {
+		var err error
+		if d.sup, err = supervisor.New(*st.Supervisor, m.exchange); err != nil {
+			return fmt.Errorf("%s: supervisor: %w", m.name, err)
+		}
+	}
+	if st.Safe != nil {
+		if len(st.Safe) != len(m.sim.out) {
+			return fmt.Errorf("%s: %d safe values for %d outputs", m.name, len(st.Safe), len(m.sim.out))
+		}
+		d.safe = m.sim.send.Append(nil, st.Safe)
+	}
+	m.wait = d
+	return nil
+}
+
 // Name is the endpoint's name in the bench.
 func (m *Model) Name() string { return m.name }
 
@@ -142,41 +252,226 @@ func (m *Model) StandIn() Egress {
 	return m.hw
 }
 
-// send puts what crosses the cut into the network; an exchange that is
-// not the newest one due (the executor fell behind) sends nothing and is
-// an overrun.
-func (m *Model) send(net *emulator.Network, newest bool) {
+// onData reports whether the rig's part steps on data rather than at the
+// exchange instants.
+func (m *Model) onData() bool { return m.wait != nil && m.stepping.Wait }
+
+// start begins the model's time at now.
+func (m *Model) start(now time.Duration) {
+	m.next = now
+	if m.wait != nil {
+		m.wait.start, m.wait.nextCheck = now, now
+	}
+}
+
+// send puts what crosses the cut into the network at an exchange instant;
+// an exchange that is not the newest one due (the executor fell behind)
+// sends nothing and is an overrun.
+func (m *Model) send(x *Executor, newest bool) {
 	if !newest {
 		m.overruns++
 		return
 	}
-	if m.sim.flow >= 0 {
-		net.Inject(m.sim.flow, m.sim.Frame())
+	if !m.onData() && m.sim.flow >= 0 {
+		m.sendCommand(x)
 	}
 	if m.hw != nil && m.hw.flow >= 0 {
-		net.Inject(m.hw.flow, m.hw.Frame())
+		x.net.Inject(m.hw.flow, m.hw.Frame())
 	}
+}
+
+// sendCommand sends what the rig's part sends across the cut, unless its
+// supervisor has it in shadow: then it sends the safe values, or nothing,
+// and counts the message as skipped.
+func (m *Model) sendCommand(x *Executor) {
+	d := m.wait
+	if d != nil {
+		d.generated++
+		if d.sup != nil && d.sup.Flagged() && d.sup.Config().OnOutOfSync == supervisor.Shadow {
+			if d.sup.InDisruptedEpisode() {
+				d.skippedDisrupted++
+			} else {
+				d.skipped++
+			}
+			if d.safe != nil {
+				x.net.Inject(m.sim.flow, d.safe)
+			} else {
+				x.eventRow(m, record.Suppressed)
+			}
+			m.sim.it.Sample()
+			return
+		}
+	}
+	x.net.Inject(m.sim.flow, m.sim.Frame())
 }
 
 // sample reads the parts' signals as of now, after the frames that arrived
 // at the exchange instant were taken up, and compares with the reference.
 func (m *Model) sample() {
-	m.sim.it.Sample()
+	if !m.onData() {
+		m.sim.it.Sample()
+	}
 	if m.hw != nil {
 		m.hw.it.Sample()
 	}
 	m.ref.compare()
 }
 
-// advance integrates every part to the next exchange.
+// advance integrates the parts that step on the clock to the next
+// exchange.
 func (m *Model) advance() {
-	m.sim.Advance()
+	if !m.onData() {
+		m.sim.Advance()
+	}
 	if m.hw != nil {
 		m.hw.Advance()
 	}
 	m.ref.advance()
 	m.exchanges++
 	m.next += m.exchange
+}
+
+// h is the rig's part's simulated time since the start.
+func (m *Model) h() time.Duration {
+	if m.onData() {
+		return m.wait.h
+	}
+	return m.next - m.wait.start
+}
+
+// stepOnData takes the steps the data allows by now, one per call in
+// virtual time (each costs StepCost of the clock) and as many as are due
+// in real time. It returns an error when the run must stop: no valid data
+// for the timeout, or a Stop supervisor out of sync.
+func (m *Model) stepOnData(x *Executor, now time.Duration) error {
+	d := m.wait
+	for d.busyUntil <= now {
+		flagged := d.sup != nil && d.sup.Flagged()
+		lag := now - d.start - d.h // how far the part may step without running ahead
+		newest, _ := d.inbox.Newest()
+		jump := 1
+		if d.sup != nil {
+			jump = d.sup.Config().Jump
+		}
+		if !d.hasCurrent {
+			d.current = newest
+		}
+		step := supervisor.StepSize(m.exchange, jump, flagged, newest, d.current, lag)
+		if step > lag {
+			d.blocked = false
+			return nil // the part is where the clock is
+		}
+		target := d.h + step
+		values, t, ok := d.inbox.Valid(target, m.stepping.MaxAge)
+		if !ok {
+			d.blocked = true
+			if d.waitSince < 0 {
+				d.waitSince = now
+			}
+			if m.stepping.Timeout > 0 && now-d.waitSince >= m.stepping.Timeout {
+				return fmt.Errorf("model %s: no valid data for %v (maxage %v): stopping", m.name, m.stepping.Timeout, m.stepping.MaxAge)
+			}
+			return nil
+		}
+		d.waitSince = -1
+		d.current, d.hasCurrent = t, true
+		m.sim.apply(values)
+		if m.sim.flow >= 0 {
+			m.sendCommand(x)
+		} else {
+			m.sim.it.Sample()
+		}
+		for range int(step / m.bm.Step) {
+			m.sim.it.Advance()
+		}
+		d.h = target
+		if x.real {
+			d.busyUntil = now
+		} else {
+			d.busyUntil = now + m.stepping.StepCost
+		}
+		if d.sup != nil {
+			// The step belongs to the episode it was taken in; then the
+			// discrepancy it left may end that episode.
+			tdiff := now - d.start - d.h
+			d.sup.Stepped(step, tdiff, x.disrupted(now))
+			if err := m.observe(x, now, tdiff); err != nil {
+				return err
+			}
+		}
+		if !x.real {
+			return nil // one step per turn: the next when this one has been computed
+		}
+	}
+	return nil
+}
+
+// check computes the discrepancy between steps, at the check interval.
+func (m *Model) check(x *Executor, now time.Duration) error {
+	d := m.wait
+	if d == nil || d.sup == nil || now < d.nextCheck {
+		return nil
+	}
+	for d.nextCheck <= now {
+		d.nextCheck += d.sup.Config().Check
+	}
+	return m.observe(x, now, now-d.start-m.h())
+}
+
+// observe hands t_diff to the supervisor and acts on a change of its flag.
+func (m *Model) observe(x *Executor, now, tdiff time.Duration) error {
+	d := m.wait
+	if d.sup.Flagged() && x.disrupted(now) {
+		d.sup.Disrupted()
+	}
+	switch d.sup.Observe(now, tdiff) {
+	case supervisor.OutOfSync:
+		if x.disrupted(now) {
+			d.sup.Disrupted()
+		}
+		x.notify(now, "out_of_sync", fmt.Sprintf("%s: t_diff %v > theta_safe %v", m.name, tdiff.Round(time.Microsecond), d.sup.Config().ThetaSafe))
+		x.eventRow(m, record.OutOfSync)
+		if d.sup.Config().OnOutOfSync == supervisor.Stop {
+			return fmt.Errorf("model %s out of sync: t_diff %v > theta_safe %v", m.name, tdiff.Round(time.Microsecond), d.sup.Config().ThetaSafe)
+		}
+	case supervisor.BackInSync:
+		x.notify(now, "in_sync", fmt.Sprintf("%s: t_diff %v", m.name, tdiff.Round(time.Microsecond)))
+		x.eventRow(m, record.InSync)
+	}
+	return nil
+}
+
+// deadline is when the model next needs the executor: its next exchange
+// instant, its supervisor's next check, and for a part that steps on data,
+// the end of the step it is computing, the instant the clock lets it step
+// again, or, waiting for data, every event of the engine (each may deliver
+// it a message) and the timeout.
+func (m *Model) deadline(x *Executor, now time.Duration) time.Duration {
+	next := min(x.end, m.next)
+	d := m.wait
+	if d == nil {
+		return next
+	}
+	if d.sup != nil {
+		next = min(next, d.nextCheck)
+	}
+	if !m.onData() {
+		return next
+	}
+	switch {
+	case d.busyUntil > now:
+		next = min(next, d.busyUntil)
+	case d.blocked:
+		if e, ok := x.net.NextEvent(); ok {
+			next = min(next, e)
+		}
+		if m.stepping.Timeout > 0 {
+			next = min(next, d.waitSince+m.stepping.Timeout)
+		}
+	default:
+		next = min(next, d.start+d.h+m.exchange)
+	}
+	return next
 }
 
 // Summary is what the model did so far; late says whether to include the
@@ -194,7 +489,49 @@ func (m *Model) Summary(late bool) record.ModelSummary {
 	if late {
 		s.StepLateness, s.Overruns = m.late.Summarize(), m.overruns
 	}
+	if d := m.wait; d != nil {
+		s.Stepping = "hold"
+		if m.onData() {
+			s.Stepping = "wait"
+			s.SimTimeS = d.h.Seconds()
+			s.Timestamps = "ingress"
+			if m.stepping.NominalDelay > 0 {
+				s.Timestamps = fmt.Sprintf("ingress less a nominal delay of %v", m.stepping.NominalDelay)
+			}
+		}
+		s.Messages = &record.MessageCounts{Generated: d.generated, Skipped: d.skipped, SkippedDisruption: d.skippedDisrupted}
+		if d.sup != nil {
+			s.Sync = syncSummary(d.sup, m.exchange)
+		}
+	}
 	return s
+}
+
+func syncSummary(sup *supervisor.Supervisor, dh time.Duration) *record.SyncSummary {
+	cfg := sup.Config()
+	out := &record.SyncSummary{
+		ThetaSafeS: cfg.ThetaSafe.Seconds(), CheckS: cfg.Check.Seconds(), Jump: cfg.Jump,
+		OnOutOfSync: cfg.OnOutOfSync.String(), OutOfSync: sup.Flagged(), PeakTDiffS: sup.Peak().Seconds(),
+	}
+	for _, ep := range sup.Episodes() {
+		es := record.EpisodeSummary{StartS: ep.Start.Seconds(), PeakTDiffS: ep.Peak.Seconds(), Steps: ep.Steps, Disrupted: ep.Disrupted}
+		if ep.End >= 0 {
+			end := ep.End.Seconds()
+			es.EndS = &end
+		}
+		for k, n := range ep.StepSizes {
+			if n > 0 {
+				es.StepSizes = append(es.StepSizes, record.StepCount{StepS: (time.Duration(k+1) * dh).Seconds(), Count: n})
+			}
+		}
+		out.Episodes = append(out.Episodes, es)
+	}
+	for k, n := range sup.ViolatingRuns() {
+		if n > 0 {
+			out.ViolatingRuns = append(out.ViolatingRuns, record.RunCount{Steps: k + 1, Count: n})
+		}
+	}
+	return out
 }
 
 // signalColumns appends the model's signal columns to names and what reads
@@ -205,7 +542,7 @@ func (m *Model) signalColumns(names []string, cols []signalColumn) ([]string, []
 	add := func(prefix string, it *plant.Integrator, signals []string) {
 		for _, n := range signals {
 			names = append(names, prefix+n)
-			cols = append(cols, signalColumn{it, it.Part().Plant().SignalIndex(n)})
+			cols = append(cols, signalColumn{it: it, k: it.Part().Plant().SignalIndex(n)})
 		}
 	}
 	add(m.name+".", m.sim.it, append(m.bm.Simulated.Produces(), m.bm.Simulated.In()...))
@@ -213,12 +550,36 @@ func (m *Model) signalColumns(names []string, cols []signalColumn) ([]string, []
 		add(m.name+".hardware.", m.hw.it, append(m.bm.Hardware.Produces(), m.bm.Hardware.In()...))
 	}
 	add(m.name+".ideal.", m.ref.ideal, m.bm.Whole().Produces())
+	if m.wait != nil {
+		// The part's own time and its discrepancy with the clock.
+		names = append(names, m.name+".sim_time", m.name+".t_diff")
+		cols = append(cols, signalColumn{model: m, k: simTime}, signalColumn{model: m, k: tdiff})
+	}
 	return names, cols
 }
 
+// signalColumn reads a signal of an integrator, or (model set) the
+// model's time or discrepancy.
 type signalColumn struct {
-	it *plant.Integrator
-	k  int
+	it    *plant.Integrator
+	model *Model
+	k     int
+}
+
+const (
+	simTime = iota
+	tdiff
+)
+
+func (c signalColumn) read(now time.Duration) float64 {
+	if c.model == nil {
+		return c.it.Signal(c.k)
+	}
+	h := c.model.h()
+	if c.k == simTime {
+		return h.Seconds()
+	}
+	return (now - c.model.wait.start - h).Seconds()
 }
 
 // progress is the model's line of the live snapshot.

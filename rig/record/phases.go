@@ -56,6 +56,16 @@ func inWindows(ws []profiles.Window, t time.Duration) bool {
 	return false
 }
 
+// Active reports whether t falls in a window of any phase.
+func (r *Phases) Active(t time.Duration) bool {
+	for _, p := range r.phases {
+		if inWindows(p.Windows, t) {
+			return true
+		}
+	}
+	return false
+}
+
 // Summary is every phase's counters.
 func (r *Phases) Summary() []PhaseSummary {
 	var out []PhaseSummary

@@ -74,6 +74,76 @@ type ModelSummary struct {
 	// only).
 	StepLateness *emulator.DelaySummary `json:"step_lateness_s,omitempty"`
 	Overruns     uint64                 `json:"overruns,omitempty"`
+	// Stepping is hold (the part steps at every exchange on the input it
+	// last received) or wait (it steps when an input valid for the step
+	// has arrived); absent for a plain hold without supervisor.
+	Stepping string `json:"stepping,omitempty"`
+	// SimTimeS is, stepping on data, the part's simulated time at the end.
+	SimTimeS float64 `json:"sim_time_s,omitempty"`
+	// Timestamps says what the messages the part steps on are stamped
+	// with: the sender's clock, or the rig's ingress less a nominal delay.
+	Timestamps string `json:"timestamps,omitempty"`
+	// Messages counts what the part sends across the cut, one message per
+	// step, as paper 004's Tables 3 and 4 do.
+	Messages *MessageCounts `json:"messages,omitempty"`
+	// Sync is the supervisor's account.
+	Sync *SyncSummary `json:"sync,omitempty"`
+}
+
+// MessageCounts are the messages a supervised part generated, one per
+// step: Generated = Sent + Skipped + SkippedDisruption, and of those sent,
+// Received arrived at the device, Lost were dropped on the way and
+// InFlight were still on their way at the end.
+type MessageCounts struct {
+	Generated uint64 `json:"generated"`
+	Sent      uint64 `json:"sent"`
+	Received  uint64 `json:"received"`
+	Lost      uint64 `json:"lost"`
+	InFlight  uint64 `json:"in_flight"`
+	// Skipped were not sent while out of sync; SkippedDisruption while out
+	// of sync in an episode that overlapped a disruption of the network (a
+	// named phase of the profile's schedule).
+	Skipped           uint64 `json:"skipped"`
+	SkippedDisruption uint64 `json:"skipped_disruption"`
+}
+
+// SyncSummary is a supervisor's account of a run.
+type SyncSummary struct {
+	ThetaSafeS  float64 `json:"theta_safe_s"`
+	CheckS      float64 `json:"check_s"`
+	Jump        int     `json:"jump"`
+	OnOutOfSync string  `json:"on_out_of_sync"`
+	OutOfSync   bool    `json:"out_of_sync"` // at the end
+	// PeakTDiffS is the largest discrepancy after a step.
+	PeakTDiffS float64          `json:"peak_t_diff_s"`
+	Episodes   []EpisodeSummary `json:"episodes,omitempty"`
+	// ViolatingRuns counts the stretches of consecutive steps with t_diff >
+	// θ_safe by their length (paper 004's Figure 9).
+	ViolatingRuns []RunCount `json:"violating_runs,omitempty"`
+}
+
+// EpisodeSummary is one stretch out of sync.
+type EpisodeSummary struct {
+	StartS     float64  `json:"start_s"`
+	EndS       *float64 `json:"end_s,omitempty"` // absent: it lasted to the end
+	PeakTDiffS float64  `json:"peak_t_diff_s"`
+	// Steps taken while out of sync (to resync), and their sizes.
+	Steps     int         `json:"steps"`
+	StepSizes []StepCount `json:"step_sizes,omitempty"`
+	Disrupted bool        `json:"disrupted"`
+}
+
+// StepCount is how many steps had a size.
+type StepCount struct {
+	StepS float64 `json:"step_s"`
+	Count uint64  `json:"count"`
+}
+
+// RunCount is how many stretches of Steps consecutive violating steps
+// there were.
+type RunCount struct {
+	Steps int    `json:"steps"`
+	Count uint64 `json:"count"`
 }
 
 // ModelEndSummary is the frames of the hardware part's stand-in.

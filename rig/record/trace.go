@@ -15,17 +15,36 @@ const (
 	RealTraceHeader = TraceHeader + ",t_due"
 )
 
-// EgressDrop is the status of a frame the engine delivered but whose egress
-// device would not take it (disconnected, or a write error).
-const EgressDrop emulator.Status = 255
+// Statuses of the trace beyond the engine's. EgressDrop is a frame the
+// engine delivered but whose egress device would not take it
+// (disconnected, or a write error). The others are the rows of a model
+// endpoint's supervisor, not of a frame: the model fell out of sync, came
+// back in sync, or suppressed a message while out of sync; their flow is
+// the endpoint's name and they have no seq or bytes.
+const (
+	EgressDrop emulator.Status = 255 - iota
+	OutOfSync
+	InSync
+	Suppressed
+)
 
 // StatusName is the trace's word for a status.
 func StatusName(s emulator.Status) string {
-	if s == EgressDrop {
+	switch s {
+	case EgressDrop:
 		return "egress_drop"
+	case OutOfSync:
+		return "out_of_sync"
+	case InSync:
+		return "in_sync"
+	case Suppressed:
+		return "suppressed"
 	}
 	return s.String()
 }
+
+// isEvent reports whether a status is a supervisor's row.
+func isEvent(s emulator.Status) bool { return s >= Suppressed && s < EgressDrop }
 
 // TraceRow is a finished frame. Recv and Due are negative when empty.
 type TraceRow struct {
@@ -79,9 +98,13 @@ func (t *Trace) Add(r TraceRow) {
 func (t *Trace) format(b []byte, r *TraceRow) []byte {
 	b = append(b, t.names[r.Flow]...)
 	b = append(b, ',')
-	b = strconv.AppendUint(b, r.Seq, 10)
-	b = append(b, ',')
-	b = strconv.AppendInt(b, int64(r.Size), 10)
+	if !isEvent(r.Status) {
+		b = strconv.AppendUint(b, r.Seq, 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(r.Size), 10)
+	} else {
+		b = append(b, ',')
+	}
 	b = append(b, ',')
 	b = AppendSeconds(b, r.Sent)
 	b = append(b, ',')
