@@ -92,6 +92,14 @@ func readTrace(t *testing.T, path string) []row {
 	}
 	rows := make([]row, 0, len(records)-1)
 	for i, r := range records[1:] {
+		if r[1] == "" && r[2] == "" { // a supervisor's row: flow is the model endpoint
+			at, err := parseSeconds(r[3])
+			if err != nil {
+				t.Fatalf("trace line %d: %v", i+2, err)
+			}
+			rows = append(rows, row{r[0], 0, 0, at, -1, r[5]})
+			continue
+		}
 		seq, err1 := strconv.ParseUint(r[1], 10, 64)
 		size, err2 := strconv.Atoi(r[2])
 		sent, err3 := parseSeconds(r[3])

@@ -15,6 +15,7 @@ import (
 	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig/executor"
 	"github.com/hilrig/hilrig/rig/record"
+	"github.com/hilrig/hilrig/rig/supervisor"
 )
 
 // stepClock is a real-time clock the test moves: waiting returns at once,
@@ -391,5 +392,54 @@ func TestSourcesSendOnTime(t *testing.T) {
 	want := record.TraceHeader + "\nm2s,0,10,0.000000000,0.005000000,delivered\nm2s,1,13,0.300000000,0.305000000,delivered\nm2s,2,13,0.700000000,0.705000000,delivered\n"
 	if tr.String() != want || out.Written() != 3 || string(out.Last()) != "sent at 700ms" {
 		t.Errorf("trace\n%s\nwant\n%s\nthe seat got %d frames, the last %q", tr.String(), want, out.Written(), out.Last())
+	}
+}
+
+// TestSupervisedExchangeAllocatesNothing is TestModelExchangeAllocatesNothing
+// with the part stepping on data and a supervisor watching it.
+func TestSupervisedExchangeAllocatesNothing(t *testing.T) {
+	p := parse(t, carLink)
+	b := carBench(t, p)
+	car, err := executor.NewModel("car", b.Models["car"], 0, 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = car.SetStepping(executor.Stepping{Wait: true, MaxAge: 20 * time.Millisecond, Timeout: time.Minute,
+		Supervisor: &supervisor.Config{ThetaSafe: 30 * time.Millisecond, Check: time.Millisecond, Jump: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seat := driverstest.NewEndpoint("seat", 16)
+	clock := &stepClock{}
+	in := executor.NewIngress(64, func() {})
+	signals := record.NewSignals(io.Discard, executor.SignalColumns([]*executor.Model{car}), true)
+	defer signals.Close()
+	x, err := executor.New(executor.Config{
+		Network: p.Config, Clock: clock, End: time.Hour,
+		Egress: []executor.Egress{executor.ToEndpoint(seat), car.Simulated()}, Ingress: in, FlowOf: []int{1},
+		Models: []*executor.Model{car}, Signals: signals, Monitor: &record.Monitor{},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seat.Start(clock, in, 0)
+	x.Start()
+	force := []byte("12.5")
+	exchange := func() {
+		for range 2 {
+			clock.Add(time.Millisecond)
+			seat.Send(force)
+			x.Step()
+		}
+	}
+	for range 2000 {
+		exchange()
+	}
+	if allocs := testing.AllocsPerRun(1000, exchange); allocs != 0 {
+		t.Errorf("%v allocations per exchange", allocs)
+	}
+	s := car.Summary(true)
+	if s.Messages == nil || s.Messages.Generated < 2900 || s.Sync == nil || s.Sync.OutOfSync {
+		t.Errorf("stepping on data: %+v, sync %+v", s.Messages, s.Sync)
 	}
 }
