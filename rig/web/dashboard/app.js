@@ -1,0 +1,163 @@
+// The dashboard: the run's header from /api/v1/run, plots fed by the
+// WebSocket stream, and a control strip that sends changes to the API.
+"use strict";
+
+const params = new URLSearchParams(location.search);
+const token = params.get("token") || "";
+const rate = params.get("rate") || "10";
+const $ = (id) => document.getElementById(id);
+
+const plots = {
+  delay: new Plot($("plot-delay"), { format: seconds }),
+  loss: new Plot($("plot-loss"), { format: percent }),
+  queue: new Plot($("plot-queue"), { format: bytes }),
+  model: new Plot($("plot-model"), { zero: false, empty: "no model endpoint in this run" }),
+  sync: new Plot($("plot-sync"), { format: seconds, empty: "no supervised model in this run" }),
+  late: new Plot($("plot-late"), { format: seconds, empty: "virtual time: nothing is late" }),
+};
+
+// The page's state, also for tests driving it.
+const hilrig = (window.hilrig = { plots: plots, messages: 0, last: null, info: null });
+
+function api(method, path, body) {
+  const headers = {};
+  if (token) headers["Authorization"] = "Bearer " + token;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  return fetch(path, { method: method, headers: headers, body: body === undefined ? undefined : JSON.stringify(body) })
+    .then((r) => r.json().then((j) => {
+      if (!r.ok) throw new Error(j.error + (j.path ? " (at " + j.path + ")" : ""));
+      return j;
+    }));
+}
+
+function say(text, kind) {
+  const m = $("message");
+  m.textContent = text;
+  m.className = kind || "";
+}
+
+function setState(state) {
+  const s = $("state");
+  s.textContent = state;
+  s.className = "tag " + state;
+}
+
+function load() {
+  api("GET", "/api/v1/run").then((info) => {
+    hilrig.info = info;
+    $("profile").textContent = info.profile + (info.bench ? " on " + info.bench : "");
+    $("clock").textContent = info.clock + " time";
+    setState(info.state);
+    const hop = $("hop");
+    hop.textContent = "";
+    for (const name of info.hops) {
+      const o = document.createElement("option");
+      o.textContent = name;
+      hop.appendChild(o);
+    }
+    $("controls").hidden = info.read_only;
+  }).catch((e) => say("cannot read the run: " + e.message, "error"));
+}
+
+// previous counts of each flow, for the loss of the last interval
+const previous = new Map();
+
+function onMessage(m) {
+  hilrig.messages++;
+  hilrig.last = m;
+  const t = m.t_s;
+  $("time").textContent = t.toFixed(1) + " s";
+  setState(m.state);
+  for (const f of m.flows) {
+    plots.delay.add(f.name + "/p50", f.name, t, f.delay_s ? f.delay_s.p50 : null);
+    plots.delay.add(f.name + "/p99", "", t, f.delay_s ? f.delay_s.p99 : null, { color: plots.delay.line(f.name + "/p50").color, dash: [4, 3] });
+    const p = previous.get(f.name);
+    if (p) {
+      const lost = f.lost - p.lost, done = lost + f.delivered - p.delivered;
+      plots.loss.add(f.name, f.name, t, done > 0 ? lost / done : null);
+    }
+    previous.set(f.name, { lost: f.lost, delivered: f.delivered });
+  }
+  for (const h of m.hops) {
+    plots.queue.add(h.name, h.name, t, h.queue_bytes);
+    plots.queue.band(h.name, t, !!h.outage);
+  }
+  for (const md of m.models || []) {
+    if (md.output) {
+      const label = md.endpoint + "." + md.output;
+      plots.model.add(md.endpoint + "/v", label, t, md.value);
+      plots.model.add(md.endpoint + "/i", "uncut", t, md.ideal, { color: plots.model.line(md.endpoint + "/v").color, dash: [5, 4] });
+    }
+    if (md.sync) {
+      plots.sync.add(md.endpoint, md.endpoint, t, md.sync.t_diff_s);
+      plots.sync.band(md.endpoint, t, md.sync.out_of_sync);
+    }
+  }
+  if (m.timing && m.timing.release_lateness_s) plots.late.add("p99", "release p99", t, m.timing.release_lateness_s.p99);
+  for (const e of m.events || []) addEvent(e);
+}
+
+function addEvent(e) {
+  const li = document.createElement("li");
+  li.textContent = e.at_s.toFixed(3) + " s  " + e.kind + (e.detail ? ": " + e.detail : "");
+  $("events").prepend(li);
+}
+
+function connect() {
+  const proto = location.protocol === "https:" ? "wss:" : "ws:";
+  const q = new URLSearchParams({ rate: rate });
+  if (token) q.set("token", token);
+  const ws = new WebSocket(proto + "//" + location.host + "/api/v1/stream?" + q);
+  ws.onopen = () => { $("conn").textContent = "live, " + rate + " Hz"; };
+  ws.onmessage = (ev) => onMessage(JSON.parse(ev.data));
+  ws.onclose = (ev) => {
+    $("conn").textContent = "disconnected" + (ev.reason ? ": " + ev.reason : "") + "; retrying";
+    setTimeout(connect, 2000);
+  };
+}
+
+function draw() {
+  for (const p of Object.values(plots)) p.draw();
+  requestAnimationFrame(draw);
+}
+
+function send(button, method, path, body, done) {
+  button.disabled = true;
+  api(method, path, body)
+    .then((j) => say(done(j), "done"))
+    .catch((e) => say(e.message, "error"))
+    .finally(() => { button.disabled = false; });
+}
+
+$("hop-form").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  const body = {};
+  if ($("delay").value.trim()) body.delay = $("delay").value.trim();
+  if ($("rate").value.trim()) body.rate = $("rate").value.trim();
+  if ($("loss").value.trim()) body.loss = { random: $("loss").value.trim() };
+  if (!Object.keys(body).length) { say("give a delay, a loss or a rate", "error"); return; }
+  const hop = $("hop").value;
+  send($("apply"), "PATCH", "/api/v1/hops/" + encodeURIComponent(hop), body,
+    (j) => "hop " + hop + " changed at " + j.at_s.toFixed(3) + " s");
+});
+
+$("outage-form").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  const hop = $("hop").value;
+  send($("outage"), "POST", "/api/v1/hops/" + encodeURIComponent(hop) + "/outage",
+    { for: $("outage-for").value.trim(), mode: $("outage-mode").value },
+    (j) => "hop " + hop + " down at " + j.at_s.toFixed(3) + " s");
+});
+
+$("phase-form").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  const name = $("phase-name").value.trim();
+  const body = {};
+  if ($("phase-for").value.trim()) body.for = $("phase-for").value.trim();
+  send($("phase"), "POST", "/api/v1/phases/" + encodeURIComponent(name), body,
+    (j) => "phase " + name + " from " + j.at_s.toFixed(3) + " s");
+});
+
+load();
+connect();
+requestAnimationFrame(draw);

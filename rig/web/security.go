@@ -1,0 +1,116 @@
+package web
+
+import (
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// DefaultAddr is where a server listens unless told otherwise: the
+// loopback only.
+const DefaultAddr = "127.0.0.1:8470"
+
+// TokenEnv is the environment variable that may carry the token instead
+// of a flag (which other users of the machine could read in ps).
+const TokenEnv = "HILRIG_TOKEN"
+
+// CheckListen refuses to serve an address that is not a loopback one
+// without a token: anyone who can reach the port could change the run.
+func CheckListen(addr, token string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--listen %q: %v (want host:port, e.g. %s)", addr, err, DefaultAddr)
+	}
+	if isLoopback(host) || token != "" {
+		return nil
+	}
+	if host == "" {
+		host = "every interface"
+	}
+	return fmt.Errorf("--listen %s: serving %s lets anyone who reaches it change the run; give a token with --token or %s (or listen on 127.0.0.1)", addr, host, TokenEnv)
+}
+
+// isLoopback reports whether host names the loopback: localhost, or an
+// address in 127.0.0.0/8 or ::1.
+func isLoopback(host string) bool {
+	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// guard checks every request before it reaches the API: the token, the
+// name the client used for the server, and for changes where a browser
+// sent them from and what they carry.
+func (s *Server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.opt.Token == "" {
+			// Without a token the loopback is the only protection, and a
+			// web page can reach it through a name of its own that
+			// resolves to 127.0.0.1 (DNS rebinding): only loopback names
+			// are served.
+			host, _, err := net.SplitHostPort(r.Host)
+			if err != nil {
+				host = r.Host
+			}
+			if !isLoopback(host) {
+				writeError(w, http.StatusForbidden, fmt.Sprintf("this server answers only to loopback names (127.0.0.1, localhost), not %q; serving other names needs a token", r.Host), "")
+				return
+			}
+		} else if !s.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="hilrig"`)
+			writeError(w, http.StatusUnauthorized, "a token is needed: Authorization: Bearer TOKEN, or ?token=TOKEN", "")
+			return
+		}
+		if origin := r.Header.Get("Origin"); origin != "" && !sameOrigin(origin, r) {
+			writeError(w, http.StatusForbidden, fmt.Sprintf("requests from %s are not accepted: only from the dashboard's own origin", origin), "")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// authorized reports whether the request carries the token, as a bearer
+// token or (for browsers' WebSockets, which cannot set headers) in the
+// query.
+func (s *Server) authorized(r *http.Request) bool {
+	got := r.URL.Query().Get("token")
+	if auth := r.Header.Get("Authorization"); auth != "" {
+		scheme, token, _ := strings.Cut(auth, " ")
+		if !strings.EqualFold(scheme, "Bearer") {
+			return false
+		}
+		got = strings.TrimSpace(token)
+	}
+	return subtle.ConstantTimeCompare([]byte(got), []byte(s.opt.Token)) == 1
+}
+
+// sameOrigin reports whether a browser's Origin is the server's own, as
+// the client named it.
+func sameOrigin(origin string, r *http.Request) bool {
+	u, err := url.Parse(origin)
+	if err != nil {
+		return false
+	}
+	return strings.EqualFold(u.Host, r.Host) && (u.Scheme == "http" || u.Scheme == "https")
+}
+
+// errNotJSON is a change whose body is not declared as JSON. Requiring
+// the type keeps a web page from sending a change as a plain form: it
+// would need the server's consent (CORS), which it never gives.
+var errNotJSON = errors.New("a change is sent as JSON: Content-Type: application/json")
+
+func checkJSON(r *http.Request) error {
+	t, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || t != "application/json" {
+		return errNotJSON
+	}
+	return nil
+}

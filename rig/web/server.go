@@ -1,0 +1,308 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hilrig/hilrig/rig"
+	"github.com/hilrig/hilrig/rig/executor"
+	"github.com/hilrig/hilrig/rig/record"
+)
+
+// Options control a server.
+type Options struct {
+	// Token, when set, must come with every request (Authorization:
+	// Bearer TOKEN, or ?token=TOKEN); CheckListen says when it is needed.
+	Token string
+	// ReadOnly refuses every change: the run can be watched, not steered.
+	ReadOnly bool
+
+	// How a stream client that falls behind is dropped; zero: the
+	// defaults. StreamQueue is how many messages may wait for a client,
+	// WriteWait how long one write may take, PongWait how long a client
+	// may leave a ping unanswered.
+	StreamQueue int
+	WriteWait   time.Duration
+	PongWait    time.Duration
+
+	Log io.Writer // nil: discarded
+}
+
+// Defaults of Options.
+const (
+	DefaultStreamQueue = 8
+	DefaultWriteWait   = 2 * time.Second
+	DefaultPongWait    = 10 * time.Second
+	// MaxBody bounds a request's body: a change is a few hundred bytes.
+	MaxBody = 64 << 10
+	// MaxClients bounds the stream clients served at once.
+	MaxClients = 64
+)
+
+// Server serves one session.
+type Server struct {
+	session *rig.Session
+	mon     *record.Monitor
+	opt     Options
+	handler http.Handler
+	metrics *prometheus.Registry
+	started time.Time
+
+	ended    chan struct{} // closed when the run has ended
+	endOnce  sync.Once
+	runState atomic.Value // string: waiting, running, ended
+
+	mu     sync.Mutex
+	events []record.Event // the run's events, as far as fetched
+	asRun  []change       // the changes applied by hand, in order
+
+	clients     atomic.Int64
+	dropped     atomic.Uint64
+	conns       sync.Map // *websocket.Conn → struct{}, closed at shutdown
+	fetchEvents chan int // a stream saw this many events in a snapshot
+}
+
+// New serves session s, whose executor publishes into mon.
+func New(s *rig.Session, mon *record.Monitor, opt Options) *Server {
+	if opt.StreamQueue <= 0 {
+		opt.StreamQueue = DefaultStreamQueue
+	}
+	if opt.WriteWait <= 0 {
+		opt.WriteWait = DefaultWriteWait
+	}
+	if opt.PongWait <= 0 {
+		opt.PongWait = DefaultPongWait
+	}
+	if opt.Log == nil {
+		opt.Log = io.Discard
+	}
+	srv := &Server{session: s, mon: mon, opt: opt, started: time.Now(), ended: make(chan struct{}), fetchEvents: make(chan int, 1)}
+	srv.runState.Store("waiting")
+	srv.metrics = newMetrics(srv)
+	mux := http.NewServeMux()
+	mux.Handle("/api/", methods{"": notFound})
+	mux.Handle("/api/v1/run", methods{http.MethodGet: srv.getRun})
+	mux.Handle("/api/v1/profile", methods{http.MethodGet: srv.getProfile})
+	mux.Handle("/api/v1/hops", methods{http.MethodGet: srv.getHops})
+	mux.Handle("/api/v1/hops/{hop}", methods{http.MethodGet: srv.getHop, http.MethodPatch: srv.patchHop})
+	mux.Handle("/api/v1/hops/{hop}/outage", methods{http.MethodPost: srv.postOutage})
+	mux.Handle("/api/v1/phases/{name}", methods{http.MethodPost: srv.postPhase})
+	mux.Handle("/api/v1/events", methods{http.MethodGet: srv.getEvents})
+	mux.Handle("/api/v1/stream", methods{http.MethodGet: srv.stream})
+	mux.Handle("/metrics", srv.metricsHandler())
+	mux.Handle("/", dashboard())
+	srv.handler = srv.guard(mux)
+	return srv
+}
+
+// ServeHTTP serves the API, the stream, the metrics and the dashboard.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// Run runs the session, and tells clients when it has ended.
+func (s *Server) Run(ctx context.Context) (record.Summary, error) {
+	s.runState.Store("running")
+	defer s.end()
+	return s.session.Run(ctx)
+}
+
+func (s *Server) end() {
+	s.endOnce.Do(func() {
+		s.runState.Store("ended")
+		close(s.ended)
+	})
+}
+
+// Serve serves on ln until ctx is done, then closes every connection.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: time.Minute}
+	go s.followEvents(ctx)
+	stop := context.AfterFunc(ctx, func() {
+		hs.Close()
+		s.conns.Range(func(c, _ any) bool { c.(io.Closer).Close(); return true })
+	})
+	defer stop()
+	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// followEvents fetches the run's events from the executor when a stream
+// sees there are more than fetched, so that streams can send them.
+func (s *Server) followEvents(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case n := <-s.fetchEvents:
+			s.mu.Lock()
+			have := len(s.events)
+			s.mu.Unlock()
+			if n > have {
+				s.refreshEvents(ctx)
+			}
+		}
+	}
+}
+
+// refreshEvents copies the run's events on the executor, or from the
+// final summary once the run has ended.
+func (s *Server) refreshEvents(ctx context.Context) {
+	got := make(chan []record.Event, 1)
+	s.session.Executor().Post(func(x *executor.Executor, _ time.Duration) {
+		got <- slices.Clone(x.Events())
+	})
+	var evs []record.Event
+	select {
+	case evs = <-got:
+	case <-s.ended:
+		if sum, err := s.session.SummaryNow(ctx); err == nil {
+			evs = sum.Events
+		}
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	if len(evs) > len(s.events) {
+		s.events = evs
+	}
+	s.mu.Unlock()
+}
+
+// eventsSince returns the events after the first n.
+func (s *Server) eventsSince(n int) []record.Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n >= len(s.events) {
+		return nil
+	}
+	return slices.Clone(s.events[n:])
+}
+
+// apiError is the body of every error the API answers.
+type apiError struct {
+	Error string `json:"error"`
+	// Path is where in the request the problem is: a key of the body
+	// (rate, loss.random), or empty for the request as a whole.
+	Path string `json:"path,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, code int, msg, path string) {
+	writeJSON(w, code, apiError{Error: msg, Path: path})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
+
+// methods routes a path's requests by method, and answers others with a
+// JSON 405; the method "" serves any.
+type methods map[string]http.HandlerFunc
+
+func (m methods) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h, ok := m[r.Method]
+	if !ok && r.Method == http.MethodHead {
+		h, ok = m[http.MethodGet]
+	}
+	if !ok {
+		h, ok = m[""]
+	}
+	if !ok {
+		allowed := make([]string, 0, len(m))
+		for k := range m {
+			allowed = append(allowed, k)
+		}
+		slices.Sort(allowed)
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		writeError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed here (allowed: "+strings.Join(allowed, ", ")+")", "")
+		return
+	}
+	h(w, r)
+}
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	writeError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path+" (see the README's live API section)", "")
+}
+
+// runInfo is the answer of GET /api/v1/run.
+type runInfo struct {
+	Profile  string `json:"profile"`
+	Bench    string `json:"bench,omitempty"`
+	Clock    string `json:"clock"`
+	State    string `json:"state"` // waiting, running or ended
+	ReadOnly bool   `json:"read_only"`
+	// ElapsedS is the run's clock; StartedAt when the server started.
+	ElapsedS  float64        `json:"elapsed_s"`
+	StartedAt time.Time      `json:"started_at"`
+	Hops      []string       `json:"hops"`
+	Flows     []string       `json:"flows"`
+	Phases    []string       `json:"phases,omitempty"`
+	Summary   record.Summary `json:"summary"`
+}
+
+// getRun answers the run as it is: its summary so far is computed on the
+// executor, between two events.
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	info := s.info()
+	var err error
+	if info.State == "waiting" {
+		err = errors.New("the run has not started yet")
+	} else {
+		info.Summary, err = s.session.SummaryNow(ctx)
+	}
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "the run's summary is not available: "+err.Error(), "")
+		return
+	}
+	if snap := s.mon.Snapshot(); info.State == "ended" {
+		info.ElapsedS = info.Summary.Duration
+	} else {
+		info.ElapsedS = snap.Time.Seconds()
+	}
+	writeJSON(w, http.StatusOK, info)
+}
+
+func (s *Server) info() runInfo {
+	p := s.session.Profile()
+	info := runInfo{
+		Profile: p.Name, Clock: s.session.Mode().String(), State: s.runState.Load().(string), ReadOnly: s.opt.ReadOnly,
+		StartedAt: s.started, Hops: p.Hops.Names, Flows: p.Flows.Names,
+	}
+	if b := s.session.Bench(); b != nil {
+		info.Bench = b.Name
+	}
+	for _, ph := range p.Phases() {
+		info.Phases = append(info.Phases, ph.Name)
+	}
+	return info
+}
+
+func (s *Server) getEvents(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if s.runState.Load() != "waiting" {
+		s.refreshEvents(ctx)
+	}
+	evs := s.eventsSince(0)
+	if evs == nil {
+		evs = []record.Event{}
+	}
+	writeJSON(w, http.StatusOK, evs)
+}

@@ -1,0 +1,429 @@
+package web_test
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/rig"
+	"github.com/hilrig/hilrig/rig/record"
+	"github.com/hilrig/hilrig/rig/web"
+)
+
+// twoWay is the virtual bench's network: 20 ms each way.
+const twoWay = `duration: 60s
+hops:
+  down: {delay: 20ms}
+  up:   {delay: 20ms, rate: 10Mbit, queue: 100 frames}
+flows:
+  m2s: {route: [down]}
+  s2m: {route: [up]}
+schedule:
+  - {at: 50s, for: 1s, phase: handover}
+`
+
+// pinger plays an endpoint of the virtual bench: it sends a frame every
+// period stamped with the wall clock, and keeps how long each frame it
+// receives took.
+type pinger struct {
+	mu     sync.Mutex
+	flow   int
+	next   time.Duration
+	period time.Duration
+	got    []received
+}
+
+type received struct {
+	at, delay time.Duration // since the Unix epoch; one-way
+}
+
+func (p *pinger) Feed(flow int)       { p.flow = flow }
+func (p *pinger) Next() time.Duration { return p.next }
+func (p *pinger) Emit(now time.Duration, inject func(int, []byte)) {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(time.Now().UnixNano()))
+	inject(p.flow, b[:])
+	p.next = now + p.period
+}
+
+func (p *pinger) Write(payload []byte) error {
+	now := time.Now().UnixNano()
+	sent := int64(binary.BigEndian.Uint64(payload))
+	p.mu.Lock()
+	p.got = append(p.got, received{time.Duration(now), time.Duration(now - sent)})
+	p.mu.Unlock()
+	return nil
+}
+
+// since returns the frames received after t (Unix time).
+func (p *pinger) since(t time.Duration) []received {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []received
+	for _, r := range p.got {
+		if r.at > t {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// live is a real-time run of the virtual bench, played by two pingers,
+// served by a web.Server.
+type live struct {
+	t                 *testing.T
+	srv               *web.Server
+	http              *httptest.Server
+	url               string
+	mon               *record.Monitor
+	controller, plant *pinger
+	cancel            context.CancelFunc
+	done              chan error
+}
+
+func startLive(t *testing.T, profile string, opt web.Options) *live {
+	t.Helper()
+	p, err := profiles.Parse("live.yaml", []byte(profile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := profiles.LoadBench("../../profiles/benches/virtual.yaml", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &live{t: t, mon: &record.Monitor{}, controller: &pinger{period: 5 * time.Millisecond}, plant: &pinger{period: 5 * time.Millisecond}, done: make(chan error, 1)}
+	s, err := rig.Open(p, b, rig.RealTime, rig.Options{Monitor: l.mon, Players: map[string]rig.Player{"controller": l.controller, "plant": l.plant}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.srv = web.New(s, l.mon, opt)
+	l.http = httptest.NewServer(l.srv)
+	l.url = l.http.URL
+	var ctx context.Context
+	ctx, l.cancel = context.WithCancel(context.Background())
+	go func() {
+		_, err := l.srv.Run(ctx)
+		l.done <- err
+	}()
+	t.Cleanup(l.stop)
+	l.waitFor("the first snapshots", func(s *record.Snapshot) bool { return s.Time > 200*time.Millisecond })
+	return l
+}
+
+func (l *live) stop() {
+	l.cancel()
+	<-l.done
+	l.http.Close()
+}
+
+// waitFor waits for a snapshot in which cond holds, for at most 10 s (a
+// bound that only keeps a broken test from hanging).
+func (l *live) waitFor(what string, cond func(*record.Snapshot) bool) record.Snapshot {
+	l.t.Helper()
+	var s record.Snapshot
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if l.mon.Read(&s) && cond(&s) {
+			return s
+		}
+	}
+	l.t.Fatalf("timed out waiting for %s; the last snapshot: %+v", what, s)
+	return s
+}
+
+// request sends a request and returns the status and body.
+func (l *live) request(method, path, body string, header ...string) (int, string) {
+	l.t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, l.url+path, rd)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1]
+		}
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(data)
+}
+
+// dial opens the stream.
+func (l *live) dial(query string, header http.Header) (*websocket.Conn, *http.Response, error) {
+	return websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(l.url, "http")+"/api/v1/stream"+query, header)
+}
+
+func TestGetRun(t *testing.T) {
+	l := startLive(t, twoWay, web.Options{})
+	code, body := l.request("GET", "/api/v1/run", "")
+	var info struct {
+		Profile, Bench, Clock, State string
+		ElapsedS                     float64 `json:"elapsed_s"`
+		Hops, Flows, Phases          []string
+		Summary                      record.Summary
+	}
+	if err := json.Unmarshal([]byte(body), &info); code != 200 || err != nil {
+		t.Fatalf("%d %v: %s", code, err, body)
+	}
+	if info.Profile != "live" || info.Bench != "virtual" || info.Clock != "real" || info.State != "running" || info.ElapsedS < 0.2 ||
+		strings.Join(info.Hops, ",") != "down,up" || strings.Join(info.Phases, ",") != "handover" {
+		t.Errorf("%+v", info)
+	}
+	if s := info.Summary; s.Stopped != "running" || len(s.Flows) != 2 || s.Flows[0].Sent == 0 || s.Timing == nil {
+		t.Errorf("summary so far: %+v", s)
+	}
+}
+
+// TestStream reads the telemetry: a message per snapshot at the rate
+// asked for, each flow's delay that of its hop (20 ms, and 20 ms plus
+// 8 bytes at 10 Mbit/s up), the hops and the executor's lateness.
+func TestStream(t *testing.T) {
+	l := startLive(t, twoWay, web.Options{})
+	conn, _, err := l.dial("?rate=20", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var last web.Message
+	for i := range 5 {
+		var m web.Message
+		if err := conn.ReadJSON(&m); err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 && (m.Seq <= last.Seq || m.TimeS <= last.TimeS) {
+			t.Errorf("message %d went back: %d at %v after %d at %v", i, m.Seq, m.TimeS, last.Seq, last.TimeS)
+		}
+		last = m
+	}
+	if len(last.Flows) != 2 || len(last.Hops) != 2 || last.State != "running" || last.Timing == nil {
+		t.Fatalf("%+v", last)
+	}
+	for _, f := range last.Flows {
+		if f.DelayS == nil || f.DelayS.P50 < 0.0199 || f.DelayS.P50 > 0.0201 || f.Sent == 0 || f.Lost != 0 {
+			t.Errorf("%s: %+v, delay %+v", f.Name, f, f.DelayS)
+		}
+	}
+	if h := last.Hops[1]; h.Name != "up" || h.RateBps != 10_000_000 || h.DelayS != 0.02 || h.Outage != "" {
+		t.Errorf("hop %+v", h)
+	}
+	// A client may change its rate; a rate out of range closes it.
+	if err := conn.WriteJSON(map[string]float64{"rate": 1000}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, _, err := conn.ReadMessage(); err != nil {
+			if !websocket.IsCloseError(err, websocket.CloseUnsupportedData) {
+				t.Errorf("a rate of 1000 Hz: %v", err)
+			}
+			break
+		}
+	}
+}
+
+// TestMetrics scrapes /metrics: the flows' frames by fate and their delay
+// histogram (every frame of the 20 ms hops falls between the 10 ms and
+// the 25 ms bounds), the hops' queues and settings.
+func TestMetrics(t *testing.T) {
+	l := startLive(t, twoWay, web.Options{})
+	l.waitFor("delivered frames", func(s *record.Snapshot) bool { return s.Flows[0].Delivered > 20 })
+	code, body := l.request("GET", "/metrics", "")
+	if code != 200 {
+		t.Fatalf("%d: %s", code, body)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := func(name string, labels ...string) *dto.Metric {
+		t.Helper()
+		f := families[name]
+		if f == nil {
+			t.Fatalf("no metric %s", name)
+		}
+	metrics:
+		for _, m := range f.Metric {
+			for i := 0; i+1 < len(labels); i += 2 {
+				found := false
+				for _, lp := range m.Label {
+					found = found || lp.GetName() == labels[i] && lp.GetValue() == labels[i+1]
+				}
+				if !found {
+					continue metrics
+				}
+			}
+			return m
+		}
+		t.Fatalf("no %s%v", name, labels)
+		return nil
+	}
+	sent := value("hilrig_flow_sent_frames_total", "flow", "m2s").GetCounter().GetValue()
+	delivered := value("hilrig_flow_frames_total", "flow", "m2s", "status", "delivered").GetCounter().GetValue()
+	lost := value("hilrig_flow_frames_total", "flow", "m2s", "status", "loss_drop").GetCounter().GetValue()
+	if sent < delivered || delivered < 20 || lost != 0 {
+		t.Errorf("m2s: %v sent, %v delivered, %v lost", sent, delivered, lost)
+	}
+	h := value("hilrig_flow_delay_seconds", "flow", "m2s").GetHistogram()
+	if h.GetSampleCount() != uint64(delivered) {
+		t.Errorf("delay histogram of %d frames, %v delivered", h.GetSampleCount(), delivered)
+	}
+	if mean := h.GetSampleSum() / float64(h.GetSampleCount()); mean < 0.0199 || mean > 0.0201 {
+		t.Errorf("mean delay %v", mean)
+	}
+	for _, b := range h.Bucket {
+		want := uint64(0)
+		if b.GetUpperBound() >= 0.025 {
+			want = h.GetSampleCount()
+		}
+		if b.GetCumulativeCount() != want {
+			t.Errorf("bucket le=%v: %d, want %d", b.GetUpperBound(), b.GetCumulativeCount(), want)
+		}
+	}
+	if r := value("hilrig_hop_rate_bits_per_second", "hop", "up").GetGauge().GetValue(); r != 10e6 {
+		t.Errorf("up's rate %v", r)
+	}
+	if d := value("hilrig_hop_delay_seconds", "hop", "down").GetGauge().GetValue(); d != 0.02 {
+		t.Errorf("down's delay %v", d)
+	}
+	value("hilrig_hop_queue_bytes", "hop", "up")
+	value("hilrig_executor_release_lateness_seconds")
+	if v := value("hilrig_run_running").GetGauge().GetValue(); v != 1 {
+		t.Errorf("running %v", v)
+	}
+}
+
+// TestRequestsRefused sends what the API must refuse, changing nothing:
+// unknown endpoints, wrong methods, bad stream rates, other origins and
+// other names of the server.
+func TestRequestsRefused(t *testing.T) {
+	l := startLive(t, twoWay, web.Options{})
+	for _, tc := range []struct {
+		method, path string
+		header       []string
+		code         int
+		want         string
+	}{
+		{"GET", "/api/v1/nothing", nil, 404, "no such endpoint"},
+		{"GET", "/api/v2/run", nil, 404, "no such endpoint"},
+		{"DELETE", "/api/v1/run", nil, 405, "DELETE is not allowed here (allowed: GET)"},
+		{"POST", "/api/v1/stream", nil, 405, "not allowed"},
+		{"GET", "/api/v1/stream?rate=abc", nil, 400, `rate \"abc\" is not a number`},
+		{"GET", "/api/v1/stream?rate=0", nil, 400, "from 0.1 to 50"},
+		{"GET", "/api/v1/stream?rate=NaN", nil, 400, "is not a number"},
+		{"GET", "/api/v1/run", []string{"Origin", "http://evil.example"}, 403, "only from the dashboard's own origin"},
+		{"GET", "/api/v1/run", []string{"Origin", "null"}, 403, "only from the dashboard's own origin"},
+		{"GET", "/api/v1/run", []string{"Host", "evil.example:8470"}, 403, "answers only to loopback names"},
+		{"GET", "/metrics", []string{"Host", "rebound.example"}, 403, "answers only to loopback names"},
+		{"GET", "/", []string{"Host", "rebound.example"}, 403, "answers only to loopback names"},
+	} {
+		code, body := l.request(tc.method, tc.path, "", tc.header...)
+		if code != tc.code || !strings.Contains(body, tc.want) {
+			t.Errorf("%s %s %v: %d %s", tc.method, tc.path, tc.header, code, body)
+		}
+		var e struct{ Error string }
+		if err := json.Unmarshal([]byte(body), &e); err != nil || e.Error == "" {
+			t.Errorf("%s %s: not a JSON error: %s", tc.method, tc.path, body)
+		}
+	}
+	// The page's own origin is welcome, over HTTP and WebSocket alike.
+	if code, body := l.request("GET", "/api/v1/run", "", "Origin", l.url); code != 200 {
+		t.Errorf("own origin: %d %s", code, body)
+	}
+	conn, _, err := l.dial("", http.Header{"Origin": {l.url}})
+	if err != nil {
+		t.Errorf("stream from the own origin: %v", err)
+	} else {
+		conn.Close()
+	}
+	if _, resp, err := l.dial("", http.Header{"Origin": {"http://evil.example"}}); err == nil || resp == nil || resp.StatusCode != 403 {
+		t.Errorf("stream from another origin: %v %v", resp, err)
+	}
+}
+
+// TestToken checks the token on every request: HTTP and WebSocket, as a
+// bearer token or in the query.
+func TestToken(t *testing.T) {
+	const token = "s3cret-token"
+	l := startLive(t, twoWay, web.Options{Token: token})
+	for _, tc := range []struct {
+		path   string
+		header []string
+		code   int
+	}{
+		{"/api/v1/run", nil, 401},
+		{"/api/v1/run", []string{"Authorization", "Bearer wrong"}, 401},
+		{"/api/v1/run", []string{"Authorization", "Basic " + token}, 401},
+		{"/api/v1/run?token=wrong", nil, 401},
+		{"/metrics", nil, 401},
+		{"/", nil, 401},
+		{"/api/v1/run", []string{"Authorization", "Bearer " + token}, 200},
+		{"/api/v1/run?token=" + token, nil, 200},
+		{"/metrics", []string{"Authorization", "bearer " + token}, 200},
+		// With a token, other names of the server are served.
+		{"/api/v1/run", []string{"Authorization", "Bearer " + token, "Host", "rig.lab:8470"}, 200},
+	} {
+		if code, body := l.request("GET", tc.path, "", tc.header...); code != tc.code {
+			t.Errorf("GET %s %v: %d %s", tc.path, tc.header, code, body)
+		}
+	}
+	if _, resp, err := l.dial("", nil); err == nil || resp == nil || resp.StatusCode != 401 {
+		t.Errorf("stream without the token: %v %v", resp, err)
+	}
+	if conn, _, err := l.dial("?token="+token, nil); err != nil {
+		t.Errorf("stream with the token: %v", err)
+	} else {
+		conn.Close()
+	}
+	if conn, _, err := l.dial("", http.Header{"Authorization": {"Bearer " + token}}); err != nil {
+		t.Errorf("stream with a bearer token: %v", err)
+	} else {
+		conn.Close()
+	}
+}
+
+func TestCheckListen(t *testing.T) {
+	for _, tc := range []struct {
+		addr, token string
+		ok          bool
+	}{
+		{web.DefaultAddr, "", true},
+		{"localhost:8470", "", true},
+		{"[::1]:8470", "", true},
+		{"127.0.0.2:1", "", true},
+		{"0.0.0.0:8470", "", false},
+		{":8470", "", false},
+		{"[::]:8470", "", false},
+		{"192.168.1.5:8470", "", false},
+		{"rig.lab:8470", "", false},
+		{"0.0.0.0:8470", "t", true},
+		{"8470", "", false},
+	} {
+		if err := web.CheckListen(tc.addr, tc.token); (err == nil) != tc.ok {
+			t.Errorf("%q with token %q: %v", tc.addr, tc.token, err)
+		}
+	}
+}
