@@ -258,7 +258,10 @@ func (s *Session) loop(ctx context.Context) (stopped string, failure error, allo
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	s.x.Start()
+	watching := make(chan struct{})
+	s.x.Watch(watching)
 	stopped, failure = s.x.Run(ctx)
+	close(watching)
 	runtime.ReadMemStats(&after)
 	return stopped, failure, after.Mallocs - before.Mallocs
 }

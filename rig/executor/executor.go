@@ -340,31 +340,38 @@ func (x *Executor) exchange(now time.Duration) {
 // stepOnData steps a model's part on its data and checks its supervisor;
 // a reason to stop the run is kept for Run.
 func (x *Executor) stepOnData(m *Model, now time.Duration) {
-	var err error
-	if m.onData() {
+	err := m.check(x, now)
+	if err == nil && m.onData() {
 		err = m.stepOnData(x, now)
-	}
-	if err == nil {
-		err = m.check(x, now)
 	}
 	if err != nil && x.failure == nil {
 		x.failure = err
 	}
 }
 
-// notify records an event and tells the user at once.
-func (x *Executor) notify(at time.Duration, kind, detail string) {
+// notify records an event and, unless the watchdog did already, tells
+// the user at once.
+func (x *Executor) notify(at time.Duration, kind, detail string, tell bool) {
 	x.Event(at, kind, detail)
-	if x.tell != nil {
+	if x.tell != nil && tell {
 		x.tell(x.events[len(x.events)-1])
+	}
+}
+
+// Watch starts, in real time, a watchdog for each supervised model on a
+// goroutine of its own (see Model.watch); they end when done is closed.
+func (x *Executor) Watch(done <-chan struct{}) {
+	for _, m := range x.models {
+		if m.wait != nil && m.wait.sup != nil {
+			go m.watch(x.clock, x.tell, done)
+		}
 	}
 }
 
 // eventRow writes a supervisor's row to the trace.
 func (x *Executor) eventRow(m *Model, status emulator.Status) {
-	if x.trace != nil {
-		now := x.clock.Now()
-		x.trace.Add(record.TraceRow{Sent: now, Recv: -1, Due: -1, Flow: m.traceIndex, Status: status})
+	if x.trace != nil { // at the turn's instant, as the frames injected in it
+		x.trace.Add(record.TraceRow{Sent: x.net.Now(), Recv: -1, Due: -1, Flow: m.traceIndex, Status: status})
 	}
 }
 

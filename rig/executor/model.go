@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/hilrig/hilrig/emulator"
@@ -31,6 +32,7 @@ type Part struct {
 	// each message stamped with its ingress time less nominal.
 	inbox   *supervisor.Inbox
 	nominal time.Duration
+	start   time.Duration // the clock's time at the model's time zero
 
 	framesOut, framesIn, badFrames uint64
 }
@@ -84,7 +86,7 @@ func (p *Part) Advance() {
 // cannot decode is delivered all the same, and counted by the part. A part
 // that steps on data keeps the frame's values for the step they are valid
 // for, stamped with the time the frame entered the rig less the nominal
-// delay from the device.
+// delay from the device, on the model's time (zero at its start).
 func (p *Part) deliver(_ *Executor, f *emulator.Frame) bool {
 	if p.inbox == nil {
 		p.Take(f.Payload)
@@ -94,7 +96,7 @@ func (p *Part) deliver(_ *Executor, f *emulator.Frame) bool {
 		p.badFrames++
 		return true
 	}
-	p.inbox.Put(f.Sent - p.nominal)
+	p.inbox.Put(f.Sent - p.nominal - p.start)
 	p.framesIn++
 	return true
 }
@@ -176,6 +178,13 @@ type dataStepping struct {
 	safe       []byte // the safe values, encoded
 
 	generated, skipped, skippedDisrupted uint64
+	gapSteps                             uint64 // steps through a gap in the data
+
+	// For the watchdog of a real-time run, on another goroutine: the
+	// part's time, and an alarm it raised (at alarmAt, with alarmDiff).
+	hNow               atomic.Int64
+	alarm              atomic.Bool
+	alarmAt, alarmDiff atomic.Int64
 }
 
 // NewModel makes the model endpoint name of a bench. toHardware and
@@ -261,6 +270,7 @@ func (m *Model) start(now time.Duration) {
 	m.next = now
 	if m.wait != nil {
 		m.wait.start, m.wait.nextCheck = now, now
+		m.sim.start = now
 	}
 }
 
@@ -287,7 +297,7 @@ func (m *Model) sendCommand(x *Executor) {
 	d := m.wait
 	if d != nil {
 		d.generated++
-		if d.sup != nil && d.sup.Flagged() && d.sup.Config().OnOutOfSync == supervisor.Shadow {
+		if d.sup != nil && (d.sup.Flagged() || d.alarm.Load()) && d.sup.Config().OnOutOfSync == supervisor.Shadow {
 			if d.sup.InDisruptedEpisode() {
 				d.skippedDisrupted++
 			} else {
@@ -329,6 +339,9 @@ func (m *Model) advance() {
 	m.ref.advance()
 	m.exchanges++
 	m.next += m.exchange
+	if m.wait != nil && !m.onData() {
+		m.wait.hNow.Store(int64(m.next - m.wait.start))
+	}
 }
 
 // h is the rig's part's simulated time since the start.
@@ -363,6 +376,14 @@ func (m *Model) stepOnData(x *Executor, now time.Duration) error {
 		}
 		target := d.h + step
 		values, t, ok := d.inbox.Valid(target, m.stepping.MaxAge)
+		if !ok && newest > target {
+			// A message newer than the target has arrived, and messages
+			// arrive in order: none valid for the target will come (the
+			// device fell silent, or they were lost). Step through the
+			// gap on the data last taken up, rather than wait for ever.
+			values, t, ok = nil, d.current, true
+			d.gapSteps++
+		}
 		if !ok {
 			d.blocked = true
 			if d.waitSince < 0 {
@@ -375,7 +396,7 @@ func (m *Model) stepOnData(x *Executor, now time.Duration) error {
 		}
 		d.waitSince = -1
 		d.current, d.hasCurrent = t, true
-		m.sim.apply(values)
+		m.sim.apply(values) // nothing, through a gap
 		if m.sim.flow >= 0 {
 			m.sendCommand(x)
 		} else {
@@ -385,6 +406,7 @@ func (m *Model) stepOnData(x *Executor, now time.Duration) error {
 			m.sim.it.Advance()
 		}
 		d.h = target
+		d.hNow.Store(int64(target))
 		if x.real {
 			d.busyUntil = now
 		} else {
@@ -406,10 +428,20 @@ func (m *Model) stepOnData(x *Executor, now time.Duration) error {
 	return nil
 }
 
-// check computes the discrepancy between steps, at the check interval.
+// check computes the discrepancy between steps, at the check interval,
+// and takes up an alarm the watchdog raised.
 func (m *Model) check(x *Executor, now time.Duration) error {
 	d := m.wait
-	if d == nil || d.sup == nil || now < d.nextCheck {
+	if d == nil || d.sup == nil {
+		return nil
+	}
+	if d.alarm.Load() && !d.sup.Flagged() {
+		if err := m.observe(x, time.Duration(d.alarmAt.Load()), time.Duration(d.alarmDiff.Load())); err != nil {
+			return err
+		}
+	}
+	d.alarm.Store(false)
+	if now < d.nextCheck {
 		return nil
 	}
 	for d.nextCheck <= now {
@@ -429,16 +461,48 @@ func (m *Model) observe(x *Executor, now, tdiff time.Duration) error {
 		if x.disrupted(now) {
 			d.sup.Disrupted()
 		}
-		x.notify(now, "out_of_sync", fmt.Sprintf("%s: t_diff %v > theta_safe %v", m.name, tdiff.Round(time.Microsecond), d.sup.Config().ThetaSafe))
+		x.notify(now, "out_of_sync", m.outOfSync(tdiff), !d.alarm.Load())
 		x.eventRow(m, record.OutOfSync)
 		if d.sup.Config().OnOutOfSync == supervisor.Stop {
 			return fmt.Errorf("model %s out of sync: t_diff %v > theta_safe %v", m.name, tdiff.Round(time.Microsecond), d.sup.Config().ThetaSafe)
 		}
 	case supervisor.BackInSync:
-		x.notify(now, "in_sync", fmt.Sprintf("%s: t_diff %v", m.name, tdiff.Round(time.Microsecond)))
+		x.notify(now, "in_sync", fmt.Sprintf("%s: t_diff %v", m.name, tdiff.Round(time.Microsecond)), true)
 		x.eventRow(m, record.InSync)
 	}
 	return nil
+}
+
+func (m *Model) outOfSync(tdiff time.Duration) string {
+	return fmt.Sprintf("%s: t_diff %v > theta_safe %v", m.name, tdiff.Round(time.Microsecond), m.wait.sup.Config().ThetaSafe)
+}
+
+// watch is the watchdog of a real-time run: on a goroutine of its own it
+// computes t_diff every check interval from the part's time, so that a
+// step that takes long (a model too slow for its exchange) does not delay
+// the alarm; it tells at once and leaves the flag to the executor's next
+// turn. It returns when done is closed.
+func (m *Model) watch(clock Clock, tell func(record.Event), done <-chan struct{}) {
+	d := m.wait
+	tick := time.NewTicker(d.sup.Config().Check)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+		}
+		now := clock.Now()
+		tdiff := now - d.start - time.Duration(d.hNow.Load())
+		if tdiff > d.sup.Config().ThetaSafe && !d.sup.FlaggedNow() && !d.alarm.Load() {
+			d.alarmAt.Store(int64(now))
+			d.alarmDiff.Store(int64(tdiff))
+			d.alarm.Store(true)
+			if tell != nil {
+				tell(record.Event{AtS: now.Seconds(), Kind: "out_of_sync", Detail: m.outOfSync(tdiff)})
+			}
+		}
+	}
 }
 
 // deadline is when the model next needs the executor: its next exchange
@@ -500,6 +564,7 @@ func (m *Model) Summary(late bool) record.ModelSummary {
 			}
 		}
 		s.Messages = &record.MessageCounts{Generated: d.generated, Skipped: d.skipped, SkippedDisruption: d.skippedDisrupted}
+		s.GapSteps = d.gapSteps
 		if d.sup != nil {
 			s.Sync = syncSummary(d.sup, m.exchange)
 		}

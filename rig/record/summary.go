@@ -80,6 +80,11 @@ type ModelSummary struct {
 	Stepping string `json:"stepping,omitempty"`
 	// SimTimeS is, stepping on data, the part's simulated time at the end.
 	SimTimeS float64 `json:"sim_time_s,omitempty"`
+	// GapSteps are the steps taken through a gap in the data: once a
+	// message newer than a step's target has arrived, none valid for it
+	// will (messages arrive in order), and the part steps on the data it
+	// last took up instead of waiting for ever.
+	GapSteps uint64 `json:"gap_steps,omitempty"`
 	// Timestamps says what the messages the part steps on are stamped
 	// with: the sender's clock, or the rig's ingress less a nominal delay.
 	Timestamps string `json:"timestamps,omitempty"`

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -59,10 +60,11 @@ type Episode struct {
 // goroutine; a real-time run's background check reports to it through
 // Alarm.
 type Supervisor struct {
-	cfg      Config
-	dh       time.Duration
-	flagged  bool
-	episodes []Episode
+	cfg        Config
+	dh         time.Duration
+	flagged    bool
+	flaggedNow atomic.Bool // flagged, for other goroutines
+	episodes   []Episode
 
 	streak int      // consecutive steps with t_diff > θ_safe
 	runs   []uint64 // runs[k-1]: stretches of k consecutive violating steps (paper 004's Figure 9)
@@ -83,6 +85,10 @@ func New(cfg Config, dh time.Duration) (*Supervisor, error) {
 	}
 	return &Supervisor{cfg: cfg, dh: dh, episodes: make([]Episode, 0, 16), runs: make([]uint64, 64)}, nil
 }
+
+// FlaggedNow is Flagged, safe to call from another goroutine than the
+// one that uses the supervisor.
+func (s *Supervisor) FlaggedNow() bool { return s.flaggedNow.Load() }
 
 // Config is the supervisor's configuration.
 func (s *Supervisor) Config() Config { return s.cfg }
@@ -108,6 +114,7 @@ func (s *Supervisor) Observe(now, tdiff time.Duration) Transition {
 		ep.Peak = max(ep.Peak, tdiff)
 		if tdiff <= s.cfg.ThetaSafe-s.cfg.Resync {
 			s.flagged = false
+			s.flaggedNow.Store(false)
 			ep.End = now
 			return BackInSync
 		}
@@ -115,6 +122,7 @@ func (s *Supervisor) Observe(now, tdiff time.Duration) Transition {
 	}
 	if tdiff > s.cfg.ThetaSafe {
 		s.flagged = true
+		s.flaggedNow.Store(true)
 		// An episode is rare: its allocation is not on the per-step path.
 		s.episodes = append(s.episodes, Episode{Start: now, End: -1, Peak: tdiff, StepSizes: make([]uint64, s.cfg.Jump)})
 		return OutOfSync
