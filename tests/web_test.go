@@ -1,14 +1,23 @@
-package web_test
+package tests
 
 import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -43,10 +52,10 @@ type pinger struct {
 	flow   int
 	next   time.Duration
 	period time.Duration
-	got    []received
+	got    []arrival
 }
 
-type received struct {
+type arrival struct {
 	at, delay time.Duration // since the Unix epoch; one-way
 }
 
@@ -63,16 +72,16 @@ func (p *pinger) Write(payload []byte) error {
 	now := time.Now().UnixNano()
 	sent := int64(binary.BigEndian.Uint64(payload))
 	p.mu.Lock()
-	p.got = append(p.got, received{time.Duration(now), time.Duration(now - sent)})
+	p.got = append(p.got, arrival{time.Duration(now), time.Duration(now - sent)})
 	p.mu.Unlock()
 	return nil
 }
 
 // since returns the frames received after t (Unix time).
-func (p *pinger) since(t time.Duration) []received {
+func (p *pinger) since(t time.Duration) []arrival {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var out []received
+	var out []arrival
 	for _, r := range p.got {
 		if r.at > t {
 			out = append(out, r)
@@ -92,24 +101,54 @@ type live struct {
 	controller, plant *pinger
 	cancel            context.CancelFunc
 	done              chan error
+	stopOnce          sync.Once
+	err               error // the run's, once stopped
+}
+
+// liveRun is what startLive runs: a profile for the virtual bench, how
+// often each pinger sends (default 5 ms), where the trace goes (a file:
+// empty for none), the executor's priority, and the server's options.
+type liveRun struct {
+	profile  string
+	period   time.Duration
+	trace    string
+	priority int
+	web      web.Options
 }
 
 func startLive(t *testing.T, profile string, opt web.Options) *live {
 	t.Helper()
-	p, err := profiles.Parse("live.yaml", []byte(profile))
+	return liveRun{profile: profile, web: opt}.start(t)
+}
+
+func (lr liveRun) start(t *testing.T) *live {
+	t.Helper()
+	p, err := profiles.Parse("live.yaml", []byte(lr.profile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := profiles.LoadBench("../../profiles/benches/virtual.yaml", p)
+	b, err := profiles.LoadBench("../profiles/benches/virtual.yaml", p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &live{t: t, mon: &record.Monitor{}, controller: &pinger{period: 5 * time.Millisecond}, plant: &pinger{period: 5 * time.Millisecond}, done: make(chan error, 1)}
-	s, err := rig.Open(p, b, rig.RealTime, rig.Options{Monitor: l.mon, Players: map[string]rig.Player{"controller": l.controller, "plant": l.plant}})
+	if lr.period == 0 {
+		lr.period = 5 * time.Millisecond
+	}
+	l := &live{t: t, mon: &record.Monitor{}, controller: &pinger{period: lr.period}, plant: &pinger{period: lr.period}, done: make(chan error, 1)}
+	opt := rig.Options{Monitor: l.mon, Priority: lr.priority, Players: map[string]rig.Player{"controller": l.controller, "plant": l.plant}}
+	if lr.trace != "" {
+		f, err := os.Create(lr.trace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		opt.Trace = f
+	}
+	s, err := rig.Open(p, b, rig.RealTime, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.srv = web.New(s, l.mon, opt)
+	l.srv = web.New(s, l.mon, lr.web)
 	l.http = httptest.NewServer(l.srv)
 	l.url = l.http.URL
 	var ctx context.Context
@@ -123,10 +162,13 @@ func startLive(t *testing.T, profile string, opt web.Options) *live {
 	return l
 }
 
+// stop ends the run (once) and the server.
 func (l *live) stop() {
-	l.cancel()
-	<-l.done
-	l.http.Close()
+	l.stopOnce.Do(func() {
+		l.cancel()
+		l.err = <-l.done
+		l.http.Close()
+	})
 }
 
 // waitFor waits for a snapshot in which cond holds, for at most 10 s (a
@@ -426,4 +468,168 @@ func TestCheckListen(t *testing.T) {
 			t.Errorf("%q with token %q: %v", tc.addr, tc.token, err)
 		}
 	}
+}
+
+// stuckDialer opens streams whose receive buffer is small, so that a
+// client that never reads fills it after a few messages.
+var stuckDialer = websocket.Dialer{NetDialContext: (&net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+	var err error
+	c.Control(func(fd uintptr) { err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	return err
+}}).DialContext}
+
+// reader is a stream client that reads everything, until closed.
+func (l *live) reader(rate string) (stop func()) {
+	conn, _, err := l.dial("?rate="+rate, nil)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	go func() {
+		for {
+			if _, _, err := conn.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}()
+	return func() { conn.Close() }
+}
+
+// TestStuckClientDoesNotDelayReleases runs the virtual bench in real time
+// with a frame each way every millisecond, and alternates, second by
+// second of the run, between no stream client and five: one that never
+// reads (its receive buffer 4 KiB, at 50 Hz) and four that read at 10 Hz.
+// The executor only ever copies a snapshot into a slot nobody reads, so
+// the release lateness must not change. How late each frame was released
+// is in the trace (t_recv − t_due).
+//
+// The bound is derived from the releases without clients: if the clients
+// change nothing, a release with clients exceeds q, the p99 of those
+// without, with probability 0.01, so that the fraction k/n₁ of the n₁
+// releases with clients above q has mean 0.01 and, q itself estimated
+// from n₀ releases, standard deviation σ = √(0.01·0.99·(1/n₀ + 1/n₁)).
+// The test allows 0.01 + 4σ (about 1.8 % for 5000 releases each). The
+// 150 ms after each switch belong to neither side.
+func TestStuckClientDoesNotDelayReleases(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "trace.csv")
+	l := liveRun{profile: twoWay, period: time.Millisecond, trace: trace, priority: 80,
+		web: web.Options{StreamQueue: 2, WriteWait: 200 * time.Millisecond, PongWait: 30 * time.Second}}.start(t)
+	const phase, phases = time.Second, 6
+	var switches []time.Duration // run time of each switch
+	var stopClients []func()
+	for k := 1; k <= phases; k++ {
+		s := l.waitFor(fmt.Sprintf("%v of the run", time.Duration(k)*phase), func(s *record.Snapshot) bool { return s.Time >= time.Duration(k)*phase })
+		switches = append(switches, s.Time)
+		for _, stop := range stopClients {
+			stop()
+		}
+		stopClients = nil
+		if k%2 == 1 && k < phases { // clients from 1 s to 2 s, 3 s to 4 s, 5 s to 6 s
+			stuck, _, err := stuckDialer.Dial("ws"+strings.TrimPrefix(l.url, "http")+"/api/v1/stream?rate=50", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stopClients = append(stopClients, func() { stuck.NetConn().Close() })
+			for range 4 {
+				stopClients = append(stopClients, l.reader("10"))
+			}
+		}
+	}
+	l.stop()
+	if l.err != nil {
+		t.Fatal(l.err)
+	}
+	rows, due := readRunTrace(t, trace)
+	var without, with []time.Duration
+	for i, r := range rows {
+		if r.recv < 0 || due[i] < 0 {
+			continue
+		}
+		k := 0
+		for k < len(switches) && switches[k] <= r.recv {
+			k++
+		}
+		if k == 0 || r.recv-switches[k-1] < 150*time.Millisecond {
+			continue // before the first switch, or just after one
+		}
+		if k%2 == 1 && k < len(switches) {
+			with = append(with, r.recv-due[i])
+		} else if k%2 == 0 {
+			without = append(without, r.recv-due[i])
+		}
+	}
+	slices.Sort(without)
+	slices.Sort(with)
+	n0, n1 := float64(len(without)), float64(len(with))
+	if n0 < 2000 || n1 < 2000 {
+		t.Fatalf("%v releases without clients, %v with", n0, n1)
+	}
+	q := without[int(0.99*n0)]
+	above := float64(len(with) - sort.Search(len(with), func(i int) bool { return with[i] > q }))
+	sigma := math.Sqrt(0.01 * 0.99 * (1/n0 + 1/n1))
+	t.Logf("release lateness p50/p99/max without clients %v/%v/%v (%v releases), with five %v/%v/%v (%v); %.2f %% of those with clients above the p99 without (bound %.2f %%)",
+		without[int(0.5*n0)], q, without[len(without)-1], n0, with[int(0.5*n1)], with[int(0.99*n1)], with[len(with)-1], n1, 100*above/n1, 100*(0.01+4*sigma))
+	if above/n1 > 0.01+4*sigma {
+		t.Errorf("with clients, %.2f %% of releases were later than the p99 without (%v); allowed %.2f %%", 100*above/n1, q, 100*(0.01+4*sigma))
+	}
+}
+
+// syncBuffer is a log several goroutines write.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// TestSlowClientDropped has a client that never reads next to one that
+// does: once the kernel's buffers and the server's queue of two messages
+// are full, the stuck one is dropped, and the other goes on.
+func TestSlowClientDropped(t *testing.T) {
+	var log syncBuffer
+	l := startLive(t, twoWay, web.Options{StreamQueue: 2, WriteWait: 100 * time.Millisecond, PongWait: time.Minute, Log: &log})
+	stuck, _, err := stuckDialer.Dial("ws"+strings.TrimPrefix(l.url, "http")+"/api/v1/stream?rate=50", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stuck.Close()
+	good, _, err := l.dial("?rate=50", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer good.Close()
+	var messages atomic.Int64
+	go func() {
+		for {
+			if _, _, err := good.ReadMessage(); err != nil {
+				return
+			}
+			messages.Add(1)
+		}
+	}()
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(log.String(), "dropped: too slow"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the stuck client was not dropped; log: %s", log.String())
+		}
+	}
+	before := messages.Load()
+	l.waitFor("another second", func(s *record.Snapshot) bool { return true })
+	time.Sleep(500 * time.Millisecond)
+	if messages.Load() <= before {
+		t.Errorf("the reading client got nothing after the stuck one was dropped (%d messages)", before)
+	}
+	code, body := l.request("GET", "/metrics", "")
+	if code != 200 || !strings.Contains(body, "hilrig_stream_dropped_clients_total 1\n") || !strings.Contains(body, "hilrig_stream_clients 1\n") {
+		t.Errorf("metrics: %d\n%s", code, body)
+	}
+	t.Log(strings.TrimSpace(log.String()))
 }

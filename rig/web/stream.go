@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,7 +28,7 @@ const (
 
 // streamSendBuffer bounds what the kernel holds for a client, so that one
 // that stops reading is noticed after a bounded amount of telemetry.
-const streamSendBuffer = 64 << 10
+const streamSendBuffer = 16 << 10
 
 // Message is one telemetry message of the stream, a snapshot of the run.
 // Times are in seconds.
@@ -215,28 +214,28 @@ type client struct {
 	queue    chan []byte
 	period   atomic.Int64 // between messages, ns
 	done     chan struct{}
-	doneOnce sync.Once
+	closing  atomic.Bool
 	events   int // events sent so far
 }
 
-func (c *client) close(code int, why string) {
-	c.doneOnce.Do(func() {
-		c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, why), time.Now().Add(c.srv.opt.WriteWait))
-		c.conn.Close()
-		close(c.done)
-	})
+// close closes the connection with a reason, once, and reports whether
+// this call did.
+func (c *client) close(code int, why string) bool {
+	if !c.closing.CompareAndSwap(false, true) {
+		return false
+	}
+	c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, why), time.Now().Add(c.srv.opt.WriteWait))
+	c.conn.Close()
+	close(c.done)
+	return true
 }
 
 // drop closes a client that fell behind, and counts it.
 func (c *client) drop(why string) {
-	select {
-	case <-c.done:
-		return // closed already, for another reason
-	default:
+	if c.close(websocket.ClosePolicyViolation, why) {
+		c.srv.dropped.Add(1)
+		fmt.Fprintf(c.srv.opt.Log, "hilrig: stream client %s dropped: %s\n", c.conn.RemoteAddr(), why)
 	}
-	c.srv.dropped.Add(1)
-	fmt.Fprintf(c.srv.opt.Log, "hilrig: stream client %s dropped: %s\n", c.conn.RemoteAddr(), why)
-	c.close(websocket.ClosePolicyViolation, why)
 }
 
 func (c *client) produce() {
