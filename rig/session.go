@@ -49,6 +49,11 @@ type Options struct {
 	// Players play bench endpoints in software, by name: those endpoints
 	// are not opened, and the players send and take their frames.
 	Players map[string]Player
+	// Paced paces a virtual-time run to the wall clock, so that it can be
+	// watched and changed live: it records what the run would as fast as
+	// the CPU allows (the engine's events keep their exact times), with
+	// changes made by hand at the instants they were made.
+	Paced bool
 
 	// Real time only. Priority is the executor's SCHED_FIFO priority (the
 	// endpoints' reader threads get one less); 0 leaves the scheduling
@@ -57,6 +62,18 @@ type Options struct {
 	Priority int
 	Spin     time.Duration
 }
+
+// pacedClock is the wall clock standing in for virtual time (Options.Paced):
+// the executor treats it as virtual, so the run records what a virtual
+// one records, and waits on it for real.
+type pacedClock struct{ wall *executor.Real }
+
+func (c pacedClock) Now() time.Duration { return c.wall.Now() }
+func (c pacedClock) Until(deadline time.Duration, pending func() bool) bool {
+	return c.wall.Until(deadline, pending)
+}
+func (pacedClock) Real() bool { return false }
+func (c pacedClock) Wake()    { c.wall.Wake() }
 
 // Session is a profile and a bench ready to run on a clock.
 type Session struct {
@@ -134,6 +151,13 @@ func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (
 		clock, ingress = s.real, executor.NewIngress(1024, s.real.Wake)
 	} else if b != nil && len(b.Models) == 0 && len(opt.Players) == 0 {
 		return nil, errNoModels
+	} else if opt.Paced {
+		// Sleeping alone (no spin) is punctual enough for a person.
+		var err error
+		if s.real, err = executor.NewReal(0); err != nil {
+			return nil, err
+		}
+		clock = pacedClock{s.real}
 	}
 	for name := range opt.Players {
 		if b == nil || b.Endpoints.Index(name) < 0 {
@@ -194,6 +218,10 @@ func (s *Session) Run(ctx context.Context) (record.Summary, error) {
 	}
 	s.ran = true
 	if s.mode == Virtual {
+		if s.real != nil { // paced
+			defer s.closeClock()
+			defer context.AfterFunc(ctx, s.real.Wake)()
+		}
 		s.x.Start()
 		stopped, err := s.x.Run(ctx)
 		s.x.Finish()

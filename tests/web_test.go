@@ -633,3 +633,37 @@ func TestSlowClientDropped(t *testing.T) {
 	}
 	t.Log(strings.TrimSpace(log.String()))
 }
+
+// TestPacedSimIsTheVirtualRun runs paper 000's bottleneck (a bursty
+// cross-traffic source, a finite queue) paced to the wall clock, as `sim
+// --realtime-view` does, and as fast as the CPU allows: the engine's
+// events keep their times, so the traces are the same, byte for byte.
+func TestPacedSimIsTheVirtualRun(t *testing.T) {
+	p, err := profiles.Load("bottleneck")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var virtual, paced strings.Builder
+	if _, err := rig.Sim(p, nil, rig.Options{Trace: &virtual, Duration: 1500 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	mon := &record.Monitor{}
+	s, err := rig.Open(p, nil, rig.Virtual, rig.Options{Trace: &paced, Duration: 1500 * time.Millisecond, Paced: true, Monitor: mon})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	sum, err := s.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < 1500*time.Millisecond {
+		t.Errorf("a paced run of 1.5 s took %v", took)
+	}
+	if virtual.String() != paced.String() || sum.Stopped != "duration" || strings.Count(paced.String(), "\n") < 100 {
+		t.Errorf("the paced trace (%d bytes, stopped by %s) differs from the virtual one (%d bytes)", paced.Len(), sum.Stopped, virtual.Len())
+	}
+	if snap := mon.Snapshot(); snap.Seq < 14 || snap.Time < 1400*time.Millisecond {
+		t.Errorf("the paced run published %d snapshots, the last at %v", snap.Seq, snap.Time)
+	}
+}

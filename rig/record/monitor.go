@@ -118,7 +118,7 @@ type FlowProgress struct {
 	Name                               string
 	Sent, Delivered, Corrupted         uint64 // Delivered includes Corrupted
 	QueueDrops, LossDrops, OutageDrops uint64
-	Duplicates                         uint64 // extra copies delivered
+	Duplicates                         uint64        // extra copies delivered
 	Delay                              DelayProgress // of every frame delivered so far; no quantiles
 	// Recent is the delay of the frames delivered since the previous
 	// snapshot: what a live plot shows. Its quantiles are as exact as

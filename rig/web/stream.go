@@ -209,13 +209,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 // client's rate and queues messages; write sends them; read takes
 // control messages and pongs. A client whose queue is full is dropped.
 type client struct {
-	srv      *Server
-	conn     *websocket.Conn
-	queue    chan []byte
-	period   atomic.Int64 // between messages, ns
-	done     chan struct{}
-	closing  atomic.Bool
-	events   int // events sent so far
+	srv     *Server
+	conn    *websocket.Conn
+	queue   chan []byte
+	period  atomic.Int64 // between messages, ns
+	done    chan struct{}
+	closing atomic.Bool
+	events  int // events sent so far
 }
 
 // close closes the connection with a reason, once, and reports whether
