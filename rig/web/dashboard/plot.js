@@ -80,7 +80,8 @@ class Plot {
     g.clearRect(0, 0, w, h);
     g.font = "11px system-ui, sans-serif";
 
-    const t1 = Math.max(this.now, this.span / 6), t0 = t1 - this.span;
+    // The last span seconds; from the start until the run is that long.
+    const t0 = Math.max(0, this.now - this.span), t1 = Math.max(t0 + this.span / 6, this.now);
     let lo = Infinity, hi = -Infinity;
     for (const s of this.series.values()) {
       for (const [t, v] of s.points) {
@@ -125,8 +126,8 @@ class Plot {
     }
     g.textAlign = "center";
     g.textBaseline = "top";
-    for (const t of niceTicks(Math.max(0, t0), t1, 6)) {
-      if (t < t0) continue;
+    for (const t of niceTicks(t0, t1, 6)) {
+      if (t < t0 || t > t1) continue;
       g.fillText(t.toFixed(t % 1 ? 1 : 0) + " s", x(t), top + ph + 4);
     }
     g.save();
