@@ -60,9 +60,10 @@ func (w *DelayWindow) Look(h *DelayHistogram) {
 	}
 	w.first, w.last = -1, -1
 	// Most buckets did not change: compare, and write only those that did.
-	for i, c := range h.counts {
-		if d := c - w.prev[i]; d != 0 {
-			w.delta[i], w.prev[i] = d, c
+	counts, prev, delta := h.counts, w.prev[:n], w.delta[:n]
+	for i, c := range counts {
+		if c != prev[i] {
+			delta[i], prev[i] = c-prev[i], c
 			if w.first < 0 {
 				w.first = i
 			}

@@ -93,7 +93,7 @@ func (p *pinger) since(t time.Duration) []arrival {
 // live is a real-time run of the virtual bench, played by two pingers,
 // served by a web.Server.
 type live struct {
-	t                 *testing.T
+	t                 testing.TB
 	srv               *web.Server
 	http              *httptest.Server
 	url               string
@@ -116,12 +116,12 @@ type liveRun struct {
 	web      web.Options
 }
 
-func startLive(t *testing.T, profile string, opt web.Options) *live {
+func startLive(t testing.TB, profile string, opt web.Options) *live {
 	t.Helper()
 	return liveRun{profile: profile, web: opt}.start(t)
 }
 
-func (lr liveRun) start(t *testing.T) *live {
+func (lr liveRun) start(t testing.TB) *live {
 	t.Helper()
 	p, err := profiles.Parse("live.yaml", []byte(lr.profile))
 	if err != nil {
@@ -665,5 +665,34 @@ func TestPacedSimIsTheVirtualRun(t *testing.T) {
 	}
 	if snap := mon.Snapshot(); snap.Seq < 14 || snap.Time < 1400*time.Millisecond {
 		t.Errorf("the paced run published %d snapshots, the last at %v", snap.Seq, snap.Time)
+	}
+}
+
+// BenchmarkReleaseLateness runs the virtual bench in real time for 2 s,
+// a frame each way every millisecond, the executor at SCHED_FIFO 80, with
+// no stream client and with four reading at 10 Hz, and reports how late
+// frames were released (the summary's release lateness). BENCHMARKS.md
+// quotes it.
+func BenchmarkReleaseLateness(b *testing.B) {
+	for _, clients := range []int{0, 4} {
+		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
+			for range b.N {
+				l := liveRun{profile: twoWay, period: time.Millisecond, priority: 80}.start(b)
+				for range clients {
+					defer l.reader("10")()
+				}
+				l.waitFor("2 s of the run", func(s *record.Snapshot) bool { return s.Time >= 2200*time.Millisecond })
+				code, body := l.request("GET", "/api/v1/run", "")
+				l.stop()
+				var info struct{ Summary record.Summary }
+				if err := json.Unmarshal([]byte(body), &info); code != 200 || err != nil || info.Summary.Timing == nil || info.Summary.Timing.ReleaseLateness == nil {
+					b.Fatalf("%d %v: %s", code, err, body)
+				}
+				late := info.Summary.Timing.ReleaseLateness
+				b.ReportMetric(late.P50*1e6, "p50-µs")
+				b.ReportMetric(late.P99*1e6, "p99-µs")
+				b.ReportMetric(late.Max*1e6, "max-µs")
+			}
+		})
 	}
 }

@@ -38,7 +38,7 @@ flows:
 	ingress := executor.NewIngress(64, func() {})
 	var err error
 	w.x, err = executor.New(executor.Config{
-		Network: p.Config, Clock: w.clock, End: time.Hour,
+		Network: p.Config, Clock: w.clock, End: math.MaxInt64,
 		Egress: []executor.Egress{executor.ToEndpoint(w.out)}, Ingress: ingress, FlowOf: []int{0, -1},
 		Monitor: w.mon,
 	})
