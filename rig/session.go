@@ -184,7 +184,7 @@ func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (
 		s.trace = record.NewTrace(opt.Trace, names, traced, real)
 	}
 	var phases *record.Phases
-	if len(p.Phases()) > 0 {
+	if len(p.Phases()) > 0 || opt.Monitor != nil { // a run being watched may have phases marked by hand
 		phases = record.NewPhases(p.Phases(), p.Flows.Names)
 	}
 	if opt.Signals != nil && len(bd.models) > 0 {

@@ -39,3 +39,6 @@ func (x *Executor) Ingress() *Ingress { return x.in }
 
 // Phases is the phase recorder, if the run has one.
 func (x *Executor) Phases() *record.Phases { return x.phases }
+
+// End is when the run stops.
+func (x *Executor) End() time.Duration { return x.end }

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"slices"
 	"time"
 
 	"github.com/hilrig/hilrig/emulator"
@@ -21,6 +22,7 @@ type Phases struct {
 	phases []profiles.Phase
 	names  []string
 	stats  [][]emulator.FlowStats // [phase][flow]
+	owned  bool                   // phases is a copy of the profile's, to Mark
 }
 
 var _ emulator.Observer = (*Phases)(nil)
@@ -54,6 +56,26 @@ func inWindows(ws []profiles.Window, t time.Duration) bool {
 		}
 	}
 	return false
+}
+
+// Mark adds the window [from, to) to the phase named name, which is made
+// if it is new: a phase marked while the run goes on (the live API). Call
+// it from the goroutine that runs the executor.
+func (r *Phases) Mark(name string, from, to time.Duration) {
+	if !r.owned { // the profile's phases are not the run's to change
+		r.phases = slices.Clone(r.phases)
+		for i := range r.phases {
+			r.phases[i].Windows = slices.Clone(r.phases[i].Windows)
+		}
+		r.owned = true
+	}
+	i := slices.IndexFunc(r.phases, func(p profiles.Phase) bool { return p.Name == name })
+	if i < 0 {
+		i = len(r.phases)
+		r.phases = append(r.phases, profiles.Phase{Name: name})
+		r.stats = append(r.stats, make([]emulator.FlowStats, len(r.names)))
+	}
+	r.phases[i].Windows = append(r.phases[i].Windows, profiles.Window{From: from, To: to})
 }
 
 // Active reports whether t falls in a window of any phase.
