@@ -696,3 +696,136 @@ func BenchmarkReleaseLateness(b *testing.B) {
 		})
 	}
 }
+
+// TestMarkPhase marks phases by hand: the frames sent meanwhile are
+// counted under them in the summary, each mark is an event of the run,
+// and the as-run profile replays them as schedule entries.
+func TestMarkPhase(t *testing.T) {
+	l := startLive(t, twoWay, web.Options{})
+	code, body := l.request("POST", "/api/v1/phases/handover", `{"for": "500ms"}`)
+	var got struct {
+		AtS   float64 `json:"at_s"`
+		Entry string
+	}
+	if err := json.Unmarshal([]byte(body), &got); code != 200 || err != nil || got.AtS <= 0 {
+		t.Fatalf("%d %v: %s", code, err, body)
+	}
+	at := time.Duration(got.AtS * float64(time.Second)).Round(time.Nanosecond)
+	if want := "{at: " + profiles.Duration(at).String() + ", for: 500ms, phase: handover}"; got.Entry != want {
+		t.Errorf("entry %q, want %q", got.Entry, want)
+	}
+	if code, body := l.request("POST", "/api/v1/phases/by-hand", ""); code != 200 {
+		t.Errorf("a phase until the end: %d %s", code, body)
+	}
+	l.waitFor("the phase to end", func(s *record.Snapshot) bool { return s.Time > at+600*time.Millisecond })
+
+	code, body = l.request("GET", "/api/v1/run", "")
+	var info struct{ Summary record.Summary }
+	if err := json.Unmarshal([]byte(body), &info); code != 200 || err != nil {
+		t.Fatalf("%d %v", code, err)
+	}
+	phases := map[string]record.PhaseSummary{}
+	for _, p := range info.Summary.Phases {
+		phases[p.Name] = p
+	}
+	// The profile's own window at 50 s, then the one marked by hand: 500 ms
+	// of frames every 5 ms each way, 100 of them.
+	h := phases["handover"]
+	if len(h.Windows) != 2 || h.Windows[1][0] != got.AtS || math.Abs(h.Windows[1][1]-got.AtS-0.5) > 1e-9 || h.Flows[0].Sent < 99 || h.Flows[0].Sent > 101 {
+		t.Errorf("handover: %+v", h)
+	}
+	if b := phases["by-hand"]; len(b.Windows) != 1 || b.Windows[0][1] != 60 || b.Flows[0].Sent == 0 {
+		t.Errorf("by-hand: %+v", b)
+	}
+	changes := 0
+	for _, e := range info.Summary.Events {
+		if e.Kind == "change" && (strings.HasPrefix(e.Detail, "phase handover for 500ms, wall clock 20") || strings.HasPrefix(e.Detail, "phase by-hand, wall clock 20")) {
+			changes++
+		}
+	}
+	if changes != 2 {
+		t.Errorf("events: %+v", info.Summary.Events)
+	}
+
+	code, body = l.request("GET", "/api/v1/profile?as-run", "")
+	if code != 200 || !strings.Contains(body, got.Entry) {
+		t.Fatalf("as-run profile: %d\n%s", code, body)
+	}
+	p, err := profiles.Parse("as-run.yaml", []byte(body))
+	if err != nil {
+		t.Fatalf("the as-run profile does not load: %v\n%s", err, body)
+	}
+	if n := len(p.Phases()); n != 2 || len(p.Phases()[0].Windows) != 2 || p.Phases()[1].Name != "by-hand" || p.Phases()[0].Windows[1].From != at {
+		t.Errorf("as-run phases: %+v", p.Phases())
+	}
+	if _, body := l.request("GET", "/api/v1/profile", ""); strings.Contains(body, "by-hand") {
+		t.Errorf("the profile without as-run has the changes:\n%s", body)
+	}
+}
+
+// TestChangesRefused sends changes that must be refused, each with a
+// clear error naming what is wrong, and changing nothing.
+func TestChangesRefused(t *testing.T) {
+	l := startLive(t, twoWay, web.Options{})
+	for _, tc := range []struct {
+		path, body, contentType string
+		code                    int
+		want, at                string
+	}{
+		{"/api/v1/phases/handover", `{"for": "-1s"}`, "", 400, "must not be negative", "for"},
+		{"/api/v1/phases/handover", `{"for": "0s"}`, "", 400, "for: must be positive", "for"},
+		{"/api/v1/phases/handover", `{"for": "soon"}`, "", 400, `for: "soon" is not a duration`, "for"},
+		{"/api/v1/phases/handover", `{"for": 5}`, "", 400, "for: want string, not a JSON number", "for"},
+		{"/api/v1/phases/handover", `{"fr": "1s"}`, "", 400, `unknown key "fr"`, "fr"},
+		{"/api/v1/phases/handover", `{"for": "1s"`, "", 400, "not a JSON object", ""},
+		{"/api/v1/phases/handover", `[1, 2]`, "", 400, "want struct", ""},
+		{"/api/v1/phases/handover", `{} {}`, "", 400, "more than one JSON value", ""},
+		{"/api/v1/phases/handover", `{"for": "1s"}`, "text/plain", 415, "Content-Type: application/json", ""},
+		{"/api/v1/phases/handover", `{"for": "1s"}`, "application/x-www-form-urlencoded", 415, "sent as JSON", ""},
+		{"/api/v1/phases/handover", `{"for": "` + strings.Repeat("9", 70000) + `s"}`, "", 413, "over 65536 bytes", ""},
+		{"/api/v1/phases/no%20spaces", `{}`, "", 400, "is not a phase name", "name"},
+		{"/api/v1/phases/" + strings.Repeat("p", 65), `{}`, "", 400, "is not a phase name", "name"},
+	} {
+		header := []string{}
+		if tc.contentType != "" {
+			header = []string{"Content-Type", tc.contentType}
+		}
+		code, body := l.request("POST", tc.path, tc.body, header...)
+		var e struct{ Error, Path string }
+		json.Unmarshal([]byte(body), &e)
+		if code != tc.code || !strings.Contains(e.Error, tc.want) || e.Path != tc.at {
+			t.Errorf("POST %s %.40q: %d %s", tc.path, tc.body, code, body)
+		}
+	}
+	if _, body := l.request("GET", "/api/v1/profile?as-run", ""); strings.Contains(body, "phase: handover}\n") && strings.Count(body, "handover") > 1 {
+		t.Errorf("a refused change is in the as-run profile:\n%s", body)
+	}
+	code, body := l.request("GET", "/api/v1/run", "")
+	if code != 200 || strings.Contains(body, `"kind": "change"`) {
+		t.Errorf("refused changes were recorded: %s", body)
+	}
+}
+
+// TestReadOnly watches a run without the right to change it.
+func TestReadOnly(t *testing.T) {
+	l := startLive(t, twoWay, web.Options{ReadOnly: true})
+	if code, body := l.request("POST", "/api/v1/phases/handover", `{}`); code != 403 || !strings.Contains(body, "read-only") {
+		t.Errorf("%d %s", code, body)
+	}
+	if code, _ := l.request("GET", "/api/v1/run", ""); code != 200 {
+		t.Errorf("reading a read-only server: %d", code)
+	}
+}
+
+// TestChangeAfterTheEnd is refused: the run is over.
+func TestChangeAfterTheEnd(t *testing.T) {
+	l := startLive(t, twoWay, web.Options{})
+	l.stop()
+	req := httptest.NewRequest("POST", "http://127.0.0.1/api/v1/phases/late", strings.NewReader("{}"))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	l.srv.ServeHTTP(rec, req)
+	if rec.Code != 409 || !strings.Contains(rec.Body.String(), "the run has ended") {
+		t.Errorf("%d %s", rec.Code, rec.Body.String())
+	}
+}

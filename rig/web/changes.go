@@ -1,17 +1,241 @@
 package web
 
-import "net/http"
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
 
-// The changes wait for the hop-change API of profiles and emulator.
-func (s *Server) getProfile(w http.ResponseWriter, r *http.Request) { notYet(w) }
-func (s *Server) getHops(w http.ResponseWriter, r *http.Request)    { notYet(w) }
-func (s *Server) getHop(w http.ResponseWriter, r *http.Request)     { notYet(w) }
-func (s *Server) patchHop(w http.ResponseWriter, r *http.Request)   { notYet(w) }
-func (s *Server) postOutage(w http.ResponseWriter, r *http.Request) { notYet(w) }
-func (s *Server) postPhase(w http.ResponseWriter, r *http.Request)  { notYet(w) }
+	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/rig/executor"
+)
 
-type change struct{}
+// A change made by hand is applied on the executor between two of its
+// events, at the run time it then has; it is recorded as an event of the
+// run (in the summary, with its wall-clock time) and as a schedule entry
+// of the as-run profile, so that a run steered by hand can be replayed as
+// a profile.
 
-func notYet(w http.ResponseWriter) {
-	writeError(w, http.StatusNotImplemented, "not yet", "")
+// change is a change as applied.
+type change struct {
+	At    time.Duration
+	Wall  time.Time
+	entry profiles.ScheduleEntry // what the as-run profile replays
+}
+
+// applied is the answer to a change.
+type applied struct {
+	AtS      float64   `json:"at_s"`      // the run's clock when it took effect
+	WallTime time.Time `json:"wall_time"` // the wall clock then
+	// Entry is the change as a schedule entry of the profile language.
+	Entry string `json:"entry"`
+	// Hop is the hop as it is after the change (hop changes only).
+	Hop any `json:"hop,omitempty"`
+}
+
+// errChange is a change refused, with its status and where in the request
+// the problem is.
+type errChange struct {
+	code int
+	msg  string
+	path string
+}
+
+func (e *errChange) Error() string { return e.msg }
+
+func refuse(code int, path, format string, args ...any) *errChange {
+	return &errChange{code: code, msg: fmt.Sprintf(format, args...), path: path}
+}
+
+// readChange checks what every change must be, and reads its body: the
+// server not read-only, JSON declared, the body within MaxBody, the run
+// going on.
+func (s *Server) readChange(w http.ResponseWriter, r *http.Request) ([]byte, *errChange) {
+	if s.opt.ReadOnly {
+		return nil, refuse(http.StatusForbidden, "", "this server is read-only (--read-only): the run can be watched, not changed")
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, refuse(http.StatusRequestEntityTooLarge, "", "the body is over %d bytes; a change is a few hundred", MaxBody)
+	}
+	if err != nil {
+		return nil, refuse(http.StatusBadRequest, "", "reading the body: %v", err)
+	}
+	if err := checkJSON(r); err != nil && len(body) > 0 {
+		return nil, refuse(http.StatusUnsupportedMediaType, "", "%v", err)
+	}
+	switch s.runState.Load() {
+	case "waiting":
+		return nil, refuse(http.StatusConflict, "", "the run has not started yet")
+	case "ended":
+		return nil, refuse(http.StatusConflict, "", "the run has ended")
+	}
+	return body, nil
+}
+
+// decodeStrict decodes a JSON object into v, refusing unknown keys and
+// anything after it; the error names the key at fault.
+func decodeStrict(body []byte, v any) *errChange {
+	if len(bytes.TrimSpace(body)) == 0 {
+		body = []byte("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		var syntaxErr *json.SyntaxError
+		switch {
+		case errors.As(err, &typeErr):
+			return refuse(http.StatusBadRequest, typeErr.Field, "%s: want %s, not a JSON %s", typeErr.Field, typeErr.Type, typeErr.Value)
+		case errors.As(err, &syntaxErr):
+			return refuse(http.StatusBadRequest, "", "the body is not JSON: %v (at byte %d)", err, syntaxErr.Offset)
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			key := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+			return refuse(http.StatusBadRequest, key, "unknown key %q", key)
+		}
+		return refuse(http.StatusBadRequest, "", "the body is not a JSON object: %v", err)
+	}
+	if dec.More() {
+		return refuse(http.StatusBadRequest, "", "the body has more than one JSON value")
+	}
+	return nil
+}
+
+// apply runs do on the executor, records the change it makes (do returns
+// the schedule entry and the answer's hop), and answers.
+func (s *Server) apply(w http.ResponseWriter, r *http.Request, what string, do func(x *executor.Executor, now time.Duration) (profiles.ScheduleEntry, any, *errChange)) {
+	type result struct {
+		c   change
+		hop any
+		err *errChange
+	}
+	got := make(chan result, 1)
+	s.session.Executor().Post(func(x *executor.Executor, now time.Duration) {
+		entry, hop, err := do(x, now)
+		if err != nil {
+			got <- result{err: err}
+			return
+		}
+		c := change{At: now, Wall: time.Now(), entry: entry}
+		// Cheap, on the executor: the entry is rendered once answered.
+		x.Event(now, "change", what+", wall clock "+c.Wall.Format(time.RFC3339Nano))
+		got <- result{c: c, hop: hop}
+	})
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	select {
+	case res := <-got:
+		if res.err != nil {
+			writeError(w, res.err.code, res.err.msg, res.err.path)
+			return
+		}
+		s.mu.Lock()
+		s.asRun = append(s.asRun, res.c)
+		s.mu.Unlock()
+		writeJSON(w, http.StatusOK, applied{AtS: res.c.At.Seconds(), WallTime: res.c.Wall, Entry: s.renderEntry(res.c.entry), Hop: res.hop})
+	case <-s.ended:
+		writeError(w, http.StatusConflict, "the run ended before the change could be applied", "")
+	case <-ctx.Done():
+		writeError(w, http.StatusServiceUnavailable, "the executor did not take the change in 5 s", "")
+	}
+}
+
+// phaseName is what a phase may be called: it names windows in reports.
+var phaseName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// postPhase marks a named phase from now, for `for` or until the end:
+// the frames sent meanwhile are counted under it in the summary.
+func (s *Server) postPhase(w http.ResponseWriter, r *http.Request) {
+	body, err := s.readChange(w, r)
+	if err != nil {
+		writeError(w, err.code, err.msg, err.path)
+		return
+	}
+	name := r.PathValue("name")
+	if !phaseName.MatchString(name) {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("%q is not a phase name: letters, digits, '_', '.' and '-', up to 64", name), "name")
+		return
+	}
+	var req struct {
+		For *string `json:"for"`
+	}
+	if err := decodeStrict(body, &req); err != nil {
+		writeError(w, err.code, err.msg, err.path)
+		return
+	}
+	var length time.Duration
+	if req.For != nil {
+		d, perr := profiles.ParseDuration(*req.For)
+		if perr == nil && d <= 0 {
+			perr = errors.New("must be positive")
+		}
+		if perr != nil {
+			writeError(w, http.StatusBadRequest, "for: "+perr.Error(), "for")
+			return
+		}
+		length = d
+	}
+	what := "phase " + name
+	if length > 0 {
+		what += " for " + profiles.Duration(length).String()
+	}
+	s.apply(w, r, what, func(x *executor.Executor, now time.Duration) (profiles.ScheduleEntry, any, *errChange) {
+		ph := x.Phases()
+		if ph == nil {
+			return profiles.ScheduleEntry{}, nil, refuse(http.StatusConflict, "", "this run counts no phases (it has no monitor)")
+		}
+		to := x.End()
+		if length > 0 {
+			to = min(to, now+length)
+		}
+		ph.Mark(name, now, to)
+		entry := profiles.ScheduleEntry{At: profiles.Duration(now), Phase: profiles.PhaseName(name)}
+		if length > 0 {
+			entry.For = ptr(profiles.Duration(length))
+		}
+		return entry, nil, nil
+	})
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// renderEntry writes a schedule entry as a profile would: it is the
+// schedule line of a profile that has only that entry, rendered by the
+// profile language's own renderer.
+func (s *Server) renderEntry(e profiles.ScheduleEntry) string {
+	p := *s.session.Profile()
+	prof := *p.Profile
+	prof.Schedule = []profiles.ScheduleEntry{e}
+	p.Profile = &prof
+	_, schedule, _ := strings.Cut(string(p.YAML()), "\nschedule:\n")
+	line, _, _ := strings.Cut(schedule, "\n")
+	return strings.TrimPrefix(strings.TrimSpace(line), "- ")
+}
+
+// getProfile answers the resolved profile as it runs now, in the profile
+// language; with ?as-run, with every change made by hand as a schedule
+// entry at the instant it took effect, so that the run can be replayed.
+func (s *Server) getProfile(w http.ResponseWriter, r *http.Request) {
+	p := *s.session.Profile()
+	prof := *p.Profile
+	if _, asRun := r.URL.Query()["as-run"]; asRun {
+		s.mu.Lock()
+		prof.Schedule = slices.Clip(prof.Schedule)
+		for _, c := range s.asRun {
+			prof.Schedule = append(prof.Schedule, c.entry)
+		}
+		s.mu.Unlock()
+	}
+	p.Profile = &prof
+	w.Header().Set("Content-Type", "application/yaml")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(p.YAML())
 }
