@@ -829,3 +829,35 @@ func TestChangeAfterTheEnd(t *testing.T) {
 		t.Errorf("%d %s", rec.Code, rec.Body.String())
 	}
 }
+
+// TestSnapshotSyncState watches paper 004's drop (the state path held
+// from 10 s to 11 s, θ_safe 299 ms): stopped at 10.8 s, the last snapshot
+// (10.7 s) has the twin out of sync, t_diff past θ_safe, in its first
+// episode; at 13 s it is back in sync.
+func TestSnapshotSyncState(t *testing.T) {
+	p, err := profiles.Load("twin-dropout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := profiles.LoadBench("../profiles/benches/digital-twin.yaml", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sync := func(d time.Duration) record.SyncProgress {
+		mon := &record.Monitor{}
+		if _, err := rig.Sim(p, b, rig.Options{Duration: d, Monitor: mon}); err != nil {
+			t.Fatal(err)
+		}
+		s := mon.Snapshot()
+		if len(s.Models) != 1 {
+			t.Fatalf("%+v", s)
+		}
+		return s.Models[0].Sync
+	}
+	if s := sync(10800 * time.Millisecond); !s.Supervised || !s.OutOfSync || s.TDiff <= 299*time.Millisecond || s.Episodes != 1 {
+		t.Errorf("at 10.7 s: %+v", s)
+	}
+	if s := sync(13 * time.Second); !s.Supervised || s.OutOfSync || s.TDiff > 299*time.Millisecond || s.Episodes != 1 {
+		t.Errorf("at 12.9 s: %+v", s)
+	}
+}

@@ -22,7 +22,9 @@ func (x *Executor) fillSnapshot(s *record.Snapshot) {
 		s.AddHop(x.net.HopNow(i))
 	}
 	for _, m := range x.models {
-		s.Models = append(s.Models, m.progress())
+		mp := m.progress()
+		mp.Sync = m.syncProgress(s.Time)
+		s.Models = append(s.Models, mp)
 	}
 	if x.real {
 		var dropped uint64
@@ -42,3 +44,17 @@ func (x *Executor) Phases() *record.Phases { return x.phases }
 
 // End is when the run stops.
 func (x *Executor) End() time.Duration { return x.end }
+
+// syncProgress is the model's supervisor now, if it has one: t_diff as
+// the supervisor computes it between steps.
+func (m *Model) syncProgress(now time.Duration) record.SyncProgress {
+	d := m.wait
+	if d == nil || d.sup == nil {
+		return record.SyncProgress{}
+	}
+	h := m.h()
+	return record.SyncProgress{
+		Supervised: true, OutOfSync: d.sup.Flagged(), TDiff: now - d.start - h, SimTime: h,
+		Episodes: uint64(len(d.sup.Episodes())), Skipped: d.skipped + d.skippedDisrupted,
+	}
+}
