@@ -90,9 +90,9 @@ func (st *Status) Close(mon *record.Monitor) {
 }
 
 // StatusLine is a snapshot in one line of at most width columns (0: no
-// limit): the run's time, then what matters most first (models against
-// the uncut reference and their sync, the flows, the executor's
-// lateness), leaving out what does not fit.
+// limit): the run's time, then what matters most first (alarms: a model
+// out of sync, a hop down; the models against the uncut reference; the
+// flows; the executor's lateness), leaving out what does not fit.
 func StatusLine(s *record.Snapshot, total time.Duration, width int) string {
 	var b strings.Builder
 	add := func(part string) {
@@ -102,6 +102,17 @@ func StatusLine(s *record.Snapshot, total time.Duration, width int) string {
 		b.WriteString(part)
 	}
 	add(fmt.Sprintf("%5.1f/%v", s.Time.Seconds(), total))
+	// Alarms first: a model out of sync, a hop down.
+	for _, m := range s.Models {
+		if m.Sync.OutOfSync {
+			add(fmt.Sprintf("  %s OUT OF SYNC (t_diff %v)", m.Endpoint, m.Sync.TDiff.Round(time.Microsecond)))
+		}
+	}
+	for _, h := range s.Hops {
+		if h.Outage != 0 {
+			add(fmt.Sprintf("  %s DOWN", h.Name))
+		}
+	}
 	for _, m := range s.Models {
 		if m.Output != "" {
 			errPct := 0.0
@@ -110,10 +121,7 @@ func StatusLine(s *record.Snapshot, total time.Duration, width int) string {
 			}
 			add(fmt.Sprintf("  %s %+.3g (uncut %+.3g) worst error %.2f%% of peak", m.Output, m.Value, m.Ideal, errPct))
 		}
-		switch {
-		case m.Sync.OutOfSync:
-			add(fmt.Sprintf("  %s OUT OF SYNC (t_diff %v)", m.Endpoint, m.Sync.TDiff.Round(time.Microsecond)))
-		case m.Sync.Supervised:
+		if m.Sync.Supervised && !m.Sync.OutOfSync {
 			add(fmt.Sprintf("  %s in sync", m.Endpoint))
 		}
 		if m.Overruns > 0 {
@@ -129,11 +137,6 @@ func StatusLine(s *record.Snapshot, total time.Duration, width int) string {
 			part += fmt.Sprintf(" lost %d", lost)
 		}
 		add(part)
-	}
-	for _, h := range s.Hops {
-		if h.Outage != 0 {
-			add(fmt.Sprintf("  %s DOWN", h.Name))
-		}
 	}
 	if s.Timing.Real && s.Timing.Release.Count > 0 {
 		add("  release p99 " + formatDelay(s.Timing.Release.P99))
