@@ -160,28 +160,10 @@ func (s *Server) postPhase(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := r.PathValue("name")
-	if !phaseName.MatchString(name) {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("%q is not a phase name: letters, digits, '_', '.' and '-', up to 64", name), "name")
+	length, perr := parsePhase(name, body)
+	if perr != nil {
+		writeError(w, perr.code, perr.msg, perr.path)
 		return
-	}
-	var req struct {
-		For *string `json:"for"`
-	}
-	if err := decodeStrict(body, &req); err != nil {
-		writeError(w, err.code, err.msg, err.path)
-		return
-	}
-	var length time.Duration
-	if req.For != nil {
-		d, perr := profiles.ParseDuration(*req.For)
-		if perr == nil && d <= 0 {
-			perr = errors.New("must be positive")
-		}
-		if perr != nil {
-			writeError(w, http.StatusBadRequest, "for: "+perr.Error(), "for")
-			return
-		}
-		length = d
 	}
 	what := "phase " + name
 	if length > 0 {
@@ -203,6 +185,31 @@ func (s *Server) postPhase(w http.ResponseWriter, r *http.Request) {
 		}
 		return entry, nil, nil
 	})
+}
+
+// parsePhase reads a phase's name and body: how long it lasts (0: until
+// the end).
+func parsePhase(name string, body []byte) (time.Duration, *errChange) {
+	if !phaseName.MatchString(name) {
+		return 0, refuse(http.StatusBadRequest, "name", "%q is not a phase name: letters, digits, '_', '.' and '-', up to 64", name)
+	}
+	var req struct {
+		For *string `json:"for"`
+	}
+	if err := decodeStrict(body, &req); err != nil {
+		return 0, err
+	}
+	if req.For == nil {
+		return 0, nil
+	}
+	d, err := profiles.ParseDuration(*req.For)
+	if err == nil && d <= 0 {
+		err = errors.New("must be positive")
+	}
+	if err != nil {
+		return 0, refuse(http.StatusBadRequest, "for", "for: %v", err)
+	}
+	return d, nil
 }
 
 func ptr[T any](v T) *T { return &v }
