@@ -861,3 +861,26 @@ func TestSnapshotSyncState(t *testing.T) {
 		t.Errorf("at 12.9 s: %+v", s)
 	}
 }
+
+// TestStart listens as `--listen` does: a loopback address without a
+// token, any other only with one, and the URL printed works.
+func TestStart(t *testing.T) {
+	l := startLive(t, twoWay, web.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	u, err := l.srv.Start(ctx, "127.0.0.1:0")
+	if err != nil || !strings.HasPrefix(u, "http://127.0.0.1:") {
+		t.Fatalf("%q %v", u, err)
+	}
+	resp, err := http.Get(u + "api/v1/run")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%v %v", resp, err)
+	}
+	resp.Body.Close()
+	if _, err := l.srv.Start(ctx, "0.0.0.0:0"); err == nil || !strings.Contains(err.Error(), "--token or HILRIG_TOKEN") {
+		t.Errorf("all interfaces without a token: %v", err)
+	}
+	if _, err := l.srv.Start(ctx, strings.TrimPrefix(u, "http://")[:len(u)-len("http://")-1]); err == nil || !strings.Contains(err.Error(), "address already in use") {
+		t.Errorf("an address in use: %v", err)
+	}
+}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -121,6 +123,39 @@ func (s *Server) end() {
 		s.runState.Store("ended")
 		close(s.ended)
 	})
+}
+
+// Start checks that addr may be served with the server's token
+// (CheckListen), listens on it, and serves in the background until ctx is
+// done. It returns the dashboard's URL (with the token, for the one who
+// started it).
+func (s *Server) Start(ctx context.Context, addr string) (string, error) {
+	if err := CheckListen(addr, s.opt.Token); err != nil {
+		return "", err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("--listen %s: %w", addr, err)
+	}
+	go func() {
+		if err := s.Serve(ctx, ln); err != nil {
+			fmt.Fprintf(s.opt.Log, "hilrig: serving %s: %v\n", addr, err)
+		}
+	}()
+	u := url.URL{Scheme: "http", Host: ln.Addr().String(), Path: "/"}
+	if host, _, _ := net.SplitHostPort(addr); host != "" && !isUnspecified(host) {
+		_, port, _ := net.SplitHostPort(ln.Addr().String())
+		u.Host = net.JoinHostPort(strings.Trim(host, "[]"), port)
+	}
+	if s.opt.Token != "" {
+		u.RawQuery = url.Values{"token": {s.opt.Token}}.Encode()
+	}
+	return u.String(), nil
+}
+
+func isUnspecified(host string) bool {
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsUnspecified()
 }
 
 // Serve serves on ln until ctx is done, then closes every connection.
