@@ -25,15 +25,18 @@ import (
 
 // change is a change as applied.
 type change struct {
-	At    time.Duration
-	Wall  time.Time
-	entry profiles.ScheduleEntry // what the as-run profile replays
+	At     time.Duration
+	Wall   time.Time
+	Queued time.Duration          // from posting to applying
+	entry  profiles.ScheduleEntry // what the as-run profile replays
 }
 
 // applied is the answer to a change.
 type applied struct {
 	AtS      float64   `json:"at_s"`      // the run's clock when it took effect
 	WallTime time.Time `json:"wall_time"` // the wall clock then
+	// QueuedS is how long the change waited for the executor to take it.
+	QueuedS float64 `json:"queued_s"`
 	// Entry is the change as a schedule entry of the profile language.
 	Entry string `json:"entry"`
 	// Hop is the hop as it is after the change (hop changes only).
@@ -118,13 +121,15 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, what string, do f
 		err *errChange
 	}
 	got := make(chan result, 1)
+	posted := time.Now()
 	s.session.Executor().Post(func(x *executor.Executor, now time.Duration) {
 		entry, hop, err := do(x, now)
 		if err != nil {
 			got <- result{err: err}
 			return
 		}
-		c := change{At: now, Wall: time.Now(), entry: entry}
+		wall := time.Now()
+		c := change{At: now, Wall: wall, Queued: wall.Sub(posted), entry: entry}
 		// Cheap, on the executor: the entry is rendered once answered.
 		x.Event(now, "change", what+", wall clock "+c.Wall.Format(time.RFC3339Nano))
 		got <- result{c: c, hop: hop}
@@ -140,7 +145,7 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, what string, do f
 		s.mu.Lock()
 		s.asRun = append(s.asRun, res.c)
 		s.mu.Unlock()
-		writeJSON(w, http.StatusOK, applied{AtS: res.c.At.Seconds(), WallTime: res.c.Wall, Entry: s.renderEntry(res.c.entry), Hop: res.hop})
+		writeJSON(w, http.StatusOK, applied{AtS: res.c.At.Seconds(), WallTime: res.c.Wall, QueuedS: res.c.Queued.Seconds(), Entry: s.renderEntry(res.c.entry), Hop: res.hop})
 	case <-s.ended:
 		writeError(w, http.StatusConflict, "the run ended before the change could be applied", "")
 	case <-ctx.Done():
