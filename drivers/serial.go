@@ -82,7 +82,7 @@ type Serial struct {
 	mu       sync.Mutex // guards port and lock against reconnection
 	port     serial.Port
 	lock     *deviceLock // held while the port is open
-	scratch  []byte // the executor's encoding buffer
+	scratch  []byte      // the executor's encoding buffer
 	stopping atomic.Bool
 	stopped  chan struct{} // closed when the reader returns
 	counts   atomicCounts
