@@ -8,6 +8,7 @@ package driverstest
 
 import (
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,20 +16,17 @@ import (
 )
 
 // Clock is a clock the test sets; it is safe for concurrent use.
-type Clock struct {
-	mu  sync.Mutex
-	now time.Duration
-}
+type Clock struct{ now atomic.Int64 }
 
 var _ drivers.Clock = (*Clock)(nil)
 
-func (c *Clock) Now() time.Duration { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *Clock) Now() time.Duration { return time.Duration(c.now.Load()) }
 
 // Set moves the clock to t.
-func (c *Clock) Set(t time.Duration) { c.mu.Lock(); c.now = t; c.mu.Unlock() }
+func (c *Clock) Set(t time.Duration) { c.now.Store(int64(t)) }
 
 // Add moves the clock on by d.
-func (c *Clock) Add(d time.Duration) { c.mu.Lock(); c.now += d; c.mu.Unlock() }
+func (c *Clock) Add(d time.Duration) { c.now.Add(int64(d)) }
 
 // WallClock is the time since it was made.
 type WallClock struct{ start time.Time }
