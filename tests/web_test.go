@@ -884,3 +884,21 @@ func TestStart(t *testing.T) {
 		t.Errorf("an address in use: %v", err)
 	}
 }
+
+func TestGetHops(t *testing.T) {
+	l := startLive(t, twoWay, web.Options{})
+	code, body := l.request("GET", "/api/v1/hops", "")
+	var hops []web.HopJSON
+	if err := json.Unmarshal([]byte(body), &hops); code != 200 || err != nil || len(hops) != 2 || hops[0].Name != "down" || hops[1].RateBps != 10e6 {
+		t.Errorf("%d %v: %s", code, err, body)
+	}
+	code, body = l.request("GET", "/api/v1/hops/up", "")
+	var up web.HopJSON
+	if err := json.Unmarshal([]byte(body), &up); code != 200 || err != nil || up.Name != "up" || up.DelayS != 0.02 {
+		t.Errorf("%d %v: %s", code, err, body)
+	}
+	code, body = l.request("GET", "/api/v1/hops/dwon", "")
+	if code != 404 || !strings.Contains(body, `no hop named \"dwon\"; did you mean down?; the hops are down, up`) || !strings.Contains(body, `"path": "hop"`) {
+		t.Errorf("an unknown hop: %d %s", code, body)
+	}
+}
