@@ -114,8 +114,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // Run runs the session, and tells clients when it has ended.
 func (s *Server) Run(ctx context.Context) (record.Summary, error) {
 	s.runState.Store("running")
-	defer s.end()
-	return s.session.Run(ctx)
+	follow, stop := context.WithCancel(ctx)
+	go s.followEvents(follow)
+	sum, err := s.session.Run(ctx)
+	stop()
+	s.mu.Lock()
+	if len(sum.Events) > len(s.events) {
+		s.events = sum.Events
+	}
+	s.mu.Unlock()
+	s.end()
+	return sum, err
 }
 
 func (s *Server) end() {
@@ -161,7 +170,6 @@ func isUnspecified(host string) bool {
 // Serve serves on ln until ctx is done, then closes every connection.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: time.Minute}
-	go s.followEvents(ctx)
 	stop := context.AfterFunc(ctx, func() {
 		hs.Close()
 		s.conns.Range(func(c, _ any) bool { c.(io.Closer).Close(); return true })
@@ -173,8 +181,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// followEvents fetches the run's events from the executor when a stream
-// sees there are more than fetched, so that streams can send them.
+// followEvents fetches the run's events from the executor while it runs,
+// when a stream sees there are more than fetched, so that streams can send
+// them.
 func (s *Server) followEvents(ctx context.Context) {
 	for {
 		select {
@@ -282,12 +291,13 @@ type runInfo struct {
 	State    string `json:"state"` // waiting, running or ended
 	ReadOnly bool   `json:"read_only"`
 	// ElapsedS is the run's clock; StartedAt when the server started.
-	ElapsedS  float64        `json:"elapsed_s"`
-	StartedAt time.Time      `json:"started_at"`
-	Hops      []string       `json:"hops"`
-	Flows     []string       `json:"flows"`
-	Phases    []string       `json:"phases,omitempty"`
-	Summary   record.Summary `json:"summary"`
+	ElapsedS  float64   `json:"elapsed_s"`
+	StartedAt time.Time `json:"started_at"`
+	Hops      []string  `json:"hops"`
+	Flows     []string  `json:"flows"`
+	Phases    []string  `json:"phases,omitempty"`
+	// Summary is the summary so far (absent before the run starts).
+	Summary *record.Summary `json:"summary,omitempty"`
 }
 
 // getRun answers the run as it is: its summary so far is computed on the
@@ -296,20 +306,18 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	info := s.info()
-	var err error
-	if info.State == "waiting" {
-		err = errors.New("the run has not started yet")
-	} else {
-		info.Summary, err = s.session.SummaryNow(ctx)
-	}
-	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, "the run's summary is not available: "+err.Error(), "")
-		return
-	}
-	if snap := s.mon.Snapshot(); info.State == "ended" {
-		info.ElapsedS = info.Summary.Duration
-	} else {
-		info.ElapsedS = snap.Time.Seconds()
+	if info.State != "waiting" {
+		sum, err := s.session.SummaryNow(ctx)
+		if err != nil {
+			writeError(w, http.StatusServiceUnavailable, "the run's summary is not available: "+err.Error(), "")
+			return
+		}
+		info.Summary = &sum
+		if info.State == "ended" {
+			info.ElapsedS = sum.Duration
+		} else {
+			info.ElapsedS = s.mon.Snapshot().Time.Seconds()
+		}
 	}
 	writeJSON(w, http.StatusOK, info)
 }

@@ -42,22 +42,33 @@ function setState(state) {
   s.className = "tag " + state;
 }
 
+let loading = false;
+
 function load() {
+  if (loading) return;
+  loading = true;
   api("GET", "/api/v1/run").then((info) => {
     hilrig.info = info;
     $("profile").textContent = info.profile + (info.bench ? " on " + info.bench : "");
     $("clock").textContent = info.clock + " time";
     setState(info.state);
     const hop = $("hop");
+    const chosen = hop.value;
     hop.textContent = "";
     for (const name of info.hops) {
       const o = document.createElement("option");
       o.textContent = name;
       hop.appendChild(o);
     }
+    if (chosen) hop.value = chosen;
     $("controls").hidden = info.read_only;
-  }).catch((e) => say("cannot read the run: " + e.message, "error"));
+    say("", "");
+  }).catch((e) => say("cannot read the run: " + e.message, "error"))
+    .finally(() => { loading = false; });
 }
+
+// the run's state in the last message
+let lastState = null;
 
 // previous counts of each flow, for the loss of the last interval
 const previous = new Map();
@@ -67,6 +78,10 @@ function onMessage(m) {
   hilrig.last = m;
   const t = m.t_s;
   $("time").textContent = t.toFixed(1) + " s";
+  if (m.state !== lastState) {
+    lastState = m.state;
+    load(); // the run started or ended: its header and hops again
+  }
   setState(m.state);
   for (const f of m.flows) {
     plots.delay.add(f.name + "/p50", f.name, t, f.delay_s ? f.delay_s.p50 : null);

@@ -90,7 +90,7 @@ class Plot {
         hi = Math.max(hi, v);
       }
     }
-    const left = 64, right = 8, top = 18, bottom = 18;
+    const left = 64, right = 18, top = 18, bottom = 18;
     const pw = w - left - right, ph = h - top - bottom;
     if (lo === Infinity) {
       g.fillStyle = "#6b6f76";
