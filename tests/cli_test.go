@@ -1,41 +1,352 @@
 package tests
 
 import (
+	"bytes"
 	"encoding/json"
+	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
+// updateReadme rewrites README.md's command reference from the binary's
+// help (go generate ./rig/cmd/hilrig runs this).
+var updateReadme = flag.Bool("update-readme", false, "rewrite README.md's command reference from hilrig help")
+
 func TestCLIExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("duration: 1s\nhops: {a: {rate: 4 Mbps}}\nflows: {f: {route: [a]}}\n"), 0o644)
+	// A usage or input error exits 2 with nothing on stdout; help exits 0
+	// with nothing on stderr.
 	tests := []struct {
-		name   string
-		args   []string
-		code   int
-		stderr string
+		name           string
+		args           []string
+		code           int
+		stdout, stderr string
 	}{
-		{"no command", nil, 2, "usage: hilrig"},
-		{"unknown command", []string{"simulate"}, 2, `unknown command "simulate"`},
-		{"missing profile argument", []string{"sim"}, 2, "usage: hilrig sim PROFILE"},
-		{"missing file", []string{"sim", filepath.Join(dir, "nope.yaml")}, 2, "nope.yaml: no such file"},
-		{"unknown shipped name", []string{"sim", "nope"}, 2, "no shipped profile by that name"},
-		{"bad profile", []string{"sim", bad}, 2, `bad.yaml:2:18: hops.a.rate: "4 Mbps" is not a rate`},
-		{"bad flag", []string{"sim", "bottleneck", "--duration", "5"}, 2, `"5" is not a duration`},
-		{"bad seed", []string{"sim", "bottleneck", "--seed", "x"}, 2, `--seed "x"`},
-		{"trace into a missing directory", []string{"sim", "bottleneck", "--trace", filepath.Join(dir, "no", "t.csv")}, 2, "no such file or directory"},
-		{"help", []string{"sim", "-h"}, 0, "usage: hilrig sim"},
+		{"no command", nil, 2, "", "usage: hilrig COMMAND"},
+		{"help", []string{"help"}, 0, "usage: hilrig COMMAND", ""},
+		{"--help", []string{"--help"}, 0, "usage: hilrig COMMAND", ""},
+		{"-h", []string{"-h"}, 0, "usage: hilrig COMMAND", ""},
+		{"command help", []string{"sim", "-h"}, 0, "usage: hilrig sim PROFILE", ""},
+		{"command --help among arguments", []string{"sim", "bottleneck", "--help"}, 0, "usage: hilrig sim PROFILE", ""},
+		{"help command", []string{"help", "run"}, 0, "usage: hilrig run --bench BENCH PROFILE", ""},
+		{"unknown command", []string{"simulate"}, 2, "", `unknown command "simulate"`},
+		{"missing profile argument", []string{"sim"}, 2, "", "hilrig sim: missing PROFILE\nusage: hilrig sim PROFILE"},
+		{"one argument too many", []string{"demo", "extra"}, 2, "", "hilrig demo: unexpected argument \"extra\"\nusage: hilrig demo"},
+		{"missing required flag", []string{"run", "bottleneck"}, 2, "", `required flag(s) "bench" not set`},
+		{"missing flag value", []string{"sim", "bottleneck", "--seed"}, 2, "", "flag needs an argument: --seed"},
+		{"missing file", []string{"sim", filepath.Join(dir, "nope.yaml")}, 2, "", "nope.yaml: no such file"},
+		{"unknown shipped name", []string{"sim", "nope"}, 2, "", "no shipped profile by that name"},
+		{"bad profile", []string{"sim", bad}, 2, "", `bad.yaml:2:18: hops.a.rate: "4 Mbps" is not a rate`},
+		{"bad flag value", []string{"sim", "bottleneck", "--duration", "5"}, 2, "", `"5" is not a duration`},
+		{"bad seed", []string{"sim", "bottleneck", "--seed", "x"}, 2, "", `--seed "x"`},
+		{"bad param", []string{"models", "quarter-car", "--param", "ks"}, 2, "", `want name=value, got "ks"`},
+		{"trace into a missing directory", []string{"sim", "bottleneck", "--trace", filepath.Join(dir, "no", "t.csv")}, 2, "", "no such file or directory"},
+		{"unknown shell", []string{"completion", "tcsh"}, 2, "", `no completion for the shell "tcsh"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runHilrig(t, tc.args...)
-			if r.code != tc.code || !strings.Contains(r.stderr, tc.stderr) {
-				t.Errorf("exit %d, stderr %q; want exit %d and %q", r.code, r.stderr, tc.code, tc.stderr)
+			if r.code != tc.code || !strings.Contains(r.stdout, tc.stdout) || !strings.Contains(r.stderr, tc.stderr) {
+				t.Errorf("exit %d\nstdout %q\nstderr %q\nwant exit %d, %q on stdout and %q on stderr", r.code, r.stdout, r.stderr, tc.code, tc.stdout, tc.stderr)
+			}
+			if tc.code == 2 && r.stdout != "" || tc.code == 0 && r.stderr != "" {
+				t.Errorf("exit %d with stdout %q and stderr %q", r.code, r.stdout, r.stderr)
 			}
 		})
+	}
+}
+
+// TestCLISuggestions: a mistyped command, flag, shipped profile, model or
+// shell is a usage error that names what was probably meant.
+func TestCLISuggestions(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"simm"}, `unknown command "simm"; did you mean sim?`},
+		{[]string{"simm", "bottleneck", "--seed", "3"}, `unknown command "simm"; did you mean sim?`},
+		{[]string{"chek", "lte"}, "did you mean check?"},
+		{[]string{"profile"}, "did you mean profiles?"},
+		{[]string{"help", "coupel"}, "did you mean couple?"},
+		{[]string{"sim", "bottleneck", "--durration", "3s"}, "unknown flag: --durration; did you mean --duration?"},
+		{[]string{"sim", "--sed", "3", "bottleneck"}, "did you mean --seed?"},
+		{[]string{"sim", "bottleneck", "-duration", "3s"}, "did you mean --duration?"}, // one dash, as Go's flag package took it
+		{[]string{"run", "--bech", "b.yaml", "lte"}, "did you mean --bench?"},
+		{[]string{"couple", "quarter-car", "--cut", "CP1"}, "did you mean --cuts?"},
+		{[]string{"sim", "botleneck"}, "botleneck: no such file, and no shipped profile by that name (see hilrig profiles); did you mean bottleneck?"},
+		{[]string{"sim", "bottle"}, "did you mean bottleneck?"},
+		{[]string{"show", "internet-hill"}, "did you mean internet-hil?"},
+		{[]string{"check", "lte", "wifi-burst"}, "did you mean wifi-bursty?"},
+		{[]string{"run", "--bench", "../profiles/benches/virtual.yaml", "twin-dropot"}, "did you mean twin-dropout?"},
+		{[]string{"demo", "--profile", "internet-hl"}, "did you mean internet-hil?"},
+		{[]string{"models", "quater-car"}, "did you mean quarter-car?"},
+		{[]string{"completion", "zhs"}, "did you mean zsh?"},
+	} {
+		r := runHilrig(t, tc.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("hilrig %s: exit %d, stderr %q; want exit 2 and %q", strings.Join(tc.args, " "), r.code, r.stderr, tc.want)
+		}
+	}
+	// Nothing is suggested for a name like none of them.
+	if r := runHilrig(t, "sim", "zzzzzz"); r.code != 2 || strings.Contains(r.stderr, "did you mean") {
+		t.Errorf("sim zzzzzz: exit %d, %s", r.code, r.stderr)
+	}
+}
+
+// TestCLIFlagsAnywhere: flags before, between and after the positional
+// arguments, with = or a space, and -- ending the flags, run the same.
+func TestCLIFlagsAnywhere(t *testing.T) {
+	var first string
+	for _, args := range [][]string{
+		{"sim", "bottleneck", "--duration", "2s", "--seed", "7"},
+		{"sim", "--duration", "2s", "bottleneck", "--seed=7"},
+		{"sim", "--seed=7", "--duration=2s", "--", "bottleneck"},
+	} {
+		r := runHilrig(t, args...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, r.code, r.stderr)
+		}
+		var s struct {
+			Seed     uint64  `json:"seed"`
+			Duration float64 `json:"duration_s"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &s); err != nil || s.Seed != 7 || s.Duration != 2 {
+			t.Errorf("%v: summary %+v, %v", args, s, err)
+		}
+		if first == "" {
+			first = r.stdout
+		} else if r.stdout != first {
+			t.Errorf("%v: a different summary", args)
+		}
+	}
+}
+
+// TestCLIHelp: each command's help, on stdout, has its usage line and
+// every flag with two dashes, each default said once.
+func TestCLIHelp(t *testing.T) {
+	for _, tc := range []struct {
+		command string
+		want    []string
+	}{
+		{"sim", []string{"--duration D", "--seed N", "--set path=value", "(default: the profile's duration)"}},
+		{"run", []string{"--bench BENCH", "--spin D", "(default 100us)", "--priority N", "(default 80)"}},
+		{"demo", []string{"--cut CP1|CP2", `(default "CP2")`, "--duration D", "(default 10s)"}},
+		{"couple", []string{"--delay D", "(default 20ms)", "--param name=value"}},
+		{"check", []string{"--bench BENCH", "--set path=value"}},
+	} {
+		r := runHilrig(t, tc.command, "--help")
+		if r.code != 0 || r.stderr != "" || !strings.HasPrefix(r.stdout, "usage: hilrig "+tc.command) {
+			t.Errorf("%s --help: exit %d, stderr %q, stdout:\n%s", tc.command, r.code, r.stderr, r.stdout)
+			continue
+		}
+		for _, want := range tc.want {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("%s --help lacks %q:\n%s", tc.command, want, r.stdout)
+			}
+		}
+		for i, line := range strings.Split(r.stdout, "\n") {
+			field := strings.TrimSpace(line)
+			if strings.HasPrefix(field, "-") && !strings.HasPrefix(field, "--") && !strings.HasPrefix(field, "-h, --help") {
+				t.Errorf("%s --help line %d: a flag with one dash: %q", tc.command, i+1, line)
+			}
+			if strings.Count(line, "(default") > 1 {
+				t.Errorf("%s --help line %d: two defaults: %q", tc.command, i+1, line)
+			}
+		}
+	}
+}
+
+// TestCLIVersion: --version and the version command print the version
+// the Go toolchain stamped into the binary, as go version -m reads it; a
+// build with VCS stamping also names its commit.
+func TestCLIVersion(t *testing.T) {
+	check := func(t *testing.T, binary string) string {
+		flagOut, cmdOut := commandOutput(t, binary, "--version"), commandOutput(t, binary, "version")
+		if flagOut != cmdOut || !strings.HasPrefix(flagOut, "hilrig ") || strings.Count(flagOut, "\n") != 1 {
+			t.Errorf("--version %q, version %q", flagOut, cmdOut)
+		}
+		meta := commandOutput(t, "go", "version", "-m", binary)
+		for _, line := range strings.Split(meta, "\n") {
+			fields := strings.Fields(line)
+			switch {
+			case len(fields) >= 3 && fields[0] == "mod":
+				if !strings.HasPrefix(flagOut, "hilrig "+fields[2]+" (") {
+					t.Errorf("version %q; the module's version is %s", flagOut, fields[2])
+				}
+			case len(fields) == 2 && strings.HasPrefix(fields[1], "vcs.revision="):
+				if rev := strings.TrimPrefix(fields[1], "vcs.revision="); !strings.Contains(flagOut, "commit "+rev) {
+					t.Errorf("version %q; the binary was built from %s", flagOut, rev)
+				}
+			}
+		}
+		return flagOut
+	}
+	check(t, hilrig)
+	t.Run("with VCS stamping", func(t *testing.T) {
+		head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+		if err != nil {
+			t.Skip("not a git checkout:", err)
+		}
+		stamped := filepath.Join(t.TempDir(), "hilrig")
+		if out, err := exec.Command("go", "build", "-buildvcs=true", "-o", stamped, "../rig/cmd/hilrig").CombinedOutput(); err != nil {
+			t.Skipf("no VCS stamping here: %v: %s", err, out)
+		}
+		if v := check(t, stamped); !strings.Contains(v, "commit "+strings.TrimSpace(string(head))+" of ") {
+			t.Errorf("version %q does not name HEAD %s with its time", v, head)
+		}
+	})
+}
+
+// commandOutput runs a program and returns its stdout, failing the test if it fails.
+func commandOutput(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(name, args...).Output()
+	if err != nil {
+		t.Fatalf("%s %v: %v", name, args, err)
+	}
+	return string(out)
+}
+
+// TestCLICompletion: each shell's script, and what hilrig answers the
+// scripts (its __complete command): commands, shipped profile and model
+// names, flag values, files for the flags that take one.
+func TestCLICompletion(t *testing.T) {
+	for shell, marker := range map[string]string{
+		"bash":       "complete -o default -F __start_hilrig hilrig",
+		"zsh":        "#compdef hilrig",
+		"fish":       "complete -c hilrig",
+		"powershell": "Register-ArgumentCompleter",
+	} {
+		r := runHilrig(t, "completion", shell)
+		if r.code != 0 || r.stderr != "" || !strings.Contains(r.stdout, marker) {
+			t.Errorf("completion %s: exit %d, stderr %q, no %q in the script", shell, r.code, r.stderr, marker)
+		}
+	}
+	// The directives are cobra's: 4 no file completion, 8 files with these
+	// extensions, 0 the shell's default (files); 2 no space after.
+	for _, tc := range []struct {
+		words     []string
+		want      []string
+		directive string
+	}{
+		{[]string{"si"}, []string{"sim\trun a profile in virtual time"}, ":4"},
+		{[]string{"sim", "bot"}, []string{"bottleneck\t"}, ":4"},
+		{[]string{"sim", "twin-"}, []string{"twin-baseline\t", "twin-degradation\t", "twin-dropout\t"}, ":4"},
+		{[]string{"check", "../profiles/"}, []string{"yaml", "yml"}, ":8"},
+		{[]string{"sim", "nothing-like-it"}, []string{"yaml", "yml"}, ":8"},
+		{[]string{"sim", "lte", "--bench", ""}, []string{"yaml", "yml"}, ":8"},
+		{[]string{"sim", "lte", "--trace", ""}, nil, ":0"},
+		{[]string{"demo", "--profile", "internet"}, []string{"internet-hil\t"}, ":4"},
+		{[]string{"demo", "--cut", ""}, []string{"CP1", "CP2"}, ":4"},
+		{[]string{"models", "quarter"}, []string{"quarter-car\t"}, ":4"},
+		{[]string{"couple", "quarter-car", "--output", "defl"}, []string{"deflection"}, ":4"},
+		{[]string{"couple", "quarter-car", "--cuts", "CP1,"}, []string{"CP1,CP2"}, ":6"},
+		{[]string{"couple", "quarter-car", "--param", "k"}, []string{"k1=", "k2="}, ":6"},
+		{[]string{"completion", "z"}, []string{"zsh"}, ":4"},
+		{[]string{"help", "co"}, []string{"couple\t", "completion\t"}, ":4"},
+	} {
+		r := runHilrig(t, append([]string{"__complete"}, tc.words...)...)
+		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+		if r.code != 0 || lines[len(lines)-1] != tc.directive {
+			t.Errorf("completing %q: exit %d, stdout %q; want directive %s", tc.words, r.code, r.stdout, tc.directive)
+			continue
+		}
+		for _, want := range tc.want {
+			found := false
+			for _, line := range lines {
+				found = found || strings.HasPrefix(line, want)
+			}
+			if !found {
+				t.Errorf("completing %q: no %q in %q", tc.words, want, lines)
+			}
+		}
+	}
+}
+
+// TestCLIBashCompletion sources the bash script and completes as bash
+// would, with a stand-in for the bash-completion package's word splitting
+// (_get_comp_words_by_ref) when that package is not installed.
+func TestCLIBashCompletion(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	script := filepath.Join(t.TempDir(), "hilrig.bash")
+	if err := os.WriteFile(script, []byte(runHilrig(t, "completion", "bash").stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	complete := func(words ...string) string {
+		cmd := exec.Command(bash, "-c", `
+declare -F _get_comp_words_by_ref >/dev/null || _get_comp_words_by_ref() {
+	cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}; words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD
+}
+source "$1"; shift
+COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+__start_hilrig 2>/dev/null
+echo "${COMPREPLY[*]}"`, "bash", script, hilrig)
+		cmd.Args = append(cmd.Args, words...)
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("bash completing %q: %v", words, err)
+		}
+		return strings.TrimSpace(out.String())
+	}
+	for _, tc := range []struct {
+		words []string
+		want  string
+	}{
+		{[]string{"sim", "bottl"}, "bottleneck"},
+		{[]string{"pro"}, "profiles"},
+		{[]string{"demo", "--cut", ""}, "CP1 CP2"},
+		{[]string{"sim", "lte", "--dur"}, "--duration"},
+	} {
+		if got := complete(tc.words...); got != tc.want {
+			t.Errorf("bash completes %q to %q, want %q", tc.words, got, tc.want)
+		}
+	}
+}
+
+// TestCLIReadmeCommands: README.md's command reference is the usage lines
+// hilrig help prints, which are made from each command's flags. With
+// -update-readme it is rewritten.
+func TestCLIReadmeCommands(t *testing.T) {
+	r := runHilrig(t, "help")
+	var lines []string
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if strings.HasPrefix(line, "  hilrig ") {
+			lines = append(lines, strings.TrimSpace(line))
+		}
+	}
+	if r.code != 0 || len(lines) < 10 {
+		t.Fatalf("help: exit %d, usage lines %q", r.code, lines)
+	}
+	want := "```\n" + strings.Join(lines, "\n") + "\n```\n"
+	const path = "../README.md"
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(data)
+	const beginMarker, endMarker = "<!-- commands:begin", "<!-- commands:end -->"
+	begin, end := strings.Index(readme, beginMarker), strings.Index(readme, endMarker)
+	if begin < 0 || end < begin {
+		t.Fatalf("README.md has no %s ... %s block", beginMarker, endMarker)
+	}
+	begin += strings.Index(readme[begin:], "-->\n") + len("-->\n")
+	if got := readme[begin:end]; got != want {
+		if !*updateReadme {
+			t.Fatalf("README.md's command reference is not what hilrig help says: run go generate ./rig/cmd/hilrig\nREADME.md:\n%s\nhilrig help:\n%s", got, want)
+		}
+		if err := os.WriteFile(path, []byte(readme[:begin]+want+readme[end:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("rewrote README.md's command reference")
 	}
 }
 

@@ -12,62 +12,68 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/hilrig/hilrig/emulator/plant"
 	"github.com/hilrig/hilrig/profiles"
 )
 
-// paramFlags collects repeated --param name=value.
-type paramFlags map[string]float64
-
-func (p paramFlags) String() string { return "" }
-
-func (p paramFlags) Set(v string) error {
-	name, value, ok := strings.Cut(v, "=")
-	if !ok {
-		return fmt.Errorf("want name=value, got %q", v)
-	}
-	f, err := strconv.ParseFloat(value, 64)
-	if err != nil {
-		return fmt.Errorf("%s: %q is not a number", name, value)
-	}
-	p[name] = f
-	return nil
+// coupleFlags are the flags of hilrig couple.
+type coupleFlags struct {
+	delay                         time.Duration
+	output, input, cuts, csv, svg string
+	params                        paramFlags
 }
 
-func runCouple(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("couple", stderr)
-	delay := 20 * time.Millisecond
-	fs.Var(durationFlag{&delay}, "delay", "one-way `delay` τ; the round trip is 2τ (default 20ms)")
-	output := fs.String("output", "", "the `signal` whose response is distorted (default: the model's output)")
-	input := fs.String("input", "", "the model `input` driving it (default: the model's only input)")
-	cutList := fs.String("cuts", "", "comma-separated `cuts` to compare (default: all the model offers)")
-	csvPath := fs.String("csv", "", "write the frequency responses to `file`: cut,omega_rad_s,distortion_db,sensitivity_db")
-	svgPath := fs.String("svg", "", "plot distortion and sensitivity against frequency to `file`")
-	params := paramFlags{}
-	fs.Var(params, "param", "change a built-in model's parameter, `name=value` (repeatable)")
-	pos, code, ok := arguments(fs, args, 1, 1, stderr)
-	if !ok {
-		return code
+func coupleCommand() *cobra.Command {
+	o := coupleFlags{delay: 20 * time.Millisecond, params: paramFlags{}}
+	c := &cobra.Command{
+		Use:   "couple MODEL",
+		Short: "rank a model's coupling points by the distortion a round-trip delay causes (paper 001)",
+		Long: `For each cut, the distortion is Θ = (P − Rd)/Rd over frequency, with Rd the
+output's response to the input without delay and P the response with the
+round trip 2τ in the loop (paper 001, equations 1–6), and the sensitivity
+Sr is how much a relative change of the hardware part changes the response
+(equation 7). The cut with the lowest peak distortion is ranked first.`,
+		Args:              positional(1, 1),
+		ValidArgsFunction: completeModels,
 	}
-	m, err := profiles.LoadModel(pos[0], params)
+	c.RunE = action(func(c *cobra.Command, args []string) int {
+		return runCouple(args[0], o, c.OutOrStdout(), c.ErrOrStderr())
+	})
+	f := c.Flags()
+	f.Var(durationFlag{&o.delay}, "delay", "the one-way delay `D`, τ (the round trip is 2τ)")
+	f.StringVar(&o.output, "output", "", "the signal `NAME` whose response is distorted (default: the model's output)")
+	f.StringVar(&o.input, "input", "", "the model input `NAME` driving it (default: the model's only input)")
+	f.StringVar(&o.cuts, "cuts", "", "compare the cuts `C1,C2` (default: every cut the model offers)")
+	f.StringVar(&o.csv, "csv", "", "write the frequency responses to `FILE`: cut,omega_rad_s,distortion_db,sensitivity_db")
+	f.StringVar(&o.svg, "svg", "", "plot distortion and sensitivity against frequency to `FILE`")
+	paramFlag(f, o.params)
+	completeFlags(c)
+	return c
+}
+
+func runCouple(model string, o coupleFlags, stdout, stderr io.Writer) int {
+	delay, output, input := o.delay, o.output, o.input
+	m, err := profiles.LoadModel(model, o.params)
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}
-	if *output == "" {
-		if *output = m.Output; *output == "" {
+	if output == "" {
+		if output = m.Output; output == "" {
 			return fail(stderr, exitUsage, fmt.Errorf("model %s names no output: choose one with --output (its signals: %s)", m.Name, strings.Join(m.Signals(), ", ")))
 		}
 	}
-	if *input == "" {
+	if input == "" {
 		names := inputNames(m.Plant)
 		if len(names) != 1 {
 			return fail(stderr, exitUsage, fmt.Errorf("model %s has inputs %s: choose one with --input", m.Name, strings.Join(names, ", ")))
 		}
-		*input = names[0]
+		input = names[0]
 	}
 	cuts := m.CutNames()
-	if *cutList != "" {
-		cuts = strings.Split(*cutList, ",")
+	if o.cuts != "" {
+		cuts = strings.Split(o.cuts, ",")
 	}
 	if len(cuts) == 0 {
 		return fail(stderr, exitUsage, fmt.Errorf("model %s offers no cuts", m.Name))
@@ -78,21 +84,21 @@ func runCouple(args []string, stdout, stderr io.Writer) int {
 	omegas := plant.LogSpace(0.1, 1000, 50)
 	var results []*plant.Analysis
 	for _, cut := range cuts {
-		a, err := plant.Analyse(m.Plant, strings.TrimSpace(cut), *input, *output, delay, omegas)
+		a, err := plant.Analyse(m.Plant, strings.TrimSpace(cut), input, output, delay, omegas)
 		if err != nil {
 			return fail(stderr, exitUsage, err)
 		}
 		results = append(results, a)
 	}
 	printCoupling(stdout, m, results)
-	if *csvPath != "" {
-		if err := writeFile(*csvPath, func(w io.Writer) error { return couplingCSV(w, results) }); err != nil {
+	if o.csv != "" {
+		if err := writeFile(o.csv, func(w io.Writer) error { return couplingCSV(w, results) }); err != nil {
 			return fail(stderr, exitFail, err)
 		}
 	}
-	if *svgPath != "" {
-		title := fmt.Sprintf("%s: %s from %s, τ = %v each way", m.Name, *output, *input, delay)
-		if err := writeFile(*svgPath, func(w io.Writer) error { return couplingSVG(w, title, results) }); err != nil {
+	if o.svg != "" {
+		title := fmt.Sprintf("%s: %s from %s, τ = %v each way", m.Name, output, input, delay)
+		if err := writeFile(o.svg, func(w io.Writer) error { return couplingSVG(w, title, results) }); err != nil {
 			return fail(stderr, exitFail, err)
 		}
 	}

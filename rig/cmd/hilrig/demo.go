@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
 	"github.com/hilrig/hilrig/profiles"
@@ -18,26 +19,45 @@ import (
 	"github.com/hilrig/hilrig/rig/record"
 )
 
-func runDemo(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("demo", stderr)
-	cut := fs.String("cut", "CP2", "where the quarter car is cut: CP1 or CP2")
-	profile := fs.String("profile", "internet-hil", "the network between the car and the seat: a `profile` whose first two flows go to the seat and back")
-	duration := 10 * time.Second
-	fs.Var(durationFlag{&duration}, "duration", "how long to run (default 10s)")
-	tracePath := fs.String("trace", "", "write a CSV trace of every frame to `file`")
-	signalsPath := fs.String("signals", "", "write the model's signals, a row per exchange, as CSV to `file`")
-	summaryPath := fs.String("summary", "", "also write the JSON summary to `file`")
-	priority := fs.Int("priority", 80, "SCHED_FIFO `priority` of the executor (0: do not change the scheduling)")
-	_, code, ok := arguments(fs, args, 0, 0, stderr)
-	if !ok {
-		return code
+// demoFlags are the flags of hilrig demo.
+type demoFlags struct {
+	cut, profile, trace, signals, summary string
+	duration                              time.Duration
+	priority                              int
+}
+
+func demoCommand() *cobra.Command {
+	o := demoFlags{duration: 10 * time.Second}
+	c := &cobra.Command{
+		Use:   "demo",
+		Short: "a complete hardware-in-the-loop run with no hardware: paper 001's quarter car and a virtual seat on a pseudo-terminal",
+		Long: `The rig simulates the quarter car cut at CP1 or CP2 in real time and
+exchanges frames with a virtual seat on a pseudo-terminal through the
+profile's network, then says what it measured: the frames, the exchanges,
+and how far the loop strayed from the uncut car.`,
+		Args:              positional(0, 0),
+		ValidArgsFunction: cobra.NoFileCompletions,
 	}
-	opt := rig.DemoOptions{Cut: *cut, Profile: *profile, Duration: duration, Priority: *priority, Log: stderr, Out: stdout}
+	c.RunE = action(func(c *cobra.Command, args []string) int { return runDemo(o, c.OutOrStdout(), c.ErrOrStderr()) })
+	f := c.Flags()
+	f.StringVar(&o.cut, "cut", "CP2", "cut the quarter car at `CP1|CP2`")
+	f.StringVar(&o.profile, "profile", "internet-hil", "the network between the car and the seat: a `PROFILE` whose first two flows go to the seat and back")
+	f.Var(durationFlag{&o.duration}, "duration", "run for `D`")
+	f.StringVar(&o.trace, "trace", "", "write a CSV trace of every frame to `FILE`")
+	f.StringVar(&o.signals, "signals", "", "write the model's signals, a row per exchange, as CSV to `FILE`")
+	f.StringVar(&o.summary, "summary", "", "also write the JSON summary to `FILE`")
+	f.IntVar(&o.priority, "priority", 80, "SCHED_FIFO priority `N` of the executor (0: do not change the scheduling)")
+	completeFlags(c)
+	return c
+}
+
+func runDemo(o demoFlags, stdout, stderr io.Writer) int {
+	opt := rig.DemoOptions{Cut: o.cut, Profile: o.profile, Duration: o.duration, Priority: o.priority, Log: stderr, Out: stdout}
 	if isTerminal(stderr) {
 		opt.Status = stderr
 	}
 	var summaryOut io.Writer
-	closeOutputs, err := createOutputs(output{*tracePath, &opt.Trace}, output{*signalsPath, &opt.Signals}, output{*summaryPath, &summaryOut})
+	closeOutputs, err := createOutputs(output{o.trace, &opt.Trace}, output{o.signals, &opt.Signals}, output{o.summary, &summaryOut})
 	defer closeOutputs()
 	if err != nil {
 		return fail(stderr, exitUsage, err)
@@ -46,7 +66,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	summary, bench, err := rig.Demo(ctx, opt)
 	if err != nil && summary.Profile == "" {
-		return fail(stderr, exitUsage, err)
+		return fail(stderr, exitUsage, profileSuggestion(o.profile, err))
 	}
 	printDemo(stdout, summary, bench)
 	if summaryOut != nil {

@@ -1,16 +1,29 @@
 // Command hilrig is a hardware-in-the-loop rig controller: it inserts
 // emulated network impairment between a controller and its plant and runs
 // the same impairment engine in virtual time for design studies and CI.
+//
+// The command line is built with cobra and pflag: double-dash flags that
+// may come before or after the positional arguments, help on stdout,
+// "did you mean" for commands, flags and shipped profile names (all through
+// emulator/suggest, as the profile language does), shell completion, and a
+// usage line per command generated from its flags, which README.md's
+// command reference is checked against (tests/cli_test.go).
+//
+//go:generate go test ../../../tests -run TestCLIReadmeCommands -update-readme
 package main
 
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/hilrig/hilrig/emulator/suggest"
 )
 
 // Exit codes.
@@ -20,94 +33,262 @@ const (
 	exitUsage = 2 // usage or input error
 )
 
-type command struct {
-	name, args, summary string
-	run                 func(args []string, stdout, stderr io.Writer) int
-}
-
-var commands []command
-
-func init() {
-	commands = []command{
-		{"demo", "[--cut CP1|CP2] [--profile PROFILE] [--duration D] [--trace FILE] [--signals FILE] [--summary FILE]",
-			"a complete hardware-in-the-loop run with no hardware: paper 001's quarter car and a virtual seat on a pseudo-terminal", runDemo},
-		{"sim", "PROFILE [--duration D] [--seed N] [--trace FILE] [--summary FILE] [--bench BENCH [--signals FILE]] [--set path=value]...",
-			"run a profile in virtual time and print its summary", runSim},
-		{"check", "PROFILE|DIR... [--set path=value]...",
-			"validate profiles without running them (exit 0 if all are valid, 2 if not)", runCheck},
-		{"show", "PROFILE [--set path=value]...",
-			"print the profile as it will run: extends, overrides and defaults resolved", runShow},
-		{"profiles", "", "list the shipped profiles", runProfiles},
-		{"run", "--bench BENCH PROFILE [--duration D] [--trace FILE] [--summary FILE] [--priority N] [--spin D] [--set path=value]...",
-			"forward frames between hardware endpoints through the emulated network, in real time", runRun},
-		{"ports", "", "list serial ports and GPIO chips", runPorts},
-		{"models", "[MODEL] [--param name=value]...", "list the built-in plant models, or describe one (or a model file): signals, cuts, parameters", runModels},
-		{"couple", "MODEL [--delay D] [--output NAME] [--input NAME] [--cuts C1,C2] [--csv FILE] [--svg FILE] [--param name=value]...",
-			"rank a model's coupling points by the distortion a round-trip delay causes (paper 001)", runCouple},
-	}
-}
-
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
+// run runs hilrig with args and returns its exit code.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(stderr)
-		if len(args) == 0 {
-			return exitUsage
+	root := newRoot()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		// An unknown command followed by flags would otherwise be reported
+		// as the flags' error, root having none.
+		if err := knownCommand(root, args[0]); err != nil {
+			return usageError(root, stderr, err)
 		}
+	}
+	c, err := root.ExecuteC()
+	var status exitStatus
+	switch {
+	case err == nil:
 		return exitOK
+	case errors.As(err, &status):
+		return int(status) // reported by the command
+	default:
+		return usageError(c, stderr, err)
 	}
-	for _, c := range commands {
-		if c.name == args[0] {
-			return c.run(args[1:], stdout, stderr)
+}
+
+// newRoot builds the command tree. The commands are listed in this order,
+// the most used first.
+func newRoot() *cobra.Command {
+	cobra.EnableCommandSorting = false
+	root := &cobra.Command{
+		Use:     "hilrig",
+		Short:   "a hardware-in-the-loop rig controller",
+		Long:    "hilrig inserts emulated network impairment between a controller and its plant,\nand runs the same impairment engine in virtual time for design studies and CI.",
+		Version: version(),
+		RunE: func(c *cobra.Command, args []string) error {
+			// No command: the usage, as an error.
+			fmt.Fprint(c.ErrOrStderr(), rootHelp(c))
+			return exitStatus(exitUsage)
+		},
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
+	}
+	root.Args = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		return knownCommand(c, args[0])
+	}
+	root.SetVersionTemplate("hilrig {{.Version}}\n")
+	root.SetHelpFunc(func(c *cobra.Command, _ []string) {
+		if c == root {
+			fmt.Fprint(c.OutOrStdout(), rootHelp(c))
+			return
+		}
+		fmt.Fprint(c.OutOrStdout(), commandHelp(c))
+	})
+	root.SetFlagErrorFunc(flagError)
+	root.AddCommand(demoCommand(), simCommand(), runCommand(), coupleCommand(), modelsCommand(),
+		checkCommand(), showCommand(), profilesCommand(), portsCommand(),
+		versionCommand(), completionCommand(root))
+	root.SetHelpCommand(helpCommand(root))
+	// What cobra would add when it executes, added now, so that help shows
+	// the whole tree however it is asked for.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultVersionFlag()
+	root.InitDefaultHelpFlag()
+	for _, c := range root.Commands() {
+		c.Flags().SortFlags = false // as defined: the most used first
+		c.InitDefaultHelpFlag()
+	}
+	return root
+}
+
+// exitStatus is the error of a command that has reported its failure
+// itself, and exits with this code.
+type exitStatus int
+
+func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
+
+// action adapts a command written as returning its exit code to cobra.
+func action(run func(c *cobra.Command, args []string) int) func(*cobra.Command, []string) error {
+	return func(c *cobra.Command, args []string) error {
+		if code := run(c, args); code != exitOK {
+			return exitStatus(code)
+		}
+		return nil
+	}
+}
+
+// positional wants from min to max positional arguments (max < 0: any
+// number), named in the command's Use after its name.
+func positional(min, max int) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) < min {
+			return fmt.Errorf("missing %s", argumentNames(c))
+		}
+		if max >= 0 && len(args) > max {
+			return fmt.Errorf("unexpected argument %q", args[max])
+		}
+		return nil
+	}
+}
+
+// argumentNames is what the command takes besides flags, as written in
+// its Use: "PROFILE", "[MODEL]".
+func argumentNames(c *cobra.Command) string {
+	_, args, _ := strings.Cut(c.Use, " ")
+	return args
+}
+
+// knownCommand reports name as an unknown command, with the command it
+// probably is.
+func knownCommand(root *cobra.Command, name string) error {
+	var names []string
+	for _, c := range root.Commands() {
+		if c.Name() == name || c.HasAlias(name) {
+			return nil
+		}
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
 		}
 	}
-	fmt.Fprintf(stderr, "hilrig: unknown command %q\n", args[0])
-	usage(stderr)
+	if name == cobra.ShellCompRequestCmd || name == cobra.ShellCompNoDescRequestCmd {
+		return nil // added by cobra when it executes
+	}
+	return fmt.Errorf("unknown command %q%s", name, suggest.DidYouMean(name, names))
+}
+
+// flagError adds the flag probably meant to an unknown flag's error.
+func flagError(c *cobra.Command, err error) error {
+	var unknown *pflag.NotExistError
+	if !errors.As(err, &unknown) {
+		return err
+	}
+	name := unknown.GetSpecifiedName()
+	if group := unknown.GetSpecifiedShortnames(); group != "" {
+		name = group // -duration: a long flag with one dash, as Go's flag package took it
+	}
+	var names []string
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, "--"+f.Name)
+		}
+	})
+	return fmt.Errorf("%w%s", err, suggest.DidYouMean("--"+name, names))
+}
+
+// usageError reports a usage error of c with c's usage line, and returns
+// the exit code for it.
+func usageError(c *cobra.Command, stderr io.Writer, err error) int {
+	if c.HasParent() {
+		fmt.Fprintf(stderr, "hilrig %s: %v\n", c.Name(), err)
+		fmt.Fprintf(stderr, "usage: %s\n(hilrig %s --help shows the flags)\n", synopsis(c), c.Name())
+	} else {
+		fmt.Fprintf(stderr, "hilrig: %v\n", err)
+		fmt.Fprintln(stderr, "usage: hilrig COMMAND [ARGS] (hilrig help lists the commands)")
+	}
 	return exitUsage
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: hilrig COMMAND [ARGS]")
-	fmt.Fprintln(w)
-	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n  %-8s   %s\n", c.name, c.args, "", c.summary)
+// synopsis is a command's usage line, made from its Use and its flags, so
+// that it cannot drift from them: required flags first, then the
+// positional arguments, then the optional flags in the order they were
+// defined; a repeatable flag is followed by "...".
+func synopsis(c *cobra.Command) string {
+	words := []string{c.CommandPath()}
+	var optional []string
+	c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+		if f.Hidden || f.Name == "help" || f.Name == "version" {
+			return
+		}
+		word := "--" + f.Name
+		if name, _ := pflag.UnquoteUsage(f); name != "" {
+			word += " " + name
+		}
+		if _, required := f.Annotations[cobra.BashCompOneRequiredFlag]; required {
+			words = append(words, word)
+			return
+		}
+		word = "[" + word + "]"
+		if _, repeatable := f.Value.(pflag.SliceValue); repeatable {
+			word += "..."
+		}
+		optional = append(optional, word)
+	})
+	if args := argumentNames(c); args != "" {
+		words = append(words, args)
 	}
+	return strings.Join(append(words, optional...), " ")
 }
 
-// parseFlags parses flags wherever they appear among the arguments, so that
-// `hilrig sim PROFILE --seed 3` works as well as `hilrig sim --seed 3 PROFILE`.
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
+// rootHelp lists every command with its usage line; README.md's command
+// reference is these lines.
+func rootHelp(root *cobra.Command) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n\nusage: hilrig COMMAND [ARGS]\n\n", root.Long)
+	for _, c := range root.Commands() {
+		if c.IsAvailableCommand() || c.Name() == "help" {
+			fmt.Fprintf(&b, "  %s\n      %s\n", synopsis(c), c.Short)
 		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return positional, nil
-		}
-		if args[0] == "--" {
-			return append(positional, args[1:]...), nil
-		}
-		positional = append(positional, args[0])
-		args = args[1:]
 	}
+	fmt.Fprintf(&b, "\nflags:\n%s\nhilrig COMMAND --help describes a command and its flags.\n", root.LocalFlags().FlagUsages())
+	return b.String()
 }
 
-// arguments parses the flags and wants from min to max positional
-// arguments (max < 0: no limit). When they are wrong it prints the usage
-// and returns ok false with the exit code.
-func arguments(fs *flag.FlagSet, args []string, min, max int, stderr io.Writer) (pos []string, code int, ok bool) {
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return nil, flagError(stderr, err), false
+// commandHelp is a command's usage line, what it does and its flags.
+func commandHelp(c *cobra.Command) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "usage: %s\n\n%s", synopsis(c), c.Short)
+	if c.Long != "" {
+		fmt.Fprintf(&b, ".\n\n%s\n", strings.TrimSpace(c.Long))
+	} else {
+		b.WriteString(".\n")
 	}
-	if len(pos) < min || max >= 0 && len(pos) > max {
-		fs.Usage()
-		return nil, exitUsage, false
+	if c.HasAvailableLocalFlags() {
+		fmt.Fprintf(&b, "\nflags:\n%s", c.LocalFlags().FlagUsages())
 	}
-	return pos, exitOK, true
+	return b.String()
+}
+
+// helpCommand is `hilrig help [COMMAND]`: like --help, and an unknown
+// command is a usage error, as anywhere else.
+func helpCommand(root *cobra.Command) *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [COMMAND]",
+		Short: "describe hilrig, or a command and its flags",
+		Args:  positional(0, 1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return root.Help()
+			}
+			if err := knownCommand(root, args[0]); err != nil {
+				return err
+			}
+			target, _, err := root.Find(args)
+			if err != nil {
+				return err
+			}
+			return target.Help()
+		},
+		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var names []cobra.Completion
+			for _, sub := range root.Commands() {
+				if sub.IsAvailableCommand() && strings.HasPrefix(sub.Name(), toComplete) {
+					names = append(names, cobra.CompletionWithDesc(sub.Name(), sub.Short))
+				}
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
+	}
 }
 
 // output is a file a flag asks for, and the writer to point at it.
@@ -146,29 +327,6 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// newFlagSet returns a flag set that reports usage errors to stderr.
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("hilrig "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	for _, c := range commands {
-		if c.name == name {
-			fs.Usage = func() {
-				fmt.Fprintf(stderr, "usage: hilrig %s %s\n", c.name, c.args)
-				fs.PrintDefaults()
-			}
-		}
-	}
-	return fs
-}
-
-// flagError reports a usage error and returns its exit code.
-func flagError(stderr io.Writer, err error) int {
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	return exitUsage
 }
 
 // fail prints an error, one problem per line, prefixed with "hilrig: ".

@@ -6,19 +6,36 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/hilrig/hilrig/emulator/plant"
 	"github.com/hilrig/hilrig/profiles"
 )
 
-func runModels(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("models", stderr)
+func modelsCommand() *cobra.Command {
 	params := paramFlags{}
-	fs.Var(params, "param", "change a built-in model's parameter, `name=value` (repeatable)")
-	pos, code, ok := arguments(fs, args, 0, 1, stderr)
-	if !ok {
-		return code
+	c := &cobra.Command{
+		Use:               "models [MODEL]",
+		Short:             "list the built-in plant models, or describe one (or a model file): signals, cuts, parameters",
+		Args:              positional(0, 1),
+		ValidArgsFunction: completeModels,
 	}
-	switch len(pos) {
+	c.RunE = action(func(c *cobra.Command, args []string) int {
+		return runModels(args, params, c.OutOrStdout(), c.ErrOrStderr())
+	})
+	paramFlag(c.Flags(), params)
+	completeFlags(c)
+	return c
+}
+
+// paramFlag defines --param on fs, collected into params.
+func paramFlag(fs *pflag.FlagSet, params paramFlags) {
+	fs.Var(params, "param", "change a built-in model's parameter: `name=value` (repeatable)")
+}
+
+func runModels(args []string, params paramFlags, stdout, stderr io.Writer) int {
+	switch len(args) {
 	case 0:
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		for _, b := range plant.Builtins() {
@@ -28,15 +45,14 @@ func runModels(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "\nhilrig models NAME describes one: its signals, cuts and parameters.")
 		return exitOK
 	case 1:
-		m, err := profiles.LoadModel(pos[0], params)
+		m, err := profiles.LoadModel(args[0], params)
 		if err != nil {
 			return fail(stderr, exitUsage, err)
 		}
 		describeModel(stdout, m)
 		return exitOK
 	}
-	fs.Usage()
-	return exitUsage
+	panic("models takes at most one argument") // checked by positional
 }
 
 // describeModel prints what a bench and a device need to know of a model:

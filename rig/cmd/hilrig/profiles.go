@@ -1,33 +1,77 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/spf13/cobra"
+
+	"github.com/hilrig/hilrig/emulator/suggest"
 	"github.com/hilrig/hilrig/profiles"
 )
 
-// setFlags collects repeated --set path=value overrides, in order.
-type setFlags []string
+// loadProfile is profiles.Load, suggesting a shipped profile when ref
+// names none.
+func loadProfile(ref string, sets ...string) (*profiles.Loaded, error) {
+	p, err := profiles.Load(ref, sets...)
+	return p, profileSuggestion(ref, err)
+}
 
-func (s *setFlags) String() string     { return strings.Join(*s, " ") }
-func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
-
-func runCheck(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("check", stderr)
-	var sets setFlags
-	fs.Var(&sets, "set", "override a value, `path=value` (repeatable)")
-	benchPath := fs.String("bench", "", "also check the bench `file` against each profile: its endpoints, and flows it binds that the profile has")
-	pos, code, ok := arguments(fs, args, 1, -1, stderr)
-	if !ok {
-		return code
+// profileSuggestion adds the shipped profile probably meant to err, an
+// error about ref, when ref is a bare name (as profiles.Load looks up in
+// the library) that is neither a file nor a shipped profile.
+func profileSuggestion(ref string, err error) error {
+	if err == nil || strings.ContainsAny(ref, `/\`) || filepath.Ext(ref) != "" ||
+		!strings.Contains(err.Error(), ref) || strings.Contains(err.Error(), "did you mean") {
+		return err
 	}
+	if _, statErr := os.Stat(ref); !errors.Is(statErr, fs.ErrNotExist) {
+		return err
+	}
+	names := profiles.Shipped()
+	if slices.Contains(names, ref) {
+		return err
+	}
+	hint := suggest.DidYouMean(ref, names)
+	if hint == "" {
+		return err
+	}
+	return fmt.Errorf("%w%s", err, hint)
+}
+
+// checkFlags are the flags of hilrig check.
+type checkFlags struct {
+	bench string
+	sets  *[]string
+}
+
+func checkCommand() *cobra.Command {
+	var o checkFlags
+	c := &cobra.Command{
+		Use:   "check PROFILE|DIR...",
+		Short: "validate profiles without running them (exit 0 if all are valid, 2 if not)",
+		Long: `A directory stands for every .yaml below it, except in benches/ and models/
+directories. Every problem is reported, with its file, line and column.`,
+		Args:              positional(1, -1),
+		ValidArgsFunction: completeProfiles,
+	}
+	c.RunE = action(func(c *cobra.Command, args []string) int { return runCheck(args, o, c.OutOrStdout(), c.ErrOrStderr()) })
+	f := c.Flags()
+	f.StringVar(&o.bench, "bench", "", "also check the bench file `BENCH` against each profile: its endpoints, and flows it binds that the profile has")
+	o.sets = setFlag(f)
+	completeFlags(c)
+	return c
+}
+
+func runCheck(args []string, o checkFlags, stdout, stderr io.Writer) int {
 	var files []string
-	for _, arg := range pos {
+	for _, arg := range args {
 		found, err := profileFiles(arg)
 		if err != nil {
 			return fail(stderr, exitUsage, err)
@@ -36,15 +80,15 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	bad := 0
 	for _, file := range files {
-		p, err := profiles.Load(file, sets...)
+		p, err := loadProfile(file, *o.sets...)
 		if err != nil {
 			bad++
 			fail(stderr, exitUsage, err)
 			continue
 		}
 		with := ""
-		if *benchPath != "" {
-			b, err := profiles.LoadBench(*benchPath, p)
+		if o.bench != "" {
+			b, err := profiles.LoadBench(o.bench, p)
 			if err != nil {
 				bad++
 				fail(stderr, exitUsage, err)
@@ -98,15 +142,24 @@ func profileFiles(arg string) ([]string, error) {
 	return files, err
 }
 
-func runShow(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("show", stderr)
-	var sets setFlags
-	fs.Var(&sets, "set", "override a value, `path=value` (repeatable)")
-	pos, code, ok := arguments(fs, args, 1, 1, stderr)
-	if !ok {
-		return code
+func showCommand() *cobra.Command {
+	var sets *[]string
+	c := &cobra.Command{
+		Use:               "show PROFILE",
+		Short:             "print the profile as it will run: extends, overrides and defaults resolved",
+		Args:              positional(1, 1),
+		ValidArgsFunction: completeProfiles,
 	}
-	p, err := profiles.Load(pos[0], sets...)
+	c.RunE = action(func(c *cobra.Command, args []string) int {
+		return runShow(args[0], *sets, c.OutOrStdout(), c.ErrOrStderr())
+	})
+	sets = setFlag(c.Flags())
+	completeFlags(c)
+	return c
+}
+
+func runShow(ref string, sets []string, stdout, stderr io.Writer) int {
+	p, err := loadProfile(ref, sets...)
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}
@@ -119,12 +172,18 @@ func runShow(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func runProfiles(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("profiles", stderr)
-	_, code, ok := arguments(fs, args, 0, 0, stderr)
-	if !ok {
-		return code
+func profilesCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:               "profiles",
+		Short:             "list the shipped profiles",
+		Args:              positional(0, 0),
+		ValidArgsFunction: cobra.NoFileCompletions,
 	}
+	c.RunE = action(func(c *cobra.Command, args []string) int { return runProfiles(c.OutOrStdout(), c.ErrOrStderr()) })
+	return c
+}
+
+func runProfiles(stdout, stderr io.Writer) int {
 	names := profiles.Shipped()
 	width := 0
 	for _, n := range names {

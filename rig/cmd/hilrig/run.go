@@ -10,42 +10,62 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/hilrig/hilrig/drivers"
+	"github.com/hilrig/hilrig/drivers/realtime"
 	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig"
 )
 
-func runRun(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("run", stderr)
-	benchPath := fs.String("bench", "", "the bench `file`: endpoints and the flows they carry")
-	var duration, spin time.Duration
-	fs.Var(durationFlag{&duration}, "duration", "how long to run (default: the profile's duration)")
-	fs.Var(durationFlag{&spin}, "spin", "how long before a deadline the executor spins instead of sleeping (default 100us)")
-	tracePath := fs.String("trace", "", "write a CSV trace of every frame to `file`")
-	signalsPath := fs.String("signals", "", "write the model endpoints' signals, a row per exchange, as CSV to `file`")
-	summaryPath := fs.String("summary", "", "write the JSON summary to `file` instead of stdout")
-	priority := fs.Int("priority", 80, "SCHED_FIFO `priority` of the executor (0: do not change the scheduling)")
-	var sets setFlags
-	fs.Var(&sets, "set", "override a profile value, `path=value` (repeatable)")
-	pos, code, ok := arguments(fs, args, 1, 1, stderr)
-	if !ok {
-		return code
+// runFlags are the flags of hilrig run.
+type runFlags struct {
+	bench, trace, signals, summary string
+	duration, spin                 time.Duration
+	priority                       int
+	sets                           *[]string
+}
+
+func runCommand() *cobra.Command {
+	o := runFlags{spin: realtime.DefaultSpin}
+	c := &cobra.Command{
+		Use:   "run PROFILE",
+		Short: "forward frames between hardware endpoints through the emulated network, in real time",
+		Long: `The bench names the endpoints (serial ports, pseudo-terminals, GPIO lines,
+UDP and TCP sockets, plant models) and binds the profile's flows to them.
+Exit 0 when it ran its duration or was stopped by a signal, 1 when a device
+failed mid-run, 2 when the profile or bench is wrong or a device is missing
+at the start.`,
+		Args:              positional(1, 1),
+		ValidArgsFunction: completeProfiles,
 	}
-	if *benchPath == "" {
-		fs.Usage()
-		return exitUsage
-	}
-	p, err := profiles.Load(pos[0], sets...)
+	c.RunE = action(func(c *cobra.Command, args []string) int { return runRun(args[0], o, c.OutOrStdout(), c.ErrOrStderr()) })
+	f := c.Flags()
+	f.StringVar(&o.bench, "bench", "", "the bench file `BENCH`: endpoints and the flows they carry")
+	c.MarkFlagRequired("bench")
+	f.Var(durationFlag{&o.duration}, "duration", "run for `D` (default: the profile's duration)")
+	f.StringVar(&o.trace, "trace", "", "write a CSV trace of every frame to `FILE`")
+	f.StringVar(&o.signals, "signals", "", "write the model endpoints' signals, a row per exchange, as CSV to `FILE`")
+	f.StringVar(&o.summary, "summary", "", "write the JSON summary to `FILE` instead of stdout")
+	f.IntVar(&o.priority, "priority", 80, "SCHED_FIFO priority `N` of the executor (0: do not change the scheduling)")
+	f.Var(durationFlag{&o.spin}, "spin", "spin instead of sleeping for the last `D` before a deadline")
+	o.sets = setFlag(f)
+	completeFlags(c)
+	return c
+}
+
+func runRun(ref string, o runFlags, stdout, stderr io.Writer) int {
+	p, err := loadProfile(ref, *o.sets...)
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}
-	b, err := profiles.LoadBench(*benchPath, p)
+	b, err := profiles.LoadBench(o.bench, p)
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}
-	opt := rig.Options{Duration: duration, Spin: spin, Priority: *priority, Log: stderr}
+	opt := rig.Options{Duration: o.duration, Spin: o.spin, Priority: o.priority, Log: stderr}
 	out := stdout
-	closeOutputs, err := createOutputs(output{*tracePath, &opt.Trace}, output{*signalsPath, &opt.Signals}, output{*summaryPath, &out})
+	closeOutputs, err := createOutputs(output{o.trace, &opt.Trace}, output{o.signals, &opt.Signals}, output{o.summary, &out})
 	defer closeOutputs()
 	if err != nil {
 		return fail(stderr, exitUsage, err)
@@ -70,12 +90,18 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func runPorts(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("ports", stderr)
-	_, code, ok := arguments(fs, args, 0, 0, stderr)
-	if !ok {
-		return code
+func portsCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:               "ports",
+		Short:             "list serial ports and GPIO chips",
+		Args:              positional(0, 0),
+		ValidArgsFunction: cobra.NoFileCompletions,
 	}
+	c.RunE = action(func(c *cobra.Command, args []string) int { return runPorts(c.OutOrStdout(), c.ErrOrStderr()) })
+	return c
+}
+
+func runPorts(stdout, stderr io.Writer) int {
 	ports, err := drivers.SerialPorts()
 	if err != nil {
 		fmt.Fprintf(stderr, "hilrig: listing serial ports: %v\n", err)

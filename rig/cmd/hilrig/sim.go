@@ -6,69 +6,72 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig"
 )
 
-// durationFlag is a flag.Value for durations written as in profiles.
-type durationFlag struct{ d *time.Duration }
-
-func (f durationFlag) String() string {
-	if f.d == nil {
-		return ""
-	}
-	return f.d.String()
+// simFlags are the flags of hilrig sim.
+type simFlags struct {
+	duration                             time.Duration
+	seed, trace, summary, bench, signals string
+	sets                                 *[]string
 }
 
-func (f durationFlag) Set(s string) error {
-	d, err := profiles.ParseDuration(s)
-	*f.d = d
-	return err
+func simCommand() *cobra.Command {
+	var o simFlags
+	c := &cobra.Command{
+		Use:   "sim PROFILE",
+		Short: "run a profile in virtual time and print its summary",
+		Long: `The profile's generators stand in for the hardware, and the run is
+reproducible bit for bit from the seed. PROFILE is a file or the name of a
+shipped profile (hilrig profiles lists them).`,
+		Args:              positional(1, 1),
+		ValidArgsFunction: completeProfiles,
+	}
+	c.RunE = action(func(c *cobra.Command, args []string) int { return runSim(args[0], o, c.OutOrStdout(), c.ErrOrStderr()) })
+	f := c.Flags()
+	f.Var(durationFlag{&o.duration}, "duration", "run for `D` of virtual time (default: the profile's duration)")
+	f.StringVar(&o.seed, "seed", "", "seed the random generators with `N` (default: the profile's seed)")
+	f.StringVar(&o.trace, "trace", "", "write a CSV trace of every frame to `FILE`")
+	f.StringVar(&o.summary, "summary", "", "write the JSON summary to `FILE` instead of stdout")
+	f.StringVar(&o.bench, "bench", "", "co-simulate the model endpoints of the bench file `BENCH`, their hardware parts standing in for the hardware")
+	f.StringVar(&o.signals, "signals", "", "write the model signals, a row per exchange step, as CSV to `FILE` (with --bench)")
+	o.sets = setFlag(f)
+	completeFlags(c)
+	return c
 }
 
-func runSim(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("sim", stderr)
-	var duration time.Duration
-	fs.Var(durationFlag{&duration}, "duration", "virtual `time` to run (default: the profile's duration)")
-	seed := fs.String("seed", "", "random `seed` (default: the profile's)")
-	tracePath := fs.String("trace", "", "write a CSV trace of every frame to `file`")
-	summaryPath := fs.String("summary", "", "write the JSON summary to `file` instead of stdout")
-	benchPath := fs.String("bench", "", "co-simulate the model endpoints of the bench `file`, their hardware parts standing in for the hardware")
-	signalsPath := fs.String("signals", "", "write the model signals, a row per exchange step, as CSV to `file` (with --bench)")
-	var sets setFlags
-	fs.Var(&sets, "set", "override a profile value, `path=value` (repeatable)")
-	pos, code, ok := arguments(fs, args, 1, 1, stderr)
-	if !ok {
-		return code
-	}
-	p, err := profiles.Load(pos[0], sets...)
+func runSim(ref string, o simFlags, stdout, stderr io.Writer) int {
+	p, err := loadProfile(ref, *o.sets...)
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}
-	opt := rig.Options{Duration: duration}
+	opt := rig.Options{Duration: o.duration}
 	var bench *profiles.LoadedBench
-	if *seed != "" {
-		s, err := strconv.ParseUint(*seed, 10, 64)
+	if o.seed != "" {
+		s, err := strconv.ParseUint(o.seed, 10, 64)
 		if err != nil {
-			return fail(stderr, exitUsage, fmt.Errorf("--seed %q is not a whole number", *seed))
+			return fail(stderr, exitUsage, fmt.Errorf("--seed %q is not a whole number", o.seed))
 		}
 		opt.Seed = &s
 	}
-	if *signalsPath != "" && *benchPath == "" {
+	if o.signals != "" && o.bench == "" {
 		return fail(stderr, exitUsage, fmt.Errorf("--signals records the models of a bench: give --bench too"))
 	}
-	if *benchPath != "" {
-		b, err := profiles.LoadBench(*benchPath, p)
+	if o.bench != "" {
+		b, err := profiles.LoadBench(o.bench, p)
 		if err != nil {
 			return fail(stderr, exitUsage, err)
 		}
 		if len(b.Models) == 0 {
-			return fail(stderr, exitUsage, fmt.Errorf("%s has no model endpoint; in sim the profile's traffic stands in for hardware, so a bench matters only for the models it cuts", *benchPath))
+			return fail(stderr, exitUsage, fmt.Errorf("%s has no model endpoint; in sim the profile's traffic stands in for hardware, so a bench matters only for the models it cuts", o.bench))
 		}
 		bench = b
 	}
 	out := stdout
-	closeOutputs, err := createOutputs(output{*tracePath, &opt.Trace}, output{*signalsPath, &opt.Signals}, output{*summaryPath, &out})
+	closeOutputs, err := createOutputs(output{o.trace, &opt.Trace}, output{o.signals, &opt.Signals}, output{o.summary, &out})
 	defer closeOutputs()
 	if err != nil {
 		return fail(stderr, exitUsage, err)
