@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -350,6 +351,27 @@ func TestCLIReadmeCommands(t *testing.T) {
 	}
 }
 
+// TestCLIPrivilegeHint runs the demo as a user who may not raise its
+// priority, lock memory or keep CPUs awake: besides the warnings, hilrig
+// says once, with this binary's path, how to grant the privileges.
+func TestCLIPrivilegeHint(t *testing.T) {
+	cmd := exec.Command(hilrig, "demo", "--duration", "500ms")
+	if os.Geteuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}} // nobody
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "cannot ") {
+		t.Skipf("no privilege was refused:\n%s", stderr.String())
+	}
+	fix := "sudo setcap cap_sys_nice,cap_ipc_lock+ep " + hilrig + "; /dev/cpu_dma_latency needs root, or a udev rule"
+	if n := strings.Count(stderr.String(), fix); n != 1 {
+		t.Errorf("the fix %q said %d times:\n%s", fix, n, stderr.String())
+	}
+}
 func TestSimByNameWithOverrides(t *testing.T) {
 	dir := t.TempDir()
 	summaryPath := filepath.Join(dir, "s.json")
