@@ -28,7 +28,8 @@ type Linearization struct {
 
 // Linearize computes the part's state-space matrices from its equations by
 // central differences around the initial state. For linear blocks a
-// difference of ±1 is exact, so a linear part's matrices are its own.
+// difference of ±1 is exact, so a linear part's matrices are its own. A
+// sampled block is seen between its hits: its state and outputs held.
 func (pt *Part) Linearize() *Linearization {
 	ev := newEvaluator(pt)
 	n := pt.n
@@ -200,6 +201,9 @@ func Analyse(p *Plant, cut, input, output string, delay time.Duration, omegas []
 	sim, hw, err := p.Cut(cut)
 	if err != nil {
 		return nil, err
+	}
+	if sampled := append(sim.Sampled(), hw.Sampled()...); len(sampled) > 0 {
+		return nil, fmt.Errorf("model %s has sampled blocks (%s): the frequency-domain analysis needs a continuous model", p.Name, strings.Join(sampled, ", "))
 	}
 	u1, y1 := p.SignalIndex(input), p.SignalIndex(output)
 	switch {

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -51,10 +52,20 @@ type LTI struct{ A, B, C, D *mat.Dense }
 // may keep the slices or allocate, since they run at every solver stage.
 // Feedthrough says whether Output reads u: a block that does passes its
 // inputs straight to its outputs, and must not close a loop of such blocks.
+//
+// A block with a Period is sampled, as a controller in a processor is: it
+// acts only at its hits, the multiples of Period from time 0. At a hit
+// its outputs are computed once, y = Output(t, x, u), and held until the
+// next (a zero-order hold), and then its state jumps to Update(t, x, u),
+// written into next (x and u as they are at the hit, before the jump;
+// next does not alias x). Between hits its state stays put, so it has no
+// Derivative. The period must be a whole number of solver steps.
 type Equations struct {
 	Derivative  func(t float64, x, u, dx []float64)
 	Output      func(t float64, x, u, y []float64)
 	Feedthrough bool
+	Period      time.Duration
+	Update      func(t float64, x, u, next []float64)
 }
 
 // Input is a signal from outside the model and how it is stimulated.
@@ -103,7 +114,8 @@ type block struct {
 	*Subsystem
 	in, out     []int // signal index of each input and output
 	feedthrough bool
-	a, b, c, d  []float64 // row-major; nil when zero
+	period      time.Duration // > 0: a sampled block
+	a, b, c, d  []float64     // row-major; nil when zero
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -164,7 +176,24 @@ func New(m Model) (*Plant, error) {
 			b.c = matrix(s.Linear.C, len(s.Outputs), len(s.States), path+".C", "outputs", "states", bad)
 			b.d = matrix(s.Linear.D, len(s.Outputs), len(s.Inputs), path+".D", "outputs", "inputs", bad)
 			b.feedthrough = b.d != nil
+		case s.Equations.Period < 0:
+			bad(path+".period", "must be positive")
+		case s.Equations.Period > 0:
+			if s.Equations.Derivative != nil {
+				bad(path, "is sampled (a period) and has a derivative; a sampled block's state changes at its hits only, by its update")
+			}
+			if len(s.States) > 0 && s.Equations.Update == nil {
+				bad(path, "is sampled and has states but no update")
+			}
+			if len(s.Outputs) > 0 && s.Equations.Output == nil {
+				bad(path, "has outputs but no output function")
+			}
+			b.feedthrough = s.Equations.Feedthrough
+			b.period = s.Equations.Period
 		default:
+			if s.Equations.Update != nil {
+				bad(path, "has an update but no period: only a sampled block updates its state at hits")
+			}
 			if len(s.States) > 0 && s.Equations.Derivative == nil {
 				bad(path, "has states but no derivative")
 			}

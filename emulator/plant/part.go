@@ -158,11 +158,15 @@ func (pt *Part) initialState(x []float64) {
 
 // evaluator computes a part's signals and derivative. sig holds every
 // signal of the plant; the part's inputs (model inputs and the values
-// received from the other part) must be in it before a call.
+// received from the other part) must be in it before a call. A sampled
+// block's outputs are computed only while hit says it is at a hit; in
+// between, sig holds them (each signal has one producer, so nothing else
+// writes them).
 type evaluator struct {
 	pt   *Part
 	sig  []float64
 	u, y []float64 // a block's inputs and outputs, gathered
+	hit  []bool    // per entry of pt.subs: a sampled block at a hit
 }
 
 func newEvaluator(pt *Part) *evaluator {
@@ -171,7 +175,25 @@ func newEvaluator(pt *Part) *evaluator {
 		maxIn = max(maxIn, len(pt.plant.subs[s].in))
 		maxOut = max(maxOut, len(pt.plant.subs[s].out))
 	}
-	return &evaluator{pt: pt, sig: make([]float64, len(pt.plant.signals)), u: make([]float64, maxIn), y: make([]float64, maxOut)}
+	return &evaluator{pt: pt, sig: make([]float64, len(pt.plant.signals)), u: make([]float64, maxIn), y: make([]float64, maxOut), hit: make([]bool, len(pt.subs))}
+}
+
+// Sampled lists the part's sampled blocks (those with a period).
+func (pt *Part) Sampled() []string {
+	var names []string
+	for _, s := range pt.subs {
+		if pt.plant.subs[s].period > 0 {
+			names = append(names, pt.plant.subs[s].Name)
+		}
+	}
+	return names
+}
+
+// hitAll marks every sampled block at a hit, as all are at time 0.
+func (e *evaluator) hitAll(on bool) {
+	for i, s := range e.pt.subs {
+		e.hit[i] = on && e.pt.plant.subs[s].period > 0
+	}
 }
 
 // stimulate writes the model inputs the part reads at time t.
@@ -194,7 +216,7 @@ func (e *evaluator) signals(t float64, x []float64) {
 	p := e.pt.plant
 	for i, s := range e.pt.subs {
 		b := &p.subs[s]
-		if len(b.out) == 0 {
+		if len(b.out) == 0 || b.period > 0 && !e.hit[i] {
 			continue
 		}
 		xs := x[e.pt.stateOff[i] : e.pt.stateOff[i]+len(b.States)]
@@ -225,6 +247,10 @@ func (e *evaluator) derivative(t float64, x, dx []float64) {
 			continue
 		}
 		off := e.pt.stateOff[i]
+		if b.period > 0 {
+			clear(dx[off : off+n]) // it jumps at hits, and holds in between
+			continue
+		}
 		u := e.u[:len(b.in)]
 		for j, k := range b.in {
 			u[j] = e.sig[k]

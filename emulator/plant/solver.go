@@ -35,6 +35,15 @@ var Solvers = []Solver{RK4, Trapezoidal}
 
 // Integrator steps a part in time at a fixed step. Its inputs from the
 // other part are held at the last value given (SetIn) until the next.
+//
+// The part's sampled blocks take a hit once, when the part is first
+// sampled or advanced at its instant, with the inputs held then. A caller
+// that sets what arrived at an instant before sampling (a controller that
+// replies to each measurement) has them read it: over a link without
+// delay, such a controller computes exactly what it would in the uncut
+// model. One that samples first (to send what it has at its clock tick)
+// has them read what they held, as a controller computing on its latest
+// measurement does; a value set afterwards waits for the next hit.
 type Integrator struct {
 	pt     *Part
 	ev     *evaluator
@@ -43,6 +52,10 @@ type Integrator struct {
 	h      float64
 	steps  int64
 	x      []float64
+
+	sampled    []int     // entries of pt.subs that are sampled blocks
+	next       []float64 // a sampled block's next state, for Update
+	hitPending bool      // a hit is due at this instant and not yet taken
 
 	k1, k2, k3, k4, xt []float64 // RK4 stages
 
@@ -76,6 +89,27 @@ func NewIntegrator(pt *Part, solver Solver, step time.Duration) (*Integrator, er
 	for _, k := range pt.in {
 		it.ev.sig[k] = initial[k]
 	}
+	maxStates := 0
+	for i, s := range pt.subs {
+		b := &pt.plant.subs[s]
+		if b.period == 0 {
+			continue
+		}
+		if b.period%step != 0 {
+			return nil, fmt.Errorf("the sampled block %s acts every %v, which is not a whole number of steps of %v", b.Name, b.period, step)
+		}
+		it.sampled = append(it.sampled, i)
+		maxStates = max(maxStates, len(b.States))
+	}
+	it.next = make([]float64, maxStates)
+	it.hitPending = len(it.sampled) > 0 // time 0 is every sampled block's first hit
+	// The solvers' preparation below needs the sampled blocks' outputs at
+	// time 0; they are computed without taking the hit, which waits for
+	// what the caller sets at time 0.
+	it.ev.hitAll(true)
+	it.ev.stimulate(0)
+	it.ev.signals(0, it.x)
+	it.ev.hitAll(false)
 	it.linear = true
 	for _, s := range pt.subs {
 		it.linear = it.linear && pt.plant.subs[s].Linear != nil
@@ -112,6 +146,7 @@ func (p *Plant) initialSignals() []float64 {
 	x := make([]float64, whole.n)
 	whole.initialState(x)
 	ev.stimulate(0)
+	ev.hitAll(true) // time 0 is every sampled block's first hit
 	ev.signals(0, x)
 	return ev.sig
 }
@@ -134,6 +169,7 @@ func (it *Integrator) In(i int) float64 { return it.ev.sig[it.pt.in[i]] }
 // Sample computes the part's signals at the current time, for Out and
 // Signal.
 func (it *Integrator) Sample() {
+	it.settle()
 	t := it.Time().Seconds()
 	it.ev.stimulate(t)
 	it.ev.signals(t, it.x)
@@ -147,7 +183,8 @@ func (it *Integrator) Out(i int) float64 { return it.ev.sig[it.pt.out[i]] }
 // Sample; signals the part does not compute or receive read 0.
 func (it *Integrator) Signal(k int) float64 { return it.ev.sig[k] }
 
-// State is the part's state vector; the caller must not change it.
+// State is the part's state vector; the caller must not change it. A
+// sampled block's state is as before a hit due now and not yet taken.
 func (it *Integrator) State() []float64 { return it.x }
 
 // Unconverged counts the steps whose Newton iterations stopped before the
@@ -156,6 +193,7 @@ func (it *Integrator) Unconverged() uint64 { return it.unconverged }
 
 // Advance takes one step.
 func (it *Integrator) Advance() {
+	it.settle()
 	t := it.Time().Seconds()
 	switch it.solver {
 	case RK4:
@@ -164,6 +202,66 @@ func (it *Integrator) Advance() {
 		it.trapezoidal(t)
 	}
 	it.steps++
+	it.hitPending = it.hitDue()
+}
+
+// AdvanceBy takes as many whole steps as fit in d and returns the rest of
+// d that is shorter than a step (d itself if it is not positive). A long
+// advance, such as a supervisor's jump of several exchange steps, is so
+// taken in the integrator's own steps: each stays within RK4's stability
+// limit and the solver's accuracy, whatever d is.
+func (it *Integrator) AdvanceBy(d time.Duration) (rest time.Duration) {
+	for ; d >= it.step; d -= it.step {
+		it.Advance()
+	}
+	return d
+}
+
+// hitDue reports whether some sampled block has a hit at the current time.
+func (it *Integrator) hitDue() bool {
+	now := it.Time()
+	for _, i := range it.sampled {
+		if now%it.pt.plant.subs[it.pt.subs[i]].period == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// settle takes the hit due at the current time, if not yet taken: the
+// sampled blocks at it compute and hold their outputs, from the signals at
+// this instant, then jump to their next state.
+func (it *Integrator) settle() {
+	if !it.hitPending {
+		return
+	}
+	it.hitPending = false
+	now := it.Time()
+	t := now.Seconds()
+	ev, p := it.ev, it.pt.plant
+	for _, i := range it.sampled {
+		ev.hit[i] = now%p.subs[it.pt.subs[i]].period == 0
+	}
+	ev.stimulate(t)
+	ev.signals(t, it.x)
+	for _, i := range it.sampled {
+		if !ev.hit[i] {
+			continue
+		}
+		ev.hit[i] = false
+		b := &p.subs[it.pt.subs[i]]
+		n := len(b.States)
+		if n == 0 {
+			continue
+		}
+		u := ev.u[:len(b.in)]
+		for j, k := range b.in {
+			u[j] = ev.sig[k]
+		}
+		off := it.pt.stateOff[i]
+		b.Equations.Update(t, it.x[off:off+n], u, it.next[:n])
+		copy(it.x[off:off+n], it.next[:n])
+	}
 }
 
 func (it *Integrator) rk4(t float64) {

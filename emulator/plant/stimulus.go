@@ -28,10 +28,12 @@ type Step struct {
 	From, To float64
 }
 
-// Sine is Offset + Amplitude·sin(2π·t/Period).
+// Sine is Offset + Amplitude·sin(2π·t/Period + Phase), Phase in radians
+// (π/2 makes it a cosine).
 type Sine struct {
 	Amplitude, Offset float64
 	Period            time.Duration
+	Phase             float64
 }
 
 // Square is Offset + Amplitude in the first half of each Period and
@@ -80,12 +82,15 @@ func (s Step) Before(t float64) float64 {
 func (s Step) String() string { return fmt.Sprintf("step from %g to %g at %v", s.From, s.To, s.Time) }
 
 func (s Sine) At(t float64) float64 {
-	return s.Offset + s.Amplitude*math.Sin(2*math.Pi*t/s.Period.Seconds())
+	return s.Offset + s.Amplitude*math.Sin(2*math.Pi*t/s.Period.Seconds()+s.Phase)
 }
 
 func (s Sine) Before(t float64) float64 { return s.At(t) }
 
 func (s Sine) String() string {
+	if s.Phase != 0 {
+		return fmt.Sprintf("sine of amplitude %g about %g, period %v, phase %.4g rad", s.Amplitude, s.Offset, s.Period, s.Phase)
+	}
 	return fmt.Sprintf("sine of amplitude %g about %g, period %v", s.Amplitude, s.Offset, s.Period)
 }
 
