@@ -90,6 +90,7 @@ type Session struct {
 	signals *record.Signals
 	timing  record.TimingSummary
 	ran     bool
+	refused bool // the kernel refused a real-time facility for want of privilege
 
 	mu    sync.Mutex
 	final *record.Summary // once the run has ended
@@ -230,6 +231,7 @@ func (s *Session) Run(ctx context.Context) (record.Summary, error) {
 	defer s.closeClock()
 	if err := realtime.LockMemory(); err != nil {
 		s.logf("cannot lock memory (%v): page faults may delay frames", err)
+		s.refused = s.refused || realtime.Refused(err)
 	} else {
 		s.timing.MemoryLocked = true
 	}
@@ -270,16 +272,21 @@ func (s *Session) loop(ctx context.Context) (stopped string, failure error, allo
 	if s.opt.Priority > 0 {
 		if err := realtime.RaiseThread(s.opt.Priority); err != nil {
 			s.logf("cannot run the executor at SCHED_FIFO priority %d (%v): timing will be less precise", s.opt.Priority, err)
+			s.refused = s.refused || realtime.Refused(err)
 		} else {
 			defer realtime.LowerThread() // before the thread is unlocked
 			s.timing.Scheduler = fmt.Sprintf("SCHED_FIFO priority %d", s.opt.Priority)
 		}
 		if qos, err := realtime.HoldIdleLatency(); err != nil {
 			s.logf("cannot keep idle CPUs awake (%v): waking for a frame may take longer", err)
+			s.refused = s.refused || realtime.Refused(err)
 		} else {
 			defer qos.Close()
 			s.timing.IdlePolling = true
 		}
+	}
+	if s.refused {
+		s.logf("%s", realtime.Grant())
 	}
 	stopWaking := context.AfterFunc(ctx, s.real.Wake)
 	defer stopWaking()

@@ -52,7 +52,7 @@ and how far the loop strayed from the uncut car.`,
 }
 
 func runDemo(o demoFlags, stdout, stderr io.Writer) int {
-	opt := rig.DemoOptions{Cut: o.cut, Profile: o.profile, Duration: o.duration, Priority: o.priority, Log: privilegeHint(stderr), Out: stdout}
+	opt := rig.DemoOptions{Cut: o.cut, Profile: o.profile, Duration: o.duration, Priority: o.priority, Log: stderr, Out: stdout}
 	if isTerminal(stderr) {
 		opt.Status = stderr
 	}

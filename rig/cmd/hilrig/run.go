@@ -63,7 +63,7 @@ func runRun(ref string, o runFlags, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}
-	opt := rig.Options{Duration: o.duration, Spin: o.spin, Priority: o.priority, Log: privilegeHint(stderr)}
+	opt := rig.Options{Duration: o.duration, Spin: o.spin, Priority: o.priority, Log: stderr}
 	out := stdout
 	closeOutputs, err := createOutputs(output{o.trace, &opt.Trace}, output{o.signals, &opt.Signals}, output{o.summary, &out})
 	defer closeOutputs()
