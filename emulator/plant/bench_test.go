@@ -21,6 +21,9 @@ func BenchmarkStep(b *testing.B) {
 		{"two-link-arm", "", Trapezoidal, time.Millisecond},
 		{"bicycle", "", RK4, 10 * time.Millisecond},
 		{"platoon", "lead", Trapezoidal, 10 * time.Millisecond},
+		{"parallel-robot", "", RK4, time.Millisecond},
+		{"parallel-robot", "", Trapezoidal, time.Millisecond},
+		{"parallel-robot", "controller", RK4, time.Millisecond},
 	} {
 		name := tc.model
 		if tc.cut != "" {

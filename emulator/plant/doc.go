@@ -3,15 +3,21 @@
 // point into the part the rig simulates and the part that is hardware.
 //
 // A Model is data: its subsystems are linear state-space blocks or Go
-// functions. New checks it (every signal produced once, every input
-// produced or stimulated, no algebraic loop) and orders its outputs. A Cut
-// splits it in two Parts; the signals that cross are the coupling
-// variables, which travel through the emulated network as frames (encoded by
-// firmware/wire's codecs).
+// functions, continuous or sampled (a discrete-time controller that acts
+// every period and holds its outputs in between). New checks it (every
+// signal produced once, every input produced or stimulated, no algebraic
+// loop) and orders its outputs. A Cut splits it in two Parts; the signals
+// that cross are the coupling variables, which travel through the emulated
+// network as frames (encoded by firmware/wire's codecs).
 // An Integrator steps a Part with a fixed-step solver (RK4, or the implicit
-// trapezoidal rule for stiff models) and exchanges its coupling variables at
-// a slower communication step. Analyse computes paper 001's distortion and
-// sensitivity of a cut in the frequency domain.
+// trapezoidal rule for stiff models), takes its sampled blocks' hits at
+// step boundaries, and advances by one step or by a longer span in whole
+// steps (AdvanceBy), exchanging its coupling variables at a slower
+// communication step. Analyse computes paper 001's distortion and
+// sensitivity of a cut of a continuous model in the frequency domain.
+//
+// The built-in models (Builtins) include paper 001's quarter car and paper
+// 002's parallel pick-and-place robot with its 1 kHz PID.
 //
 // Inside the package time is float64 seconds, as in the equations; at its
 // edges it is time.Duration, as everywhere else in the rig.

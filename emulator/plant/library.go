@@ -27,6 +27,7 @@ type Builtin struct {
 	Source      string // where its equations and numbers come from
 	Params      []Param
 	build       func(p params) Model
+	check       func(p params) error // nil: any values will do
 }
 
 // params reads a built-in's parameters by name.
@@ -83,6 +84,11 @@ func (b *Builtin) Model(overrides map[string]float64) (Model, error) {
 			names = append(names, par.Name)
 		}
 		return Model{}, fmt.Errorf("model %s has no parameter %s%s (its parameters: %s)", b.Name, strings.Join(unknown, ", "), suggest.DidYouMean(unknown[0], names), strings.Join(names, ", "))
+	}
+	if b.check != nil {
+		if err := b.check(p); err != nil {
+			return Model{}, fmt.Errorf("model %s: %w", b.Name, err)
+		}
 	}
 	m := b.build(p)
 	m.Name = b.Name

@@ -207,20 +207,43 @@ func TestSolversAgreeOnTheQuarterCar(t *testing.T) {
 }
 
 // TestStepAllocatesNothing: a step of either solver, and a sample,
-// allocate nothing once prepared.
+// allocate nothing once prepared; nor does a sampled block's hit (the
+// parallel robot's PID takes one at every 1 ms step).
 func TestStepAllocatesNothing(t *testing.T) {
-	p := quarterCarPlant(t)
-	sim, _, err := p.Cut("CP2")
+	robot := mustNew(t, builtin(t, "parallel-robot", nil))
+	robotSim, robotHw, err := robot.Cut("controller")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range Solvers {
-		it, err := NewIntegrator(sim, s, 500*time.Microsecond)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a := testing.AllocsPerRun(100, func() { it.SetIn(0, 1); it.Advance(); it.Sample() }); a != 0 {
-			t.Errorf("%s: %v allocations per step", s, a)
+	carSim, _, err := quarterCarPlant(t).Cut("CP2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		part *Part
+		step time.Duration
+	}{
+		{"quarter-car@CP2", carSim, 500 * time.Microsecond},
+		{"parallel-robot", robot.Whole(), time.Millisecond},
+		{"parallel-robot@controller", robotSim, time.Millisecond},
+		{"parallel-robot@controller (the controller)", robotHw, time.Millisecond},
+	} {
+		for _, s := range Solvers {
+			it, err := NewIntegrator(tc.part, s, tc.step)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := len(tc.part.In())
+			if a := testing.AllocsPerRun(100, func() {
+				for i := range in {
+					it.SetIn(i, it.In(i))
+				}
+				it.Advance()
+				it.Sample()
+			}); a != 0 {
+				t.Errorf("%s, %s: %v allocations per step", tc.name, s, a)
+			}
 		}
 	}
 }
