@@ -167,7 +167,7 @@ func (it *Integrator) SetIn(i int, v float64) { it.ev.sig[it.pt.in[i]] = v }
 func (it *Integrator) In(i int) float64 { return it.ev.sig[it.pt.in[i]] }
 
 // Sample computes the part's signals at the current time, for Out and
-// Signal.
+// Signal, taking a sampled blocks' hit due now first.
 func (it *Integrator) Sample() {
 	it.settle()
 	t := it.Time().Seconds()
@@ -191,7 +191,8 @@ func (it *Integrator) State() []float64 { return it.x }
 // tolerance (the step is taken anyway).
 func (it *Integrator) Unconverged() uint64 { return it.unconverged }
 
-// Advance takes one step.
+// Advance takes one step, from a sampled blocks' hit due now, if not
+// yet taken.
 func (it *Integrator) Advance() {
 	it.settle()
 	t := it.Time().Seconds()
