@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -468,6 +470,20 @@ func TestCheckListen(t *testing.T) {
 			t.Errorf("%q with token %q: %v", tc.addr, tc.token, err)
 		}
 	}
+	for _, tc := range []struct{ addr, want string }{
+		{"", "127.0.0.1:8470"},
+		{":9000", "127.0.0.1:9000"},
+		{"9000", "127.0.0.1:9000"},
+		{"localhost", "localhost:8470"},
+		{"0.0.0.0:8470", "0.0.0.0:8470"},
+		{"[::]:1", "[::]:1"},
+		{"::1", "[::1]:8470"},
+		{"rig.lab:80", "rig.lab:80"},
+	} {
+		if got := web.ResolveAddr(tc.addr); got != tc.want {
+			t.Errorf("ResolveAddr(%q) = %q, want %q", tc.addr, got, tc.want)
+		}
+	}
 }
 
 // stuckDialer opens streams whose receive buffer is small, so that a
@@ -900,5 +916,91 @@ func TestGetHops(t *testing.T) {
 	code, body = l.request("GET", "/api/v1/hops/dwon", "")
 	if code != 404 || !strings.Contains(body, `no hop named \"dwon\"; did you mean down?; the hops are down, up`) || !strings.Contains(body, `"path": "hop"`) {
 		t.Errorf("an unknown hop: %d %s", code, body)
+	}
+}
+
+// freeAddr returns a loopback address with a port nobody listens on now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// getWhenUp polls url until it answers, for at most 10 s.
+func getWhenUp(t *testing.T, url string) (int, string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		resp, err := http.Get(url)
+		if err == nil {
+			data, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			return resp.StatusCode, string(data)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", url, err)
+		}
+	}
+}
+
+// TestListenFlags runs the binary: `run --listen` serves the run, `sim
+// --realtime-view --listen` a paced sim; flags that cannot work are usage
+// errors before anything runs.
+func TestListenFlags(t *testing.T) {
+	addr := freeAddr(t)
+	r := startRig(t, plainLink, ptyBenchText("line", ""), "--listen", addr, "--priority", "0")
+	code, body := getWhenUp(t, "http://"+addr+"/api/v1/run")
+	if code != 200 || !strings.Contains(body, `"clock": "real"`) || !strings.Contains(body, `"state": "running"`) {
+		t.Errorf("run --listen: %d %s", code, body)
+	}
+	if code := r.stop(os.Interrupt); code != 0 {
+		t.Errorf("exit %d: %s", code, r.stderr.String())
+	}
+	if !strings.Contains(r.stderr.String(), "hilrig: the run is live at http://"+addr+"/") {
+		t.Errorf("stderr:\n%s", r.stderr.String())
+	}
+
+	addr = freeAddr(t)
+	cmd := exec.Command(hilrig, "sim", "bottleneck", "--duration", "2s", "--realtime-view", "--listen", addr)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	code, body = getWhenUp(t, "http://"+addr+"/api/v1/run")
+	if code != 200 || !strings.Contains(body, `"clock": "virtual"`) || !strings.Contains(body, `"profile": "bottleneck"`) {
+		t.Errorf("sim --realtime-view --listen: %d %s", code, body)
+	}
+	if err := cmd.Wait(); err != nil || time.Since(start) < 2*time.Second || !strings.Contains(stdout.String(), `"stopped": "duration"`) {
+		t.Errorf("%v after %v: %s\n%s", err, time.Since(start), stdout.String(), stderr.String())
+	}
+	// Not a terminal: a plain status line a second of the run.
+	if n := strings.Count(stderr.String(), "/2s  "); n < 2 {
+		t.Errorf("%d status lines:\n%s", n, stderr.String())
+	}
+
+	for _, tc := range []struct {
+		args []string
+		env  string
+		want string
+	}{
+		{[]string{"sim", "bottleneck", "--listen", "127.0.0.1:0"}, "", "give --realtime-view too"},
+		{[]string{"sim", "bottleneck", "--realtime-view", "--read-only"}, "", "--read-only is for --listen"},
+		{[]string{"sim", "bottleneck", "--realtime-view", "--listen", "0.0.0.0:0"}, "", "give a token with --token or HILRIG_TOKEN"},
+		{[]string{"run", "--bench", "../profiles/benches/virtual.yaml", "bottleneck", "--listen", ":0:0"}, "", "--listen"},
+	} {
+		cmd := exec.Command(hilrig, tc.args...)
+		cmd.Env = append(os.Environ(), "HILRIG_TOKEN="+tc.env)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%v: %v: %s", tc.args, err, stderr.String())
+		}
 	}
 }

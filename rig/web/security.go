@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -18,6 +19,30 @@ const DefaultAddr = "127.0.0.1:8470"
 // TokenEnv is the environment variable that may carry the token instead
 // of a flag (which other users of the machine could read in ps).
 const TokenEnv = "HILRIG_TOKEN"
+
+// ResolveAddr fills in what an address to listen on leaves out: no host
+// is the loopback (127.0.0.1; all interfaces are 0.0.0.0 or [::]), no
+// port is 8470, and nothing at all is DefaultAddr.
+func ResolveAddr(addr string) string {
+	if addr == "" {
+		return DefaultAddr
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil { // no port: a host alone, or a port alone
+		if _, numeric := strconv.Atoi(addr); numeric == nil {
+			host, port = "", addr
+		} else {
+			host, port = strings.Trim(addr, "[]"), ""
+		}
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if port == "" {
+		_, port, _ = net.SplitHostPort(DefaultAddr)
+	}
+	return net.JoinHostPort(host, port)
+}
 
 // CheckListen refuses to serve an address that is not a loopback one
 // without a token: anyone who can reach the port could change the run.

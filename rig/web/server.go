@@ -134,11 +134,12 @@ func (s *Server) end() {
 	})
 }
 
-// Start checks that addr may be served with the server's token
-// (CheckListen), listens on it, and serves in the background until ctx is
-// done. It returns the dashboard's URL (with the token, for the one who
-// started it).
+// Start checks that addr (ResolveAddr fills it in) may be served with the
+// server's token (CheckListen), listens on it, and serves in the
+// background until ctx is done. It returns the dashboard's URL (with the
+// token, for the one who started it).
 func (s *Server) Start(ctx context.Context, addr string) (string, error) {
+	addr = ResolveAddr(addr)
 	if err := CheckListen(addr, s.opt.Token); err != nil {
 		return "", err
 	}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
 	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig"
@@ -53,9 +52,7 @@ and how far the loop strayed from the uncut car.`,
 
 func runDemo(o demoFlags, stdout, stderr io.Writer) int {
 	opt := rig.DemoOptions{Cut: o.cut, Profile: o.profile, Duration: o.duration, Priority: o.priority, Log: stderr, Out: stdout}
-	if isTerminal(stderr) {
-		opt.Status = stderr
-	}
+	opt.Status = stderr // redrawn in place on a terminal, plain lines otherwise
 	var summaryOut io.Writer
 	closeOutputs, err := createOutputs(output{o.trace, &opt.Trace}, output{o.signals, &opt.Signals}, output{o.summary, &summaryOut})
 	defer closeOutputs()
@@ -78,15 +75,6 @@ func runDemo(o demoFlags, stdout, stderr io.Writer) int {
 		return fail(stderr, exitFail, fmt.Errorf("run stopped: %w", err))
 	}
 	return exitOK
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }
 
 // printDemo reports what the demo measured, in words.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/hilrig/hilrig/drivers/realtime"
 	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig"
+	"github.com/hilrig/hilrig/rig/record"
 )
 
 // runFlags are the flags of hilrig run.
@@ -24,6 +26,7 @@ type runFlags struct {
 	duration, spin                 time.Duration
 	priority                       int
 	sets                           *[]string
+	live                           liveFlags
 }
 
 func runCommand() *cobra.Command {
@@ -50,6 +53,7 @@ at the start.`,
 	f.IntVar(&o.priority, "priority", 80, "SCHED_FIFO priority `N` of the executor (0: do not change the scheduling)")
 	f.Var(durationFlag{&o.spin}, "spin", "spin instead of sleeping for the last `D` before a deadline")
 	o.sets = setFlag(f)
+	addLiveFlags(c, &o.live)
 	completeFlags(c)
 	return c
 }
@@ -63,7 +67,11 @@ func runRun(ref string, o runFlags, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}
-	opt := rig.Options{Duration: o.duration, Spin: o.spin, Priority: o.priority, Log: stderr}
+	if err := o.live.check(); err != nil {
+		return fail(stderr, exitUsage, err)
+	}
+	mon := &record.Monitor{}
+	opt := rig.Options{Duration: o.duration, Spin: o.spin, Priority: o.priority, Log: stderr, Monitor: mon}
 	out := stdout
 	closeOutputs, err := createOutputs(output{o.trace, &opt.Trace}, output{o.signals, &opt.Signals}, output{o.summary, &out})
 	defer closeOutputs()
@@ -72,7 +80,16 @@ func runRun(ref string, o runFlags, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	summary, err := rig.Run(ctx, p, b, opt)
+	var summary record.Summary
+	s, err := rig.Open(p, b, rig.RealTime, opt)
+	if err == nil {
+		var r *running
+		if r, err = o.live.serve(ctx, s, mon, cmp.Or(o.duration, p.RunDuration()), true, stderr); err != nil {
+			s.Close()
+			return fail(stderr, exitUsage, err)
+		}
+		summary, err = r.run(ctx)
+	}
 	var devErr *drivers.DeviceError
 	if err != nil && summary.Profile == "" {
 		// The run did not start: a device is missing or unusable.

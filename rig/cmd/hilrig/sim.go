@@ -1,15 +1,21 @@
 package main
 
 import (
+	"cmp"
+	"context"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig"
+	"github.com/hilrig/hilrig/rig/record"
 )
 
 // simFlags are the flags of hilrig sim.
@@ -17,6 +23,8 @@ type simFlags struct {
 	duration                             time.Duration
 	seed, trace, summary, bench, signals string
 	sets                                 *[]string
+	realtimeView                         bool
+	live                                 liveFlags
 }
 
 func simCommand() *cobra.Command {
@@ -39,6 +47,8 @@ shipped profile (hilrig profiles lists them).`,
 	f.StringVar(&o.bench, "bench", "", "co-simulate the model endpoints of the bench file `BENCH`, their hardware parts standing in for the hardware")
 	f.StringVar(&o.signals, "signals", "", "write the model signals, a row per exchange step, as CSV to `FILE` (with --bench)")
 	o.sets = setFlag(f)
+	f.BoolVar(&o.realtimeView, "realtime-view", false, "pace the run to the wall clock, so that it can be watched (a status line; the dashboard with --listen) and changed live; it records what the run records as fast as the CPU allows")
+	addLiveFlags(c, &o.live)
 	completeFlags(c)
 	return c
 }
@@ -70,13 +80,24 @@ func runSim(ref string, o simFlags, stdout, stderr io.Writer) int {
 		}
 		bench = b
 	}
+	if err := o.live.check(); err != nil {
+		return fail(stderr, exitUsage, err)
+	}
+	if o.live.listen != "" && !o.realtimeView {
+		return fail(stderr, exitUsage, fmt.Errorf("--listen serves a sim paced to the wall clock: give --realtime-view too (without it the run is over in milliseconds)"))
+	}
 	out := stdout
 	closeOutputs, err := createOutputs(output{o.trace, &opt.Trace}, output{o.signals, &opt.Signals}, output{o.summary, &out})
 	defer closeOutputs()
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}
-	summary, err := rig.Sim(p, bench, opt)
+	var summary record.Summary
+	if o.realtimeView {
+		summary, err = simLive(p, bench, opt, o, stderr)
+	} else {
+		summary, err = rig.Sim(p, bench, opt)
+	}
 	if err != nil {
 		return fail(stderr, exitFail, err)
 	}
@@ -84,4 +105,23 @@ func runSim(ref string, o simFlags, stdout, stderr io.Writer) int {
 		return fail(stderr, exitFail, err)
 	}
 	return exitOK
+}
+
+// simLive runs a sim paced to the wall clock, with a status line, and
+// serves it with --listen.
+func simLive(p *profiles.Loaded, b *profiles.LoadedBench, opt rig.Options, o simFlags, stderr io.Writer) (record.Summary, error) {
+	mon := &record.Monitor{}
+	opt.Monitor, opt.Paced = mon, true
+	s, err := rig.Open(p, b, rig.Virtual, opt)
+	if err != nil {
+		return record.Summary{}, err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r, err := o.live.serve(ctx, s, mon, cmp.Or(o.duration, p.RunDuration()), true, stderr)
+	if err != nil {
+		s.Close()
+		return record.Summary{}, err
+	}
+	return r.run(ctx)
 }
