@@ -21,6 +21,8 @@ type binding struct {
 	reconnects []bool            // per device
 	models     []*executor.Model
 	sources    []executor.Source // the players
+	interfaces []string          // the recording's: the devices, then the players
+	playerAt   []int             // per source: its interface
 }
 
 // A Player plays a bench endpoint in software, in virtual and real time
@@ -46,11 +48,18 @@ func bind(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, devices []endp
 		return bd, nil
 	}
 	real := mode == RealTime
-	device := map[string]int{}
+	device, player := map[string]int{}, map[string]int{}
 	for i, d := range devices {
 		device[d.Name()] = i
 		bd.flowOf = append(bd.flowOf, -1)
 		bd.reconnects = append(bd.reconnects, d.reconnects)
+		bd.interfaces = append(bd.interfaces, d.Name())
+	}
+	for _, name := range b.Endpoints.Names {
+		if _, ok := players[name]; ok {
+			player[name] = len(bd.interfaces)
+			bd.interfaces = append(bd.interfaces, name)
+		}
 	}
 	for i, flowName := range b.Bind.Names {
 		bound := b.Bind.Values[i]
@@ -65,10 +74,10 @@ func bind(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, devices []endp
 			bd.flows[flow].Traffic = nil
 		}
 		if pl, ok := players[to]; ok {
-			bd.egress[flow] = executor.ToEndpoint(pl)
+			bd.egress[flow] = executor.ToEndpoint(player[to], pl)
 		}
 		if d, ok := device[to]; ok {
-			bd.egress[flow] = executor.ToEndpoint(devices[d])
+			bd.egress[flow] = executor.ToDevice(d, devices[d])
 			if leader, ok := devices[d].Endpoint.(drivers.Leader); ok && leader.LineTime(1) > 0 {
 				bd.flows[flow].Lead = leader.LineTime
 			}
@@ -77,6 +86,7 @@ func bind(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, devices []endp
 	for _, name := range b.Endpoints.Names {
 		if pl, ok := players[name]; ok {
 			bd.sources = append(bd.sources, pl)
+			bd.playerAt = append(bd.playerAt, player[name])
 		}
 		bm := b.Models[name]
 		if bm == nil {

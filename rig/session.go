@@ -49,6 +49,11 @@ type Options struct {
 	// Players play bench endpoints in software, by name: those endpoints
 	// are not opened, and the players send and take their frames.
 	Players map[string]Player
+	// Record receives the recording of the frames that the bench's
+	// devices and players sent and were sent (pcapng, see
+	// record.Recording): a session to replay. In virtual time its times
+	// are the run's, from the epoch.
+	Record io.Writer
 	// Paced paces a virtual-time run to the wall clock, so that it can be
 	// watched and changed live: it records what the run would as fast as
 	// the CPU allows (the engine's events keep their exact times), with
@@ -83,14 +88,15 @@ type Session struct {
 	opt     Options
 	logf    func(format string, args ...any)
 
-	x       *executor.Executor
-	real    *executor.Real // the clock, in real time
-	devices []endpoint
-	trace   *record.Trace
-	signals *record.Signals
-	timing  record.TimingSummary
-	ran     bool
-	refused bool // the kernel refused a real-time facility for want of privilege
+	x         *executor.Executor
+	real      *executor.Real // the clock, in real time
+	devices   []endpoint
+	trace     *record.Trace
+	signals   *record.Signals
+	recording *record.Recording
+	timing    record.TimingSummary
+	ran       bool
+	refused   bool // the kernel refused a real-time facility for want of privilege
 
 	mu    sync.Mutex
 	final *record.Summary // once the run has ended
@@ -191,10 +197,27 @@ func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (
 	if opt.Signals != nil && len(bd.models) > 0 {
 		s.signals = record.NewSignals(opt.Signals, executor.SignalColumns(bd.models), real)
 	}
+	if opt.Record != nil && b != nil {
+		// A virtual-time recording starts at the epoch: its times are the
+		// run's.
+		start, about := time.Unix(0, 0), fmt.Sprintf("profile %s, bench %s, %s time", p.Name, b.Name, mode)
+		if s.real != nil {
+			start = s.real.Start()
+		}
+		var ifaces []record.RecordingInterface
+		for i, name := range bd.interfaces {
+			desc := "played in software"
+			if i < len(s.devices) {
+				desc = s.devices[i].kind + " " + s.devices[i].device
+			}
+			ifaces = append(ifaces, record.RecordingInterface{Name: name, Description: desc})
+		}
+		s.recording = record.NewRecording(opt.Record, start, about, ifaces, p.Flows.Names)
+	}
 	s.x, err = executor.New(executor.Config{
 		Network: cfg, Clock: clock, End: end, Egress: bd.egress,
-		Ingress: ingress, FlowOf: bd.flowOf, Reconnects: bd.reconnects, Models: bd.models, Sources: bd.sources,
-		Trace: s.trace, Phases: phases, Signals: s.signals, Monitor: opt.Monitor,
+		Ingress: ingress, FlowOf: bd.flowOf, Reconnects: bd.reconnects, Models: bd.models, Sources: bd.sources, SourceInterfaces: bd.playerAt,
+		Trace: s.trace, Phases: phases, Signals: s.signals, Monitor: opt.Monitor, Recording: s.recording,
 		Notify: func(e record.Event) {
 			s.logf("%s at %.3f s: %s", strings.ReplaceAll(e.Kind, "_", " "), e.AtS, e.Detail)
 		},
@@ -395,6 +418,9 @@ func (s *Session) summary(stopped string, failure error) (record.Summary, error)
 	if s.signals != nil {
 		timing.SignalsDropped = s.signals.Dropped()
 	}
+	if s.recording != nil {
+		timing.RecordingDropped = s.recording.Dropped()
+	}
 	timing.MaxRSSKiB = realtime.MaxRSS()
 	sum.Timing = &timing
 	return sum, failure
@@ -411,6 +437,11 @@ func (s *Session) closeWriters(failure error) error {
 	if s.signals != nil {
 		if err := s.signals.Close(); err != nil && failure == nil {
 			failure = fmt.Errorf("writing the signals: %w", err)
+		}
+	}
+	if s.recording != nil {
+		if err := s.recording.Close(); err != nil && failure == nil {
+			failure = fmt.Errorf("writing the recording: %w", err)
 		}
 	}
 	return failure

@@ -26,6 +26,9 @@ type Monotonic struct{ start time.Time }
 // NewMonotonic starts a clock at zero now.
 func NewMonotonic() *Monotonic { return &Monotonic{start: time.Now()} }
 
+// Start is the wall-clock time at which the clock was zero.
+func (c *Monotonic) Start() time.Time { return c.start }
+
 // Now is the time since the clock started.
 func (c *Monotonic) Now() time.Duration { return time.Since(c.start) }
 

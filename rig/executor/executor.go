@@ -13,23 +13,42 @@ import (
 )
 
 // An Egress is where the frames of a flow go when they arrive: a device
-// (ToEndpoint) or a model's part.
+// (ToDevice), an endpoint played in software (ToEndpoint) or a model's part.
 type Egress interface {
 	// deliver hands over an arrived frame and reports whether it was
 	// taken.
 	deliver(x *Executor, f *emulator.Frame) bool
 }
 
-// ToEndpoint is the egress of an endpoint's device: the frame is written
-// to it when the engine releases it, and the lateness of that release is
-// measured.
-func ToEndpoint(w drivers.Writer) Egress { return endpointEgress{w} }
+// ToEndpoint is the egress of an endpoint played in software, recorded as
+// the recording's interface iface (-1: not recorded): the frame is written
+// to it when the engine releases it.
+func ToEndpoint(iface int, w drivers.Writer) Egress {
+	return endpointEgress{w: w, iface: iface}
+}
 
-type endpointEgress struct{ w drivers.Writer }
+// ToDevice is the egress of device i (its index in the executor's ingress
+// and in the recording): the frame is written to it when the engine
+// releases it, and the lateness of that release is measured.
+func ToDevice(i int, w drivers.Writer) Egress { return endpointEgress{w: w, iface: i, device: true} }
+
+type endpointEgress struct {
+	w      drivers.Writer
+	iface  int // in the recording, or -1
+	device bool
+}
 
 func (e endpointEgress) deliver(x *Executor, f *emulator.Frame) bool {
-	x.releaseLate.Record(x.clock.Now() - x.net.Now())
-	return e.w.Write(f.Payload) == nil
+	if e.device {
+		x.releaseLate.Record(x.clock.Now() - x.net.Now())
+	}
+	if e.w.Write(f.Payload) != nil {
+		return false
+	}
+	if x.recording != nil && e.iface >= 0 {
+		x.recording.Frame(e.iface, true, x.clock.Now(), f.Flow, f.Seq, f.Payload)
+	}
+	return true
 }
 
 // A Source injects frames into flows at instants of its own, in virtual
@@ -60,8 +79,10 @@ type Config struct {
 	Reconnects []bool
 	Models     []*Model
 	// Sources inject frames at instants of their own: a replayed
-	// recording, a test's script.
-	Sources []Source
+	// recording, a test's script. SourceInterfaces are, per source, its
+	// interface in the recording (-1: not recorded).
+	Sources          []Source
+	SourceInterfaces []int
 
 	// What to record; each may be nil.
 	// Trace's names are the flows' and then the models' (for the rows
@@ -70,6 +91,8 @@ type Config struct {
 	Phases  *record.Phases
 	Signals *record.Signals
 	Monitor *record.Monitor
+	// Recording keeps every frame read from a device and written to one.
+	Recording *record.Recording
 	// Notify, when set, hears of events as they happen (a supervisor's
 	// alarm), to tell the user at once; it may be called from another
 	// goroutine than the executor's.
@@ -89,12 +112,13 @@ type Executor struct {
 	flowOf  []int
 	models  []*Model
 	sources []Source
-	inject  func(flow int, payload []byte)
-	spare   []byte // the buffer the ingress ring swaps frames into
+	injects []func(flow int, payload []byte) // per source
+	spare   []byte                           // the buffer the ingress ring swaps frames into
 
 	trace     *record.Trace
 	phases    *record.Phases
 	signals   *record.Signals
+	recording *record.Recording
 	signalCol []signalColumn
 	monitor   *record.Monitor
 	published time.Duration
@@ -131,7 +155,7 @@ func New(cfg Config) (*Executor, error) {
 	x := &Executor{
 		clock: cfg.Clock, real: cfg.Clock.Real(), end: cfg.End, egress: cfg.Egress,
 		in: cfg.Ingress, flowOf: cfg.FlowOf, models: cfg.Models, sources: cfg.Sources,
-		trace: cfg.Trace, phases: cfg.Phases, signals: cfg.Signals, monitor: cfg.Monitor,
+		trace: cfg.Trace, phases: cfg.Phases, signals: cfg.Signals, monitor: cfg.Monitor, recording: cfg.Recording,
 		spare: make([]byte, 0, slotBytes), ctx: context.Background(), published: -record.PublishEvery,
 		tell: cfg.Notify,
 	}
@@ -152,7 +176,18 @@ func New(cfg Config) (*Executor, error) {
 	}
 	x.pending = func() bool { return x.in != nil && x.in.pending() || x.posted.waiting.Load() || x.ctx.Err() != nil }
 	x.publish = x.fillSnapshot
-	x.inject = func(flow int, payload []byte) { x.net.Inject(flow, payload) }
+	for i := range x.sources {
+		iface := -1
+		if i < len(cfg.SourceInterfaces) {
+			iface = cfg.SourceInterfaces[i]
+		}
+		x.injects = append(x.injects, func(flow int, payload []byte) {
+			seq := x.net.Inject(flow, payload)
+			if x.recording != nil && iface >= 0 {
+				x.recording.Frame(iface, false, x.net.Now(), flow, seq, payload)
+			}
+		})
+	}
 	// The executor watches the frames only when it has something to do
 	// with them: a run with nothing to record or deliver (the summary
 	// only) spares the engine a call per frame.
@@ -233,9 +268,9 @@ func (x *Executor) Step() (next time.Duration, done bool) {
 	x.runPosted(now)
 	x.exchange(now)
 	next = x.end
-	for _, src := range x.sources {
+	for i, src := range x.sources {
 		if src.Next() <= now {
-			src.Emit(now, x.inject)
+			src.Emit(now, x.injects[i])
 			x.net.Advance(now) // what arrives at once
 		}
 		next = min(next, src.Next())
@@ -283,7 +318,14 @@ func (x *Executor) ingest() {
 		}
 		if flow := x.flowOf[f.endpoint]; flow >= 0 && f.at < x.end {
 			x.net.Advance(f.at) // what was due before the frame arrived
-			x.net.Inject(flow, f.payload)
+			seq := x.net.Inject(flow, f.payload)
+			if x.recording != nil {
+				// When it entered the network: its stamp, or later if the
+				// executor took it up after the engine had moved on.
+				x.recording.Frame(f.endpoint, false, x.net.Now(), flow, seq, f.payload)
+			}
+		} else if x.recording != nil {
+			x.recording.Frame(f.endpoint, false, f.at, -1, 0, f.payload)
 		}
 		x.spare = f.payload
 	}

@@ -64,12 +64,13 @@ flows:
 	f := &forwarding{clock: &stepClock{}, controller: driverstest.NewEndpoint("controller", 1), plant: driverstest.NewEndpoint("plant", 16)}
 	in := executor.NewIngress(64, func() {})
 	trace := record.NewTrace(io.Discard, []string{"m2s"}, []bool{true}, true)
-	tb.Cleanup(func() { trace.Close() })
+	recording := record.NewRecording(io.Discard, time.Now(), "test", []record.RecordingInterface{{Name: "controller"}, {Name: "plant"}}, []string{"m2s"})
+	tb.Cleanup(func() { trace.Close(); recording.Close() })
 	var err error
 	f.x, err = executor.New(executor.Config{
 		Network: p.Config, Clock: f.clock, End: time.Hour,
-		Egress: []executor.Egress{executor.ToEndpoint(f.plant)}, Ingress: in, FlowOf: []int{0, -1},
-		Trace: trace,
+		Egress: []executor.Egress{executor.ToDevice(1, f.plant)}, Ingress: in, FlowOf: []int{0, -1},
+		Trace: trace, Recording: recording,
 	})
 	if err != nil {
 		tb.Fatal(err)
@@ -90,7 +91,7 @@ func (f *forwarding) forward() {
 }
 
 // TestForwardingAllocatesNothing counts the allocations of the per-frame
-// path once it is warm.
+// path once it is warm, with the trace and the recording on.
 func TestForwardingAllocatesNothing(t *testing.T) {
 	f := newForwarding(t)
 	if allocs := testing.AllocsPerRun(1000, f.forward); allocs != 0 {
@@ -153,7 +154,7 @@ func TestModelExchangeAllocatesNothing(t *testing.T) {
 	defer signals.Close()
 	x, err := executor.New(executor.Config{
 		Network: p.Config, Clock: clock, End: time.Hour,
-		Egress: []executor.Egress{executor.ToEndpoint(seat), car.Simulated()}, Ingress: in, FlowOf: []int{1},
+		Egress: []executor.Egress{executor.ToDevice(0, seat), car.Simulated()}, Ingress: in, FlowOf: []int{1},
 		Models: []*executor.Model{car}, Signals: signals, Monitor: &record.Monitor{},
 	})
 	if err != nil {
@@ -270,7 +271,7 @@ func TestOverrunsIntegrateThrough(t *testing.T) {
 	clock := &stepClock{}
 	x, err := executor.New(executor.Config{
 		Network: p.Config, Clock: clock, End: time.Hour, Ingress: executor.NewIngress(4, func() {}), FlowOf: []int{1},
-		Egress: []executor.Egress{executor.ToEndpoint(seat), car.Simulated()}, Models: []*executor.Model{car},
+		Egress: []executor.Egress{executor.ToDevice(0, seat), car.Simulated()}, Models: []*executor.Model{car},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -378,7 +379,7 @@ func TestSourcesSendOnTime(t *testing.T) {
 	var tr strings.Builder
 	trace := record.NewTrace(&tr, p.Flows.Names, []bool{true, true}, false)
 	x, err := executor.New(executor.Config{Network: p.Config, Clock: &executor.Virtual{}, End: time.Second,
-		Egress:  []executor.Egress{executor.ToEndpoint(out), nil},
+		Egress:  []executor.Egress{executor.ToEndpoint(-1, out), nil},
 		Sources: []executor.Source{&script{flow: 0, at: []time.Duration{0, 300 * time.Millisecond, 700 * time.Millisecond}}},
 		Trace:   trace})
 	if err != nil {
@@ -416,7 +417,7 @@ func TestSupervisedExchangeAllocatesNothing(t *testing.T) {
 	defer signals.Close()
 	x, err := executor.New(executor.Config{
 		Network: p.Config, Clock: clock, End: time.Hour,
-		Egress: []executor.Egress{executor.ToEndpoint(seat), car.Simulated()}, Ingress: in, FlowOf: []int{1},
+		Egress: []executor.Egress{executor.ToDevice(0, seat), car.Simulated()}, Ingress: in, FlowOf: []int{1},
 		Models: []*executor.Model{car}, Signals: signals, Monitor: &record.Monitor{},
 	})
 	if err != nil {

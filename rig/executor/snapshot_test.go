@@ -39,7 +39,7 @@ flows:
 	var err error
 	w.x, err = executor.New(executor.Config{
 		Network: p.Config, Clock: w.clock, End: math.MaxInt64,
-		Egress: []executor.Egress{executor.ToEndpoint(w.out)}, Ingress: ingress, FlowOf: []int{0, -1},
+		Egress: []executor.Egress{executor.ToDevice(1, w.out)}, Ingress: ingress, FlowOf: []int{0, -1},
 		Monitor: w.mon,
 	})
 	if err != nil {

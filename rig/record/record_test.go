@@ -16,7 +16,7 @@ import (
 func TestAsyncWriterNeverBlocks(t *testing.T) {
 	stuck := make(chan struct{})
 	var b strings.Builder
-	w := record.NewWriter(&b, "n", 4, nil, func(dst []byte, r *int) []byte {
+	w := record.NewWriter(&b, []byte("n\n"), 4, nil, func(dst []byte, r *int) []byte {
 		<-stuck
 		return append(append(dst, byte('0'+*r)), '\n')
 	})

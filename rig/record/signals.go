@@ -31,7 +31,7 @@ func NewSignals(w io.Writer, columns []string, real bool) *Signals {
 		slots = signalSlots
 	}
 	width := len(columns)
-	return &Signals{NewWriter(w, strings.Join(append([]string{"t"}, columns...), ","), slots,
+	return &Signals{NewWriter(w, []byte(strings.Join(append([]string{"t"}, columns...), ",")+"\n"), slots,
 		func(r *SignalRow) { r.Values = make([]float64, width) }, formatSignals)}
 }
 

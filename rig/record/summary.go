@@ -186,6 +186,8 @@ type TimingSummary struct {
 	IngressDropped  uint64                 `json:"ingress_dropped"`
 	TraceDropped    uint64                 `json:"trace_dropped"`
 	SignalsDropped  uint64                 `json:"signals_dropped,omitempty"`
-	AllocsPerFrame  float64                `json:"allocs_per_frame"`
-	MaxRSSKiB       int64                  `json:"max_rss_kib"`
+	// RecordingDropped counts frames the recording lost to a full ring.
+	RecordingDropped uint64  `json:"recording_dropped,omitempty"`
+	AllocsPerFrame   float64 `json:"allocs_per_frame"`
+	MaxRSSKiB        int64   `json:"max_rss_kib"`
 }

@@ -79,7 +79,7 @@ func NewTrace(w io.Writer, names []string, traced []bool, real bool) *Trace {
 	if real {
 		header, slots = RealTraceHeader, traceSlots
 	}
-	t.Writer = NewWriter(w, header, slots, nil, t.format)
+	t.Writer = NewWriter(w, []byte(header+"\n"), slots, nil, t.format)
 	return t
 }
 

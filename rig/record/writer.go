@@ -33,7 +33,7 @@ type Writer[T any] struct {
 // NewWriter writes header and returns a writer. slots > 0 makes it
 // asynchronous with a ring of that many slots; init, if set, prepares
 // each slot once (to preallocate what it holds).
-func NewWriter[T any](w io.Writer, header string, slots int, init func(*T), format func([]byte, *T) []byte) *Writer[T] {
+func NewWriter[T any](w io.Writer, header []byte, slots int, init func(*T), format func([]byte, *T) []byte) *Writer[T] {
 	a := &Writer[T]{w: bufio.NewWriterSize(w, 256<<10), format: format, async: slots > 0}
 	if !a.async {
 		slots = 1
@@ -44,7 +44,7 @@ func NewWriter[T any](w io.Writer, header string, slots int, init func(*T), form
 			init(&a.ring[i])
 		}
 	}
-	_, a.err = a.w.WriteString(header + "\n")
+	_, a.err = a.w.Write(header)
 	if a.async {
 		a.kick, a.done = make(chan struct{}, 1), make(chan struct{})
 		go a.loop()

@@ -23,9 +23,10 @@ import (
 // runFlags are the flags of hilrig run.
 type runFlags struct {
 	bench, trace, signals, summary string
+	record                         string
 	duration, spin                 time.Duration
 	priority                       int
-	sets                           *[]string
+	sets, replays                  *[]string
 	live                           liveFlags
 }
 
@@ -53,6 +54,8 @@ at the start.`,
 	f.IntVar(&o.priority, "priority", 80, "SCHED_FIFO priority `N` of the executor (0: do not change the scheduling)")
 	f.Var(durationFlag{&o.spin}, "spin", "spin instead of sleeping for the last `D` before a deadline")
 	o.sets = setFlag(f)
+	o.replays = replayFlag(f)
+	f.StringVar(&o.record, "record", "", "record every frame read from a device and written to one, with its payload and times, to `FILE` (pcapng, which Wireshark reads; --replay plays it back)")
 	addLiveFlags(c, &o.live)
 	completeFlags(c)
 	return c
@@ -72,8 +75,11 @@ func runRun(ref string, o runFlags, stdout, stderr io.Writer) int {
 	}
 	mon := &record.Monitor{}
 	opt := rig.Options{Duration: o.duration, Spin: o.spin, Priority: o.priority, Log: stderr, Monitor: mon}
+	if opt.Players, err = players(*o.replays); err != nil {
+		return fail(stderr, exitUsage, err)
+	}
 	out := stdout
-	closeOutputs, err := createOutputs(output{o.trace, &opt.Trace}, output{o.signals, &opt.Signals}, output{o.summary, &out})
+	closeOutputs, err := createOutputs(output{o.trace, &opt.Trace}, output{o.signals, &opt.Signals}, output{o.record, &opt.Record}, output{o.summary, &out})
 	defer closeOutputs()
 	if err != nil {
 		return fail(stderr, exitUsage, err)

@@ -22,7 +22,8 @@ import (
 type simFlags struct {
 	duration                             time.Duration
 	seed, trace, summary, bench, signals string
-	sets                                 *[]string
+	sets, replays                        *[]string
+	record                               string
 	realtimeView                         bool
 	live                                 liveFlags
 }
@@ -47,6 +48,8 @@ shipped profile (hilrig profiles lists them).`,
 	f.StringVar(&o.bench, "bench", "", "co-simulate the model endpoints of the bench file `BENCH`, their hardware parts standing in for the hardware")
 	f.StringVar(&o.signals, "signals", "", "write the model signals, a row per exchange step, as CSV to `FILE` (with --bench)")
 	o.sets = setFlag(f)
+	o.replays = replayFlag(f)
+	f.StringVar(&o.record, "record", "", "with --bench, record the frames its endpoints played in software sent and were sent to `FILE` (pcapng), in virtual time")
 	f.BoolVar(&o.realtimeView, "realtime-view", false, "pace the run to the wall clock, so that it can be watched (a status line; the dashboard with --listen) and changed live; it records what the run records as fast as the CPU allows")
 	addLiveFlags(c, &o.live)
 	completeFlags(c)
@@ -70,12 +73,18 @@ func runSim(ref string, o simFlags, stdout, stderr io.Writer) int {
 	if o.signals != "" && o.bench == "" {
 		return fail(stderr, exitUsage, fmt.Errorf("--signals records the models of a bench: give --bench too"))
 	}
+	if opt.Players, err = players(*o.replays); err != nil {
+		return fail(stderr, exitUsage, err)
+	}
+	if (len(opt.Players) > 0 || o.record != "") && o.bench == "" {
+		return fail(stderr, exitUsage, fmt.Errorf("--replay and --record play a bench's endpoints: give --bench too"))
+	}
 	if o.bench != "" {
 		b, err := profiles.LoadBench(o.bench, p)
 		if err != nil {
 			return fail(stderr, exitUsage, err)
 		}
-		if len(b.Models) == 0 {
+		if len(b.Models) == 0 && len(opt.Players) == 0 {
 			return fail(stderr, exitUsage, fmt.Errorf("%s has no model endpoint; in sim the profile's traffic stands in for hardware, so a bench matters only for the models it cuts", o.bench))
 		}
 		bench = b
@@ -87,7 +96,7 @@ func runSim(ref string, o simFlags, stdout, stderr io.Writer) int {
 		return fail(stderr, exitUsage, fmt.Errorf("--listen serves a sim paced to the wall clock: give --realtime-view too (without it the run is over in milliseconds)"))
 	}
 	out := stdout
-	closeOutputs, err := createOutputs(output{o.trace, &opt.Trace}, output{o.signals, &opt.Signals}, output{o.summary, &out})
+	closeOutputs, err := createOutputs(output{o.trace, &opt.Trace}, output{o.signals, &opt.Signals}, output{o.record, &opt.Record}, output{o.summary, &out})
 	defer closeOutputs()
 	if err != nil {
 		return fail(stderr, exitUsage, err)

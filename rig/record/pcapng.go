@@ -1,0 +1,316 @@
+package record
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A recording keeps every frame that entered the rig from a device and
+// every frame the rig wrote to one, with its payload and its time, in
+// pcapng (the format Wireshark reads, written as the run goes, so that a
+// recording cut short is readable up to its last block). Each endpoint is
+// an interface; a frame read from the device is inbound, stamped when it
+// entered the emulated network (its ingress stamp, or later if the
+// executor took it up after the engine had moved on), and one written to
+// it outbound, stamped when its write returned. Times are nanoseconds
+// since the epoch (if_tsresol 9): the
+// run's start, written in the section header's comment, plus the run's
+// clock. The link type is LINKTYPE_USER0 (147): the payload as the
+// framing delivered it, without the framing's bytes. Each frame's comment
+// says its flow and sequence number ("m2s#12").
+//
+// Block layouts (pcapng, draft-ietf-opsawg-pcapng), all little-endian:
+//
+//	section header  0x0A0D0D0A, length, 0x1A2B3C4D, 1, 0, -1 (int64), options, length
+//	interface       1, length, 147 (u16), 0 (u16), 0 (snaplen), options, length
+//	enhanced packet 6, length, interface, time high, time low, captured, original, data (padded to 4), options, length
+//
+// with the options shb_comment "hilrig run started at N ns since the
+// epoch; …", if_name, if_description and if_tsresol 9, and epb_flags
+// (direction: 1 inbound, 2 outbound) and opt_comment.
+
+// LinkTypeUser0 is the link type of a recording's interfaces.
+const LinkTypeUser0 = 147
+
+// RecordingInterface is an endpoint of a recording.
+type RecordingInterface struct {
+	Name        string // the endpoint's name in the bench
+	Description string // its kind and device
+}
+
+// Recording writes a recording.
+type Recording struct {
+	*Writer[recordedFrame]
+	flows []string
+}
+
+type recordedFrame struct {
+	iface    int32
+	outbound bool
+	flow     int32 // -1: none
+	seq      uint64
+	at       int64 // ns since the epoch
+	payload  []byte
+}
+
+// recordingSlots is the ring of a recording: about a second of frames
+// at 8 kHz; slotPayload the payload each slot holds without allocating
+// (a larger frame grows its slot once).
+const (
+	recordingSlots = 1 << 13
+	slotPayload    = 512
+)
+
+// NewRecording writes the section header and the interfaces and returns
+// the recording; start is when the run's clock was zero. It writes from a
+// goroutine of its own: recording never blocks the executor.
+func NewRecording(w io.Writer, start time.Time, about string, ifaces []RecordingInterface, flows []string) *Recording {
+	var h []byte
+	h = appendBlock(h, 0x0A0D0D0A, func(b []byte) []byte {
+		b = binary.LittleEndian.AppendUint32(b, 0x1A2B3C4D)
+		b = binary.LittleEndian.AppendUint16(b, 1)
+		b = binary.LittleEndian.AppendUint16(b, 0)
+		b = binary.LittleEndian.AppendUint64(b, ^uint64(0)) // section length unknown
+		b = appendOption(b, 1, []byte(fmt.Sprintf("hilrig run started at %d ns since the epoch; %s", start.UnixNano(), about)))
+		b = appendOption(b, 4, []byte("hilrig")) // shb_userappl
+		return appendOption(b, 0, nil)
+	})
+	for _, in := range ifaces {
+		h = appendBlock(h, 1, func(b []byte) []byte {
+			b = binary.LittleEndian.AppendUint16(b, LinkTypeUser0)
+			b = binary.LittleEndian.AppendUint16(b, 0)
+			b = binary.LittleEndian.AppendUint32(b, 0)
+			b = appendOption(b, 2, []byte(in.Name))
+			b = appendOption(b, 3, []byte(in.Description))
+			b = appendOption(b, 9, []byte{9}) // if_tsresol: 10^-9 s
+			return appendOption(b, 0, nil)
+		})
+	}
+	r := &Recording{flows: flows}
+	epoch := start.UnixNano()
+	r.Writer = NewWriter(w, h, recordingSlots, func(f *recordedFrame) { f.payload = make([]byte, 0, slotPayload) },
+		func(b []byte, f *recordedFrame) []byte { return r.appendPacket(b, f, epoch) })
+	return r
+}
+
+// Frame records a frame of interface iface (the endpoint's index) at the
+// run's time at: read from the device (inbound) or written to it, of flow
+// (-1: none) with sequence number seq. It never blocks; it allocates only
+// for a frame larger than any before.
+func (r *Recording) Frame(iface int, outbound bool, at time.Duration, flow int, seq uint64, payload []byte) {
+	if slot := r.Next(); slot != nil {
+		slot.iface, slot.outbound, slot.flow, slot.seq, slot.at = int32(iface), outbound, int32(flow), seq, int64(at)
+		slot.payload = append(slot.payload[:0], payload...)
+		r.Publish()
+	}
+}
+
+func (r *Recording) appendPacket(b []byte, f *recordedFrame, epoch int64) []byte {
+	return appendBlock(b, 6, func(b []byte) []byte {
+		t := uint64(epoch + f.at)
+		b = binary.LittleEndian.AppendUint32(b, uint32(f.iface))
+		b = binary.LittleEndian.AppendUint32(b, uint32(t>>32))
+		b = binary.LittleEndian.AppendUint32(b, uint32(t))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(f.payload)))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(f.payload)))
+		b = append(b, f.payload...)
+		b = pad4(b, len(f.payload))
+		dir := uint32(1)
+		if f.outbound {
+			dir = 2
+		}
+		b = appendOption(b, 2, binary.LittleEndian.AppendUint32(nil, dir))
+		if f.flow >= 0 {
+			b = appendOptionString(b, 1, r.flows[f.flow], f.seq)
+		}
+		return appendOption(b, 0, nil)
+	})
+}
+
+// appendBlock appends a block: type, length, body, length.
+func appendBlock(b []byte, typ uint32, body func([]byte) []byte) []byte {
+	start := len(b)
+	b = binary.LittleEndian.AppendUint32(b, typ)
+	b = binary.LittleEndian.AppendUint32(b, 0) // length, below
+	b = body(b)
+	n := uint32(len(b) - start + 4)
+	binary.LittleEndian.PutUint32(b[start+4:], n)
+	return binary.LittleEndian.AppendUint32(b, n)
+}
+
+func appendOption(b []byte, code uint16, value []byte) []byte {
+	b = binary.LittleEndian.AppendUint16(b, code)
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(value)))
+	b = append(b, value...)
+	return pad4(b, len(value))
+}
+
+// appendOptionString appends the option "flow#seq" without allocating.
+func appendOptionString(b []byte, code uint16, flow string, seq uint64) []byte {
+	b = binary.LittleEndian.AppendUint16(b, code)
+	at := len(b)
+	b = binary.LittleEndian.AppendUint16(b, 0)
+	start := len(b)
+	b = append(b, flow...)
+	b = append(b, '#')
+	b = strconv.AppendUint(b, seq, 10)
+	n := len(b) - start
+	binary.LittleEndian.PutUint16(b[at:], uint16(n))
+	return pad4(b, n)
+}
+
+func pad4(b []byte, n int) []byte {
+	for ; n%4 != 0; n++ {
+		b = append(b, 0)
+	}
+	return b
+}
+
+// Recorded is a recording read back.
+type Recorded struct {
+	Start      time.Time
+	About      string
+	Interfaces []RecordingInterface
+	Frames     []RecordedFrame
+}
+
+// RecordedFrame is a frame of a recording.
+type RecordedFrame struct {
+	Interface int
+	Outbound  bool
+	At        time.Duration // since the run's start
+	Payload   []byte
+	Comment   string // "flow#seq"
+}
+
+// ReadRecording reads a recording that hilrig wrote (pcapng, little-endian,
+// one section). A recording cut short ends at its last whole block.
+func ReadRecording(r io.Reader) (*Recorded, error) {
+	br := bufio.NewReader(r)
+	out := &Recorded{}
+	var epoch int64
+	first := true
+	var resol []int64 // per interface: ns per unit
+	for n := 0; ; n++ {
+		var head [8]byte
+		if _, err := io.ReadFull(br, head[:]); err == io.EOF || err == io.ErrUnexpectedEOF {
+			if first {
+				return nil, errors.New("not a recording: empty")
+			}
+			return out, nil
+		} else if err != nil {
+			return nil, err
+		}
+		typ, length := binary.LittleEndian.Uint32(head[:]), binary.LittleEndian.Uint32(head[4:])
+		if length < 12 || length%4 != 0 || length > 1<<24 {
+			return nil, fmt.Errorf("block %d: length %d", n, length)
+		}
+		body := make([]byte, length-8)
+		if _, err := io.ReadFull(br, body); err != nil {
+			return out, nil // cut short: what came before is whole
+		}
+		if binary.LittleEndian.Uint32(body[len(body)-4:]) != length {
+			return nil, fmt.Errorf("block %d: trailing length differs", n)
+		}
+		body = body[:len(body)-4]
+		if first {
+			if typ != 0x0A0D0D0A || len(body) < 16 || binary.LittleEndian.Uint32(body) != 0x1A2B3C4D {
+				return nil, errors.New("not a recording: no little-endian pcapng section header")
+			}
+			first = false
+			opts, err := options(body[16:])
+			if err != nil {
+				return nil, fmt.Errorf("section header: %w", err)
+			}
+			comment := string(opts[1])
+			rest, ok := strings.CutPrefix(comment, "hilrig run started at ")
+			ns, _, ok2 := strings.Cut(rest, " ns since the epoch")
+			if !ok || !ok2 {
+				return nil, errors.New("not a hilrig recording: the section header does not say when the run started")
+			}
+			if epoch, err = strconv.ParseInt(ns, 10, 64); err != nil {
+				return nil, fmt.Errorf("section header: run start %q", ns)
+			}
+			out.Start = time.Unix(0, epoch)
+			out.About = strings.TrimPrefix(rest[len(ns):], " ns since the epoch; ")
+			continue
+		}
+		switch typ {
+		case 1: // interface description
+			if len(body) < 8 {
+				return nil, fmt.Errorf("block %d: short interface description", n)
+			}
+			opts, err := options(body[8:])
+			if err != nil {
+				return nil, fmt.Errorf("interface %d: %w", len(out.Interfaces), err)
+			}
+			res := int64(1000) // pcapng's default: microseconds
+			if v := opts[9]; len(v) == 1 {
+				if v[0]&0x80 != 0 || v[0] > 9 {
+					return nil, fmt.Errorf("interface %d: time resolution %#x", len(out.Interfaces), v[0])
+				}
+				res = 1
+				for range 9 - int(v[0]) {
+					res *= 10
+				}
+			}
+			resol = append(resol, res)
+			out.Interfaces = append(out.Interfaces, RecordingInterface{Name: string(opts[2]), Description: string(opts[3])})
+		case 6: // enhanced packet
+			if len(body) < 20 {
+				return nil, fmt.Errorf("block %d: short packet", n)
+			}
+			iface := int(binary.LittleEndian.Uint32(body))
+			if iface >= len(out.Interfaces) {
+				return nil, fmt.Errorf("block %d: interface %d undescribed", n, iface)
+			}
+			t := int64(binary.LittleEndian.Uint32(body[4:]))<<32 | int64(binary.LittleEndian.Uint32(body[8:]))
+			captured := int(binary.LittleEndian.Uint32(body[12:]))
+			if captured > len(body)-20 {
+				return nil, fmt.Errorf("block %d: %d bytes captured in a block of %d", n, captured, len(body))
+			}
+			f := RecordedFrame{Interface: iface, At: time.Duration(t*resol[iface] - epoch), Payload: body[20 : 20+captured : 20+captured]}
+			padded := (captured + 3) &^ 3
+			if 20+padded > len(body) {
+				return nil, fmt.Errorf("block %d: packet data not padded", n)
+			}
+			opts, err := options(body[20+padded:])
+			if err != nil {
+				return nil, fmt.Errorf("block %d: %w", n, err)
+			}
+			if v := opts[2]; len(v) == 4 && binary.LittleEndian.Uint32(v)&3 == 2 {
+				f.Outbound = true
+			}
+			f.Comment = string(opts[1])
+			out.Frames = append(out.Frames, f)
+		}
+	}
+}
+
+// options reads a block's options into a map by code (the last of a code
+// wins).
+func options(b []byte) (map[uint16][]byte, error) {
+	out := map[uint16][]byte{}
+	for len(b) >= 4 {
+		code, n := binary.LittleEndian.Uint16(b), int(binary.LittleEndian.Uint16(b[2:]))
+		if code == 0 {
+			return out, nil
+		}
+		if 4+n > len(b) {
+			return nil, fmt.Errorf("option %d of %d bytes overruns its block", code, n)
+		}
+		out[code] = b[4 : 4+n]
+		if next := 4 + (n+3)&^3; next <= len(b) {
+			b = b[next:]
+		} else {
+			b = nil
+		}
+	}
+	return out, nil
+}
