@@ -718,6 +718,11 @@ func BenchmarkReleaseLateness(b *testing.B) {
 // and the as-run profile replays them as schedule entries.
 func TestMarkPhase(t *testing.T) {
 	l := startLive(t, twoWay, web.Options{})
+	conn, _, err := l.dial("?rate=20", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
 	code, body := l.request("POST", "/api/v1/phases/handover", `{"for": "500ms"}`)
 	var got struct {
 		AtS   float64 `json:"at_s"`
@@ -761,6 +766,21 @@ func TestMarkPhase(t *testing.T) {
 	}
 	if changes != 2 {
 		t.Errorf("events: %+v", info.Summary.Events)
+	}
+
+	// The stream sends each event once, in the message after it.
+	var streamed []record.Event
+	for len(streamed) < 2 {
+		var m web.Message
+		if err := conn.ReadJSON(&m); err != nil {
+			t.Fatal(err)
+		}
+		streamed = append(streamed, m.Events...)
+	}
+	code, body = l.request("GET", "/api/v1/events", "")
+	var evs []record.Event
+	if err := json.Unmarshal([]byte(body), &evs); code != 200 || err != nil || len(evs) != 2 || len(streamed) != 2 || evs[0] != streamed[0] || evs[1] != streamed[1] || evs[0].AtS != got.AtS {
+		t.Errorf("GET /events: %d %s; streamed %+v", code, body, streamed)
 	}
 
 	code, body = l.request("GET", "/api/v1/profile?as-run", "")
