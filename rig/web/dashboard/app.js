@@ -93,6 +93,7 @@ function onMessage(m) {
     }
     previous.set(f.name, { lost: f.lost, delivered: f.delivered });
   }
+  showHop();
   for (const h of m.hops) {
     plots.queue.add(h.name, h.name, t, h.queue_bytes);
     plots.queue.band(h.name, t, !!h.outage);
@@ -111,6 +112,30 @@ function onMessage(m) {
   if (m.timing && m.timing.release_lateness_s) plots.late.add("p99", "release p99", t, m.timing.release_lateness_s.p99);
   for (const e of m.events || []) addEvent(e);
 }
+
+// showHop puts the chosen hop's settings as the control strip's
+// placeholders.
+function showHop() {
+  const h = hilrig.last && hilrig.last.hops.find((h) => h.name === $("hop").value);
+  if (!h) return;
+  $("delay").placeholder = profileDuration(h.delay_s);
+  $("rate").placeholder = h.rate_bps ? profileRate(h.rate_bps) : "none";
+}
+
+function profileDuration(s) {
+  if (s === 0) return "0s";
+  if (s >= 1) return trim(s) + "s";
+  if (s >= 1e-3) return trim(s * 1e3) + "ms";
+  return trim(s * 1e6) + "us";
+}
+
+function profileRate(bps) {
+  if (bps >= 1e6) return trim(bps / 1e6) + "Mbit";
+  if (bps >= 1e3) return trim(bps / 1e3) + "kbit";
+  return bps + "bit";
+}
+
+$("hop").addEventListener("change", showHop);
 
 function addEvent(e) {
   const li = document.createElement("li");
