@@ -15,7 +15,17 @@ type ModelStepping struct {
 	NominalDelay *Duration       `yaml:"nominal_delay" doc:"wait: a message is stamped with the time it entered the rig less this, the device's nominal delay to the rig (for devices that send no timestamp)" default:"0s"`
 	StepCost     *Duration       `yaml:"step_cost" doc:"sim: how long a step takes to compute, which bounds how fast a model that fell behind catches up (paper 004's Table 5: 2.5–3.4ms); a real-time run takes what it takes" default:"0s"`
 	Supervisor   *SupervisorSpec `yaml:"supervisor" doc:"watch the discrepancy t_diff between the model's time and the wall clock (paper 004)" default:"none"`
+	StandIn      *StandInName    `yaml:"stand_in" doc:"sim: how the hardware's part, standing in for the device, sends: clock, at every exchange as the rig's part does; or reply, at once in answer to each frame it receives (a controller answering each measurement, as paper 002's does)" default:"clock"`
 }
+
+// StandInName is clock or reply.
+type StandInName string
+
+func (v *StandInName) parseScalar(s string) error {
+	return parseEnum(v, s, "a way to send", "clock", "reply")
+}
+
+func (StandInName) typeInfo() typeInfo { return typeInfo{"clock or reply", ""} }
 
 // SteppingName is hold or wait.
 type SteppingName string
@@ -47,6 +57,9 @@ func (OutOfSyncName) typeInfo() typeInfo { return typeInfo{"shadow, stop or noti
 
 // Stepping is a model endpoint's stepping, resolved and checked.
 type Stepping struct {
+	// Replies: in sim the hardware's stand-in sends in answer to each
+	// frame it receives rather than at every exchange.
+	Replies      bool
 	Wait         bool
 	MaxAge       time.Duration
 	Timeout      time.Duration
@@ -90,6 +103,11 @@ func (s ModelStepping) check(d *decoder, path string, bm *BenchModel) (*Stepping
 		return time.Duration(*v)
 	}
 	wait := s.Stepping != nil && *s.Stepping == "wait"
+	replies := s.StandIn != nil && *s.StandIn == "reply"
+	if replies && len(bm.Hardware.In()) == 0 {
+		d.errorAt(path+".stand_in", "cut %s sends nothing to the hardware's part, so it has nothing to answer", bm.Cut)
+		ok = false
+	}
 	if !wait {
 		for key, given := range map[string]bool{"maxage": s.MaxAge != nil, "timeout": s.Timeout != nil, "nominal_delay": s.NominalDelay != nil, "step_cost": s.StepCost != nil} {
 			if given {
@@ -98,10 +116,11 @@ func (s ModelStepping) check(d *decoder, path string, bm *BenchModel) (*Stepping
 			}
 		}
 	}
-	if !wait && s.Supervisor == nil {
+	if !wait && s.Supervisor == nil && !replies {
 		return nil, ok
 	}
 	st := &Stepping{
+		Replies:      replies,
 		Wait:         wait,
 		MaxAge:       positive("maxage", s.MaxAge, 3*bm.Exchange),
 		Timeout:      positive("timeout", s.Timeout, 60*time.Second),

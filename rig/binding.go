@@ -135,7 +135,7 @@ func modelFlows(b *profiles.LoadedBench, p *profiles.Loaded, name string) (toHW,
 
 // stepping turns a bench's stepping into the executor's.
 func stepping(st *profiles.Stepping) executor.Stepping {
-	out := executor.Stepping{Wait: st.Wait, MaxAge: st.MaxAge, Timeout: st.Timeout, NominalDelay: st.NominalDelay, StepCost: st.StepCost}
+	out := executor.Stepping{Replies: st.Replies, Wait: st.Wait, MaxAge: st.MaxAge, Timeout: st.Timeout, NominalDelay: st.NominalDelay, StepCost: st.StepCost}
 	if sup := st.Supervisor; sup != nil {
 		action := map[string]supervisor.Action{"shadow": supervisor.Shadow, "stop": supervisor.Stop, "notify": supervisor.Notify}[sup.OnOutOfSync]
 		out.Supervisor = &supervisor.Config{ThetaSafe: sup.ThetaSafe, Resync: sup.Resync, Check: sup.Check, Jump: sup.Jump, OnOutOfSync: action}

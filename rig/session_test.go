@@ -214,3 +214,44 @@ flows:
 		t.Errorf("m2s delay %+v", d)
 	}
 }
+
+// TestStandInReplies: paper 002's robot, its controller standing in for
+// the hardware over a link of no delay. Answering each sample at once (as
+// the reference implementation's controller does) the loop is the uncut
+// one, exactly; sending at the exchanges instead adds a sample of latency.
+func TestStandInReplies(t *testing.T) {
+	p, err := profiles.Parse("p.yaml", []byte(`duration: 1s
+hops:
+  up: {}
+  down: {}
+flows:
+  samples: {route: [up]}
+  commands: {route: [down]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		standIn string
+		exact   bool
+	}{{"reply", true}, {"clock", false}} {
+		b, err := profiles.ParseBench("b.yaml", []byte(`endpoints:
+  robot: {model: {name: parallel-robot, cut: controller, exchange: 1ms, solver: rk4, stand_in: `+tc.standIn+`}}
+  controller: {pty: {}}
+bind:
+  samples: {from: robot, to: controller}
+  commands: {from: controller, to: robot}
+`), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Sim(p, b, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := s.Models[0].Output
+		if exact := o.MaxError == 0; exact != tc.exact || o.Peak == 0 {
+			t.Errorf("stand_in %s: %+v", tc.standIn, o)
+		}
+	}
+}

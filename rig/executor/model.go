@@ -32,6 +32,9 @@ type Part struct {
 	// each message stamped with its ingress time less nominal.
 	inbox   *supervisor.Inbox
 	nominal time.Duration
+	// replies: sends at once in answer to each frame it takes up, not at
+	// the exchanges.
+	replies bool
 	start   time.Duration // the clock's time at the model's time zero
 
 	framesOut, framesIn, badFrames uint64
@@ -87,9 +90,13 @@ func (p *Part) Advance() {
 // that steps on data keeps the frame's values for the step they are valid
 // for, stamped with the time the frame entered the rig less the nominal
 // delay from the device, on the model's time (zero at its start).
-func (p *Part) deliver(_ *Executor, f *emulator.Frame) bool {
+func (p *Part) deliver(x *Executor, f *emulator.Frame) bool {
 	if p.inbox == nil {
-		p.Take(f.Payload)
+		if p.Take(f.Payload) == nil && p.replies && p.flow >= 0 {
+			// Answered at the instant the frame arrived; the engine takes
+			// the answer up as an event of this same instant.
+			x.net.Inject(p.flow, p.Frame())
+		}
 		return true
 	}
 	if err := p.receive.Decode(f.Payload, p.inbox.Slot()); err != nil {
@@ -137,8 +144,12 @@ type Model struct {
 	traceIndex int32 // its supervisor's rows in the trace
 }
 
-// Stepping is what a model endpoint's part steps on.
+// Stepping is what a model endpoint's parts step on.
 type Stepping struct {
+	// Replies makes the hardware's stand-in (virtual time) send at once in
+	// answer to each frame it receives, rather than at every exchange: a
+	// controller answering each measurement.
+	Replies bool
 	// Wait steps the part only when an input valid for the step has
 	// arrived (paper 004's Eq. 1): a message stamped T with
 	// h+Δh−MaxAge ≤ T ≤ h+Δh. Without Wait the part steps at every
@@ -216,6 +227,9 @@ func NewModel(name string, bm *profiles.BenchModel, toHardware, fromHardware int
 // Call it before the run starts.
 func (m *Model) SetStepping(st Stepping) error {
 	m.stepping = st
+	if st.Replies && m.hw != nil {
+		m.hw.replies = true
+	}
 	if !st.Wait && st.Supervisor == nil {
 		return nil
 	}
@@ -285,7 +299,7 @@ func (m *Model) send(x *Executor, newest bool) {
 	if !m.onData() && m.sim.flow >= 0 {
 		m.sendCommand(x)
 	}
-	if m.hw != nil && m.hw.flow >= 0 {
+	if m.hw != nil && m.hw.flow >= 0 && !m.hw.replies {
 		x.net.Inject(m.hw.flow, m.hw.Frame())
 	}
 }
