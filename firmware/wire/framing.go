@@ -26,9 +26,55 @@ type Decoder interface {
 	// Gap is called when the line has been silent for the framing's gap;
 	// framings that are not cut by silence ignore it.
 	Gap(emit func(frame []byte, at time.Duration))
-	// Errors counts frames dropped as malformed or too long.
+	// Errors counts frames dropped as malformed or too long (Stats'
+	// BadFrames).
 	Errors() uint64
+	// Stats accounts for every byte fed so far.
+	Stats() DecoderStats
+	// Discard drops the frame begun but not ended, counting it bad: the
+	// line was cut (a device unplugged) and what follows starts afresh.
+	Discard()
 }
+
+// DecoderStats account for every byte a decoder was fed: each is in a
+// frame, a bad frame, a delimiter that ended no frame, or the frame still
+// pending, so Bytes = FrameBytes + BadBytes + IdleBytes + Pending.
+type DecoderStats struct {
+	Bytes      uint64 // fed
+	Frames     uint64 // frames emitted
+	FrameBytes uint64 // the bytes that carried them: delimiters and escapes included
+	BadFrames  uint64 // frames dropped: too long, or undecodable
+	BadBytes   uint64 // the bytes of the dropped frames
+	IdleBytes  uint64 // delimiters that ended no frame (an empty frame a framing ignores)
+	Pending    uint64 // bytes of a frame begun and not yet ended
+}
+
+// Add adds o to s: a driver that replaces its decoder (after reopening
+// a device) keeps the sum.
+func (s *DecoderStats) Add(o DecoderStats) {
+	s.Bytes += o.Bytes
+	s.Frames += o.Frames
+	s.FrameBytes += o.FrameBytes
+	s.BadFrames += o.BadFrames
+	s.BadBytes += o.BadBytes
+	s.IdleBytes += o.IdleBytes
+	s.Pending += o.Pending
+}
+
+var (
+	_ Framing = Line{}
+	_ Framing = AnyLine{}
+	_ Framing = SLIP{}
+	_ Framing = COBS{}
+	_ Framing = Fixed{}
+	_ Framing = Idle{}
+	_ Decoder = (*lineDecoder)(nil)
+	_ Decoder = (*anyLineDecoder)(nil)
+	_ Decoder = (*slipDecoder)(nil)
+	_ Decoder = (*cobsDecoder)(nil)
+	_ Decoder = (*fixedDecoder)(nil)
+	_ Decoder = (*idleDecoder)(nil)
+)
 
 // Framings are the framings a bench may name.
 var Framings = map[string]func(FramingOptions) (Framing, error){
@@ -41,9 +87,10 @@ var Framings = map[string]func(FramingOptions) (Framing, error){
 
 // FramingOptions are the parameters some framings take.
 type FramingOptions struct {
-	Delimiter []byte        // line
-	Size      int           // fixed
-	Gap       time.Duration // idle
+	Delimiter  []byte        // line: what ends a frame; with AnyLineEnd, what ends a written one
+	AnyLineEnd bool          // line: CR, LF or CRLF ends a received frame (see AnyLine)
+	Size       int           // fixed
+	Gap        time.Duration // idle
 }
 
 // NewFraming returns the named framing.
@@ -56,12 +103,14 @@ func NewFraming(name string, o FramingOptions) (Framing, error) {
 }
 
 // accumulator collects a frame's bytes up to a maximum; a frame that grows
-// past it is dropped whole and counted.
+// past it is dropped whole and counted. It accounts for the bytes on the
+// wire: raw counts the current frame's, delimiters and escapes included.
 type accumulator struct {
 	buf      []byte
 	max      int
 	overflow bool
-	errors   uint64
+	raw      uint64
+	stats    DecoderStats
 }
 
 func (a *accumulator) add(b ...byte) {
@@ -75,24 +124,41 @@ func (a *accumulator) add(b ...byte) {
 	a.buf = append(a.buf, b...)
 }
 
-// take returns the frame collected so far (nil if it overflowed) and
-// starts a new one.
-func (a *accumulator) take() []byte {
-	frame := a.buf
-	if a.overflow {
-		a.errors++
-		frame = nil
+// emitted, dropped and idle end the current frame: handed on, counted
+// bad, or empty and ignored. The frame's bytes stay in buf until the next
+// add, so a caller may emit them after.
+func (a *accumulator) emitted() {
+	a.stats.Frames++
+	a.stats.FrameBytes += a.raw
+	a.reset()
+}
+
+func (a *accumulator) dropped() {
+	a.stats.BadFrames++
+	a.stats.BadBytes += a.raw
+	a.reset()
+}
+
+func (a *accumulator) idle() {
+	a.stats.IdleBytes += a.raw
+	a.reset()
+}
+
+func (a *accumulator) reset() { a.buf, a.overflow, a.raw = a.buf[:0], false, 0 }
+
+func (a *accumulator) Errors() uint64 { return a.stats.BadFrames }
+
+func (a *accumulator) Stats() DecoderStats {
+	s := a.stats
+	s.Pending = a.raw
+	return s
+}
+
+func (a *accumulator) Discard() {
+	if a.raw > 0 {
+		a.dropped()
 	}
-	a.buf, a.overflow = a.buf[:0], false
-	return frame
 }
-
-func (a *accumulator) drop() {
-	a.errors++
-	a.buf, a.overflow = a.buf[:0], false
-}
-
-func (a *accumulator) Errors() uint64 { return a.errors }
 
 func (a *accumulator) Gap(func([]byte, time.Duration)) {}
 
@@ -101,6 +167,9 @@ func (a *accumulator) Gap(func([]byte, time.Duration)) {}
 type Line struct{ Delimiter []byte }
 
 func newLine(o FramingOptions) (Framing, error) {
+	if o.AnyLineEnd {
+		return newAnyLine(o)
+	}
 	d := o.Delimiter
 	if d == nil {
 		d = []byte("\n")
@@ -127,15 +196,84 @@ type lineDecoder struct {
 }
 
 func (d *lineDecoder) Feed(p []byte, at time.Duration, emit func([]byte, time.Duration)) {
+	d.stats.Bytes += uint64(len(p))
 	last := d.delim[len(d.delim)-1]
 	for _, b := range p {
+		d.raw++
 		d.add(b)
-		if b == last && !d.overflow && bytes.HasSuffix(d.buf, d.delim) {
-			frame := d.take()
-			emit(frame[:len(frame)-len(d.delim)], at)
-		} else if b == last && d.overflow {
-			d.take() // resynchronise on the delimiter after a too-long line
+		switch {
+		case b != last:
+		case d.overflow:
+			d.dropped() // resynchronise on the delimiter after a too-long line
+		case bytes.HasSuffix(d.buf, d.delim):
+			frame := d.buf[:len(d.buf)-len(d.delim)]
+			d.emitted()
+			emit(frame, at)
 		}
+	}
+}
+
+// AnyLine frames are text lines as terminals send them: CR, LF or CRLF
+// ends a line (picocom and screen send CR for Enter, most programs LF,
+// Windows ones CRLF), and an LF straight after a CR belongs to that CR, so
+// CRLF is one line end, not an empty line. Written frames end with
+// Delimiter. It is the line framing with FramingOptions.AnyLineEnd.
+type AnyLine struct{ Delimiter []byte }
+
+func newAnyLine(o FramingOptions) (Framing, error) {
+	switch d := string(o.Delimiter); d {
+	case "":
+		return AnyLine{Delimiter: []byte("\n")}, nil
+	case "\n", "\r", "\r\n":
+		return AnyLine{Delimiter: []byte(d)}, nil
+	default:
+		return nil, fmt.Errorf("a line framing that takes any line end writes \\n, \\r or \\r\\n, not %q", d)
+	}
+}
+
+func (AnyLine) Name() string { return "line" }
+
+func (l AnyLine) Append(dst, payload []byte) []byte {
+	return append(append(dst, payload...), l.Delimiter...)
+}
+
+func (AnyLine) NewDecoder(max int) Decoder {
+	return &anyLineDecoder{accumulator: accumulator{max: max, buf: make([]byte, 0, max)}}
+}
+
+type anyLineDecoder struct {
+	accumulator
+	afterCR bool // the last byte was a CR that ended a line
+	lastBad bool // and that line was dropped
+}
+
+func (d *anyLineDecoder) Feed(p []byte, at time.Duration, emit func([]byte, time.Duration)) {
+	d.stats.Bytes += uint64(len(p))
+	for _, b := range p {
+		if b == '\n' && d.afterCR {
+			// The LF of a CRLF: a byte of the line the CR ended.
+			d.afterCR = false
+			if d.lastBad {
+				d.stats.BadBytes++
+			} else {
+				d.stats.FrameBytes++
+			}
+			continue
+		}
+		d.afterCR = b == '\r'
+		d.raw++
+		if b != '\r' && b != '\n' {
+			d.add(b)
+			continue
+		}
+		d.lastBad = d.overflow
+		if d.overflow {
+			d.dropped()
+			continue
+		}
+		frame := d.buf
+		d.emitted()
+		emit(frame, at)
 	}
 }
 
@@ -180,16 +318,20 @@ type slipDecoder struct {
 }
 
 func (d *slipDecoder) Feed(p []byte, at time.Duration, emit func([]byte, time.Duration)) {
+	d.stats.Bytes += uint64(len(p))
 	for _, b := range p {
+		d.raw++
 		switch {
 		case b == slipEnd:
 			switch {
-			case d.bad || d.escaped:
-				d.drop()
-			case len(d.buf) > 0 || d.overflow:
-				if frame := d.take(); frame != nil {
-					emit(frame, at)
-				}
+			case d.bad || d.escaped || d.overflow:
+				d.dropped()
+			case len(d.buf) > 0:
+				frame := d.buf
+				d.emitted()
+				emit(frame, at)
+			default:
+				d.idle()
 			}
 			d.escaped, d.bad = false, false
 		case d.escaped:
@@ -210,8 +352,15 @@ func (d *slipDecoder) Feed(p []byte, at time.Duration, emit func([]byte, time.Du
 	}
 }
 
+func (d *slipDecoder) Discard() {
+	d.accumulator.Discard()
+	d.escaped, d.bad = false, false
+}
+
 // COBS is Consistent Overhead Byte Stuffing (Cheshire & Baker, 1999):
 // frames are COBS-encoded, so they contain no zero byte, and end with 0x00.
+// Empty frames (a zero after a zero) are ignored, so a writer may send a
+// lone zero to flush line noise.
 type COBS struct{}
 
 func (COBS) Name() string { return "cobs" }
@@ -252,19 +401,25 @@ type cobsDecoder struct {
 }
 
 func (d *cobsDecoder) Feed(p []byte, at time.Duration, emit func([]byte, time.Duration)) {
+	d.stats.Bytes += uint64(len(p))
 	for _, b := range p {
+		d.raw++
 		if b != 0 {
 			d.add(b)
 			continue
 		}
-		encoded := d.take()
-		if encoded == nil || len(encoded) == 0 {
-			continue // an overflowed frame, or an empty one between delimiters
-		}
-		if frame, ok := d.decode(encoded); ok {
-			emit(frame, at)
-		} else {
-			d.errors++
+		switch {
+		case d.overflow:
+			d.dropped()
+		case len(d.buf) == 0:
+			d.idle()
+		default:
+			if frame, ok := d.decode(d.buf); ok {
+				d.emitted()
+				emit(frame, at)
+			} else {
+				d.dropped()
+			}
 		}
 	}
 }
@@ -309,16 +464,20 @@ func (f Fixed) NewDecoder(int) Decoder {
 }
 
 type fixedDecoder struct {
-	size int
-	buf  []byte
+	size  int
+	buf   []byte
+	stats DecoderStats
 }
 
 func (d *fixedDecoder) Feed(p []byte, at time.Duration, emit func([]byte, time.Duration)) {
+	d.stats.Bytes += uint64(len(p))
 	for len(p) > 0 {
 		n := min(d.size-len(d.buf), len(p))
 		d.buf = append(d.buf, p[:n]...)
 		p = p[n:]
 		if len(d.buf) == d.size {
+			d.stats.Frames++
+			d.stats.FrameBytes += uint64(d.size)
 			emit(d.buf, at)
 			d.buf = d.buf[:0]
 		}
@@ -326,7 +485,21 @@ func (d *fixedDecoder) Feed(p []byte, at time.Duration, emit func([]byte, time.D
 }
 
 func (d *fixedDecoder) Gap(func([]byte, time.Duration)) {}
-func (d *fixedDecoder) Errors() uint64                  { return 0 }
+func (d *fixedDecoder) Errors() uint64                  { return d.stats.BadFrames }
+
+func (d *fixedDecoder) Stats() DecoderStats {
+	s := d.stats
+	s.Pending = uint64(len(d.buf))
+	return s
+}
+
+func (d *fixedDecoder) Discard() {
+	if len(d.buf) > 0 {
+		d.stats.BadFrames++
+		d.stats.BadBytes += uint64(len(d.buf))
+		d.buf = d.buf[:0]
+	}
+}
 
 // Idle frames end when the line falls silent for Silence, as in Modbus RTU
 // (3.5 character times). Written frames are the payload as is; the silence
@@ -346,15 +519,20 @@ type idleDecoder struct {
 }
 
 func (d *idleDecoder) Feed(p []byte, at time.Duration, _ func([]byte, time.Duration)) {
+	d.stats.Bytes += uint64(len(p))
+	d.raw += uint64(len(p))
 	d.add(p...)
 	d.last = at
 }
 
 func (d *idleDecoder) Gap(emit func([]byte, time.Duration)) {
-	if len(d.buf) == 0 && !d.overflow {
-		return
-	}
-	if frame := d.take(); frame != nil {
+	switch {
+	case d.raw == 0:
+	case d.overflow:
+		d.dropped()
+	default:
+		frame := d.buf
+		d.emitted()
 		emit(frame, d.last)
 	}
 }

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -15,6 +16,8 @@ func framings(t testing.TB) []Framing {
 	}{
 		{"line", FramingOptions{}},
 		{"line", FramingOptions{Delimiter: []byte("\r\n")}},
+		{"line", FramingOptions{AnyLineEnd: true, Delimiter: []byte("\r\n")}},
+		{"line", FramingOptions{AnyLineEnd: true, Delimiter: []byte("\r")}},
 		{"slip", FramingOptions{}},
 		{"cobs", FramingOptions{}},
 	} {
@@ -27,21 +30,48 @@ func framings(t testing.TB) []Framing {
 	return out
 }
 
-// decodeAll feeds data to a fresh decoder in the given chunk sizes.
-func decodeAll(f Framing, data []byte, chunks []int, max int) ([][]byte, uint64) {
+// decodeAll feeds data to a fresh decoder in the given chunk sizes. It
+// fails the test if, after any chunk, the decoder's stats do not account
+// for every byte fed.
+func decodeAll(t testing.TB, f Framing, data []byte, chunks []int, max int) ([][]byte, DecoderStats) {
 	d := f.NewDecoder(max)
 	var frames [][]byte
 	emit := func(frame []byte, _ time.Duration) { frames = append(frames, bytes.Clone(frame)) }
+	fed := uint64(0)
 	for i := 0; len(data) > 0; i++ {
 		n := len(data)
 		if len(chunks) > 0 {
 			n = min(chunks[i%len(chunks)], len(data))
 		}
 		d.Feed(data[:n], time.Duration(i), emit)
+		fed += uint64(n)
 		data = data[n:]
+		checkAccounting(t, f, d.Stats(), fed, uint64(len(frames)))
 	}
 	d.Gap(emit)
-	return frames, d.Errors()
+	s := d.Stats()
+	checkAccounting(t, f, s, fed, uint64(len(frames)))
+	if s.BadFrames != d.Errors() {
+		t.Fatalf("%s: Errors %d, BadFrames %d", f.Name(), d.Errors(), s.BadFrames)
+	}
+	return frames, s
+}
+
+func checkAccounting(t testing.TB, f Framing, s DecoderStats, fed, frames uint64) {
+	t.Helper()
+	if s.Bytes != fed || s.FrameBytes+s.BadBytes+s.IdleBytes+s.Pending != fed || s.Frames != frames {
+		t.Fatalf("%s: fed %d bytes, %d frames emitted; stats %+v do not add up", f.Name(), fed, frames, s)
+	}
+}
+
+func names(f Framing) string {
+	switch l := f.(type) {
+	case Line:
+		return fmt.Sprintf("line %q", l.Delimiter)
+	case AnyLine:
+		return fmt.Sprintf("any line end, writing %q", l.Delimiter)
+	}
+	return f.Name()
 }
 
 func TestFramingRoundTrip(t *testing.T) {
@@ -58,8 +88,11 @@ func TestFramingRoundTrip(t *testing.T) {
 						p[i] = []byte{0, 0xC0, 0xDB, 0xDC, 0xDD, '\n', '\r', 'a'}[r.IntN(8)] // the special bytes
 					}
 				}
-				if _, isLine := f.(Line); isLine {
-					p = bytes.ReplaceAll(p, f.(Line).Delimiter, []byte("x")) // a line cannot contain its delimiter
+				switch l := f.(type) {
+				case Line:
+					p = bytes.ReplaceAll(p, l.Delimiter, []byte("x")) // a line cannot contain its delimiter
+				case AnyLine:
+					p = bytes.ReplaceAll(bytes.ReplaceAll(p, []byte("\r"), []byte("x")), []byte("\n"), []byte("x"))
 				}
 				if _, isSLIP := f.(SLIP); isSLIP && len(p) == 0 {
 					continue // SLIP ignores empty frames
@@ -67,13 +100,16 @@ func TestFramingRoundTrip(t *testing.T) {
 				payloads = append(payloads, p)
 				wire = f.Append(wire, p)
 			}
-			got, errs := decodeAll(f, wire, []int{1 + r.IntN(7), 1 + r.IntN(300)}, 1000)
-			if errs != 0 || len(got) != len(payloads) {
-				t.Fatalf("%s: %d frames (%d errors), want %d", f.Name(), len(got), errs, len(payloads))
+			got, stats := decodeAll(t, f, wire, []int{1 + r.IntN(7), 1 + r.IntN(300)}, 1000)
+			if stats.BadFrames != 0 || len(got) != len(payloads) {
+				t.Fatalf("%s: %d frames (%d errors), want %d", names(f), len(got), stats.BadFrames, len(payloads))
+			}
+			if stats.Pending != 0 || stats.FrameBytes+stats.IdleBytes != uint64(len(wire)) {
+				t.Fatalf("%s: %+v for %d bytes of whole frames", names(f), stats, len(wire))
 			}
 			for i := range got {
 				if !bytes.Equal(got[i], payloads[i]) {
-					t.Fatalf("%s: frame %d = %x, want %x", f.Name(), i, got[i], payloads[i])
+					t.Fatalf("%s: frame %d = %x, want %x", names(f), i, got[i], payloads[i])
 				}
 			}
 		}
@@ -82,6 +118,9 @@ func TestFramingRoundTrip(t *testing.T) {
 
 func TestFramingDecoding(t *testing.T) {
 	line, _ := NewFraming("line", FramingOptions{})
+	anyEnd, _ := NewFraming("line", FramingOptions{AnyLineEnd: true})
+	// stats are frame bytes, bad frames, bad bytes, idle bytes, pending.
+	type stats struct{ frameBytes, badFrames, badBytes, idleBytes, pending uint64 }
 	tests := []struct {
 		name   string
 		f      Framing
@@ -89,33 +128,68 @@ func TestFramingDecoding(t *testing.T) {
 		chunks []int
 		max    int
 		want   []string
-		errors uint64
+		stats  stats
 	}{
-		{"lines", line, "a\nbc\n\nd", nil, 10, []string{"a", "bc", ""}, 0},
-		{"a too long line is dropped, the next kept", line, "0123456789abc\nok\n", []int{3}, 10, []string{"ok"}, 1},
-		{"slip", SLIP{}, "\xc0ab\xdb\xdcc\xc0\xc0\xc0d\xdb\xdd\xc0", nil, 10, []string{"ab\xc0c", "d\xdb"}, 0},
-		{"slip bad escape drops the frame", SLIP{}, "\xc0a\xdbxb\xc0c\xc0", nil, 10, []string{"c"}, 1},
-		{"slip too long", SLIP{}, "0123456789ab\xc0xy\xc0", []int{4}, 10, []string{"xy"}, 1},
-		{"cobs", COBS{}, "\x03ab\x02c\x00\x01\x01\x00", nil, 10, []string{"ab\x00c", "\x00"}, 0},
-		{"cobs block past the end", COBS{}, "\x05ab\x00\x02z\x00", nil, 10, []string{"z"}, 1},
-		{"fixed", Fixed{Size: 3}, "abcdefg", []int{2}, 10, []string{"abc", "def"}, 0},
-		{"idle ends at the gap", Idle{}, "abc", []int{1}, 10, []string{"abc"}, 0},
-		{"idle too long", Idle{}, "0123456789ab", []int{5}, 10, nil, 1},
+		{"lines", line, "a\nbc\n\nd", nil, 10, []string{"a", "bc", ""}, stats{6, 0, 0, 0, 1}},
+		{"a too long line is dropped, the next kept", line, "0123456789abc\nok\n", []int{3}, 10, []string{"ok"}, stats{3, 1, 14, 0, 0}},
+		{"CR, LF and CRLF end lines", anyEnd, "a\rb\nc\r\nd\r\re", nil, 10, []string{"a", "b", "c", "d", ""}, stats{10, 0, 0, 0, 1}},
+		{"a CRLF split between reads is one line end", anyEnd, "a\r\nb\n", []int{2}, 10, []string{"a", "b"}, stats{5, 0, 0, 0, 0}},
+		{"the LF of a too long line's CRLF is the bad line's", anyEnd, "0123456789ab\r\nok\n", []int{5}, 10, []string{"ok"}, stats{3, 1, 14, 0, 0}},
+		{"LF LF is an empty line, CR LF is not", anyEnd, "\n\n\r\n", nil, 10, []string{"", "", ""}, stats{4, 0, 0, 0, 0}},
+		{"slip", SLIP{}, "\xc0ab\xdb\xdcc\xc0\xc0\xc0d\xdb\xdd\xc0", nil, 10, []string{"ab\xc0c", "d\xdb"}, stats{10, 0, 0, 3, 0}},
+		{"slip bad escape drops the frame", SLIP{}, "\xc0a\xdbxb\xc0c\xc0", nil, 10, []string{"c"}, stats{2, 1, 5, 1, 0}},
+		{"slip too long", SLIP{}, "0123456789ab\xc0xy\xc0", []int{4}, 10, []string{"xy"}, stats{3, 1, 13, 0, 0}},
+		{"slip cut", SLIP{}, "\xc0ab\xc0cd", nil, 10, []string{"ab"}, stats{3, 0, 0, 1, 2}},
+		{"cobs", COBS{}, "\x03ab\x02c\x00\x01\x01\x00", nil, 10, []string{"ab\x00c", "\x00"}, stats{9, 0, 0, 0, 0}},
+		{"cobs block past the end", COBS{}, "\x05ab\x00\x02z\x00", nil, 10, []string{"z"}, stats{3, 1, 4, 0, 0}},
+		{"cobs zeros between frames", COBS{}, "\x00\x00\x02z\x00\x00", nil, 10, []string{"z"}, stats{3, 0, 0, 3, 0}},
+		{"cobs too long", COBS{}, "\x0d0123456789ab\x00\x02z\x00", []int{3}, 10, []string{"z"}, stats{3, 1, 14, 0, 0}},
+		{"fixed", Fixed{Size: 3}, "abcdefg", []int{2}, 10, []string{"abc", "def"}, stats{6, 0, 0, 0, 1}},
+		{"idle ends at the gap", Idle{}, "abc", []int{1}, 10, []string{"abc"}, stats{3, 0, 0, 0, 0}},
+		{"idle too long", Idle{}, "0123456789ab", []int{5}, 10, nil, stats{0, 1, 12, 0, 0}},
 	}
 	for _, tc := range tests {
-		got, errs := decodeAll(tc.f, []byte(tc.wire), tc.chunks, tc.max)
+		got, st := decodeAll(t, tc.f, []byte(tc.wire), tc.chunks, tc.max)
 		var s []string
 		for _, g := range got {
 			s = append(s, string(g))
 		}
-		if len(s) != len(tc.want) || errs != tc.errors {
-			t.Errorf("%s: %q with %d errors, want %q with %d", tc.name, s, errs, tc.want, tc.errors)
-			continue
+		if fmt.Sprint(s) != fmt.Sprint(tc.want) || len(s) != len(tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, s, tc.want)
 		}
-		for i := range s {
-			if s[i] != tc.want[i] {
-				t.Errorf("%s: %q, want %q", tc.name, s, tc.want)
-			}
+		if g := (stats{st.FrameBytes, st.BadFrames, st.BadBytes, st.IdleBytes, st.Pending}); g != tc.stats {
+			t.Errorf("%s: frame bytes, bad frames, bad bytes, idle bytes, pending %v, want %v", tc.name, g, tc.stats)
+		}
+	}
+}
+
+func TestDiscardCountsTheCutFrame(t *testing.T) {
+	// Payloads of 8 bytes, so that the fixed framing frames them too.
+	for _, f := range append(framings(t), Fixed{Size: 8}, Idle{}) {
+		d := f.NewDecoder(64)
+		wire := f.Append(nil, []byte("complete"))
+		wire = append(wire, f.Append(nil, []byte("cutframe"))[:3]...)
+		var frames []string
+		emit := func(frame []byte, _ time.Duration) { frames = append(frames, string(frame)) }
+		d.Feed(wire, 0, emit)
+		if _, idle := f.(Idle); idle {
+			frames = []string{"complete"} // the idle framing has one frame pending
+		}
+		before := d.Stats()
+		d.Discard()
+		after := d.Stats()
+		if after.Pending != 0 || after.BadFrames != before.BadFrames+1 || after.BadBytes != before.BadBytes+before.Pending || before.Pending == 0 {
+			t.Errorf("%s: discarding took %+v to %+v", names(f), before, after)
+		}
+		// What follows the cut decodes.
+		d.Feed(f.Append(nil, []byte("nextone!")), 1, emit)
+		d.Gap(emit)
+		if len(frames) != 2 || frames[0] != "complete" || frames[1] != "nextone!" {
+			t.Errorf("%s: %q after the cut", names(f), frames)
+		}
+		d.Discard()
+		if s := d.Stats(); s.BadFrames != after.BadFrames {
+			t.Errorf("%s: discarding nothing counted a bad frame", names(f))
 		}
 	}
 }
@@ -143,14 +217,15 @@ func TestDecodersDoNotAllocate(t *testing.T) {
 }
 
 // fuzzDecoder checks that any input decodes without panic, within the
-// maximum size, in any chunking; and that encoding what was decoded and
-// decoding it again gives the same frames.
+// maximum size, in any chunking, with every byte accounted for; and that
+// encoding what was decoded and decoding it again gives the same frames.
 func fuzzDecoder(f *testing.F, framing Framing) {
 	f.Add([]byte("hello\n"), uint8(3))
+	f.Add([]byte("a\r\nb\r\r\n\n"), uint8(1))
 	f.Add(framing.Append(nil, []byte("\x00\xc0\xdb\n payload")), uint8(1))
 	f.Fuzz(func(t *testing.T, data []byte, chunk uint8) {
 		const max = 64
-		frames, _ := decodeAll(framing, data, []int{int(chunk%16) + 1}, max)
+		frames, _ := decodeAll(t, framing, data, []int{int(chunk%16) + 1}, max)
 		var again []byte
 		for _, fr := range frames {
 			if len(fr) > max+len("\r\n") {
@@ -158,9 +233,9 @@ func fuzzDecoder(f *testing.F, framing Framing) {
 			}
 			again = framing.Append(again, fr)
 		}
-		round, errs := decodeAll(framing, again, nil, max)
-		if errs != 0 || len(round) != len(frames) {
-			t.Fatalf("re-encoded frames decode to %d (%d errors), want %d", len(round), errs, len(frames))
+		round, st := decodeAll(t, framing, again, nil, max)
+		if st.BadFrames != 0 || len(round) != len(frames) {
+			t.Fatalf("re-encoded frames decode to %d (%d errors), want %d", len(round), st.BadFrames, len(frames))
 		}
 		for i := range round {
 			if !bytes.Equal(round[i], frames[i]) {
@@ -170,8 +245,9 @@ func fuzzDecoder(f *testing.F, framing Framing) {
 	})
 }
 
-func FuzzLine(f *testing.F)  { fuzzDecoder(f, Line{Delimiter: []byte("\r\n")}) }
-func FuzzSLIP(f *testing.F)  { fuzzDecoder(f, SLIP{}) }
-func FuzzCOBS(f *testing.F)  { fuzzDecoder(f, COBS{}) }
-func FuzzFixed(f *testing.F) { fuzzDecoder(f, Fixed{Size: 5}) }
-func FuzzIdle(f *testing.F)  { fuzzDecoder(f, Idle{}) }
+func FuzzLine(f *testing.F)    { fuzzDecoder(f, Line{Delimiter: []byte("\r\n")}) }
+func FuzzAnyLine(f *testing.F) { fuzzDecoder(f, AnyLine{Delimiter: []byte("\r\n")}) }
+func FuzzSLIP(f *testing.F)    { fuzzDecoder(f, SLIP{}) }
+func FuzzCOBS(f *testing.F)    { fuzzDecoder(f, COBS{}) }
+func FuzzFixed(f *testing.F)   { fuzzDecoder(f, Fixed{Size: 5}) }
+func FuzzIdle(f *testing.F)    { fuzzDecoder(f, Idle{}) }
