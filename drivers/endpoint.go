@@ -81,10 +81,18 @@ type (
 )
 
 // Counts are an endpoint's statistics.
+// Every byte read is in exactly one of FrameBytes (of the frames read,
+// their framing included), BadBytes (of the frames dropped), IdleBytes
+// (delimiters that ended no frame) and PendingBytes (a frame begun and
+// not yet ended): BytesIn is their sum.
 type Counts struct {
 	FramesIn, FramesOut uint64
 	BytesIn, BytesOut   uint64
+	FrameBytes          uint64
 	BadFrames           uint64 // malformed or too long, dropped on input
+	BadBytes            uint64
+	IdleBytes           uint64
+	PendingBytes        uint64
 	WriteErrors         uint64
 }
 
@@ -135,13 +143,48 @@ func writeFramed(w io.Writer, f wire.Framing, scratch *[]byte, c *atomicCounts, 
 
 // atomicCounts are Counts updated from several goroutines.
 type atomicCounts struct {
-	framesIn, framesOut, bytesIn, bytesOut, badFrames, writeErrors atomic.Uint64
+	framesIn, framesOut, bytesIn, bytesOut, writeErrors atomic.Uint64
+	frameBytes, badFrames, badBytes, idleBytes, pending atomic.Uint64
 }
 
 func (c *atomicCounts) snapshot() Counts {
 	return Counts{
 		FramesIn: c.framesIn.Load(), FramesOut: c.framesOut.Load(),
 		BytesIn: c.bytesIn.Load(), BytesOut: c.bytesOut.Load(),
-		BadFrames: c.badFrames.Load(), WriteErrors: c.writeErrors.Load(),
+		FrameBytes: c.frameBytes.Load(), BadFrames: c.badFrames.Load(), BadBytes: c.badBytes.Load(),
+		IdleBytes: c.idleBytes.Load(), PendingBytes: c.pending.Load(), WriteErrors: c.writeErrors.Load(),
 	}
+}
+
+// decoded publishes what a reader's decoders made of the bytes read: s is
+// the sum over the decoders a reconnecting device went through.
+func (c *atomicCounts) decoded(s wire.DecoderStats) {
+	c.bytesIn.Store(s.Bytes)
+	c.frameBytes.Store(s.FrameBytes)
+	c.badFrames.Store(s.BadFrames)
+	c.badBytes.Store(s.BadBytes)
+	c.idleBytes.Store(s.IdleBytes)
+	c.pending.Store(s.Pending)
+}
+
+// decoderSum is the stats of a reader's decoders: those it replaced (a
+// frame cut by a lost line counted bad) and the current one.
+type decoderSum struct {
+	before wire.DecoderStats
+	wire.Decoder
+}
+
+// replace drops the current decoder's partial frame and starts a new one.
+func (d *decoderSum) replace(f wire.Framing, max int) {
+	if d.Decoder != nil {
+		d.Discard()
+		d.before.Add(d.Stats())
+	}
+	d.Decoder = f.NewDecoder(max)
+}
+
+func (d *decoderSum) stats() wire.DecoderStats {
+	s := d.before
+	s.Add(d.Stats())
+	return s
 }

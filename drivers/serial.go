@@ -202,8 +202,8 @@ func (s *Serial) read(port serial.Port) {
 	defer close(s.stopped)
 	lockReaderThread(s.cfg.ReaderThread)
 	buf := make([]byte, 4096)
-	decoder := s.cfg.Framing.NewDecoder(s.cfg.MaxFrame)
-	var badBefore uint64 // bad frames of the decoders before a reconnection
+	var decoder decoderSum
+	decoder.replace(s.cfg.Framing, s.cfg.MaxFrame)
 	emit := func(frame []byte, at time.Duration) {
 		s.counts.framesIn.Add(1)
 		s.sink.Frame(s.index, frame, at)
@@ -218,15 +218,13 @@ func (s *Serial) read(port serial.Port) {
 			if port = s.reconnect(port, at, err); port == nil {
 				return
 			}
-			badBefore += decoder.Errors()
-			decoder = s.cfg.Framing.NewDecoder(s.cfg.MaxFrame)
+			decoder.replace(s.cfg.Framing, s.cfg.MaxFrame)
 		case n == 0:
 			decoder.Gap(emit) // the read timed out: the line fell silent
 		default:
-			s.counts.bytesIn.Add(uint64(n))
 			decoder.Feed(buf[:n], at, emit)
 		}
-		s.counts.badFrames.Store(badBefore + decoder.Errors())
+		s.counts.decoded(decoder.stats())
 	}
 }
 

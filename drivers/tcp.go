@@ -91,6 +91,7 @@ func (c *TCP) serve(clock Clock, sink Sink, index int) {
 		sink.Frame(index, frame, at)
 	}
 	hadConn := c.conn != nil
+	var decoder decoderSum
 	for {
 		c.mu.Lock()
 		conn := c.conn
@@ -112,19 +113,18 @@ func (c *TCP) serve(clock Clock, sink Sink, index int) {
 			}
 			hadConn = true
 		}
-		decoder := c.cfg.Framing.NewDecoder(c.cfg.MaxFrame)
+		decoder.replace(c.cfg.Framing, c.cfg.MaxFrame) // a new connection, a new stream
 		for {
 			n, err := conn.Read(buf)
 			at := clock.Now()
 			if n > 0 {
-				c.counts.bytesIn.Add(uint64(n))
 				decoder.Feed(buf[:n], at, emit)
+				c.counts.decoded(decoder.stats())
 			}
 			if err != nil {
 				break
 			}
 		}
-		c.counts.badFrames.Add(decoder.Errors())
 		c.mu.Lock()
 		c.conn = nil
 		c.mu.Unlock()

@@ -86,7 +86,7 @@ func (u *UDP) Start(clock Clock, sink Sink, index int) error {
 func (u *UDP) read(clock Clock, sink Sink, index int) {
 	defer close(u.stopped)
 	lockReaderThread(u.cfg.ReaderThread)
-	buf := make([]byte, u.cfg.MaxFrame+1)
+	buf := make([]byte, 1<<16) // any datagram, whole: an oversize one is counted with all its bytes
 	for {
 		n, from, err := u.conn.ReadFromUDPAddrPort(buf)
 		at := clock.Now()
@@ -97,8 +97,10 @@ func (u *UDP) read(clock Clock, sink Sink, index int) {
 			sink.Gone(index, at, &DeviceError{Endpoint: u.cfg.Name, Device: u.where(), Err: err})
 			return
 		}
+		u.counts.bytesIn.Add(uint64(n))
 		if n > u.cfg.MaxFrame {
 			u.counts.badFrames.Add(1)
+			u.counts.badBytes.Add(uint64(n))
 			continue
 		}
 		if !u.dialed && !u.fixed {
@@ -107,7 +109,7 @@ func (u *UDP) read(clock Clock, sink Sink, index int) {
 			u.mu.Unlock()
 		}
 		u.counts.framesIn.Add(1)
-		u.counts.bytesIn.Add(uint64(n))
+		u.counts.frameBytes.Add(uint64(n))
 		sink.Frame(index, buf[:n], at)
 	}
 }

@@ -402,7 +402,8 @@ func (s *Session) summary(stopped string, failure error) (record.Summary, error)
 		es := record.EndpointSummary{Name: e.Name(), Kind: e.kind, Device: e.device}
 		if c, ok := e.Endpoint.(drivers.Counter); ok {
 			n := c.Counts()
-			es.FramesIn, es.FramesOut, es.BytesIn, es.BytesOut, es.BadFrames, es.WriteErrors = n.FramesIn, n.FramesOut, n.BytesIn, n.BytesOut, n.BadFrames, n.WriteErrors
+			es.FramesIn, es.FramesOut, es.BytesIn, es.BytesOut, es.WriteErrors = n.FramesIn, n.FramesOut, n.BytesIn, n.BytesOut, n.WriteErrors
+			es.FrameBytes, es.BadFrames, es.BadBytes, es.IdleBytes, es.PendingBytes = n.FrameBytes, n.BadFrames, n.BadBytes, n.IdleBytes, n.PendingBytes
 		}
 		if l, ok := e.Endpoint.(drivers.Leader); ok {
 			es.LineTime = l.LineMode()

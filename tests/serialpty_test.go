@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -146,5 +147,49 @@ func TestTwoRunsOneBench(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(shared, "controller")); !os.IsNotExist(err) {
 		t.Errorf("the first run left its link behind: %v", err)
+	}
+}
+
+// TestEveryByteAccountedFor is issue 10's sixth finding: every byte that
+// enters an endpoint is in its frames, its bad frames, idle delimiters or
+// the frame left unfinished when the run stopped.
+func TestEveryByteAccountedFor(t *testing.T) {
+	r := startRig(t, plainLink, ptyBenchText("line", ""))
+	ctrl, plant := r.attach("controller"), r.attach("plant")
+	defer plant.Close()
+	long := strings.Repeat("x", 10000) // over max_frame (4096)
+	ctrl.Write([]byte("one\ntwo\n" + long + "\n\n\n"))
+	ctrl.Write([]byte(strings.Repeat("y", 5000))) // never ended
+	time.Sleep(200 * time.Millisecond)
+	if code := r.stop(syscall.SIGTERM); code != 0 {
+		t.Fatalf("exit %d: %s", code, r.stderr.String())
+	}
+	ctrl.Close()
+	data, err := os.ReadFile(r.summary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Endpoints []struct {
+			Name         string
+			FramesIn     uint64 `json:"frames_in"`
+			BytesIn      uint64 `json:"bytes_in"`
+			FrameBytes   uint64 `json:"frame_bytes"`
+			BadFrames    uint64 `json:"bad_frames"`
+			BadBytes     uint64 `json:"bad_bytes"`
+			IdleBytes    uint64 `json:"idle_bytes"`
+			PendingBytes uint64 `json:"partial_frame_bytes"`
+		} `json:"endpoints"`
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatal(err)
+	}
+	c := s.Endpoints[0]
+	sent := uint64(len("one\ntwo\n"+long+"\n\n\n") + 5000)
+	if c.BytesIn != sent || c.FrameBytes+c.BadBytes+c.IdleBytes+c.PendingBytes != c.BytesIn {
+		t.Errorf("controller %+v: %d bytes sent; frames + bad + idle + partial must be bytes in", c, sent)
+	}
+	if c.FramesIn != 4 || c.BadFrames != 1 || c.BadBytes != 10001 || c.PendingBytes != 5000 {
+		t.Errorf("controller %+v: want 4 frames (one, two and two empty lines), 1 bad of 10 001 bytes, 5000 pending", c)
 	}
 }

@@ -32,15 +32,24 @@ type Event struct {
 
 // EndpointSummary is what one endpoint saw.
 type EndpointSummary struct {
-	Name        string `json:"name"`
-	Kind        string `json:"kind"`
-	Device      string `json:"device"`
-	FramesIn    uint64 `json:"frames_in"`
-	FramesOut   uint64 `json:"frames_out"`
-	BytesIn     uint64 `json:"bytes_in"`
-	BytesOut    uint64 `json:"bytes_out"`
-	BadFrames   uint64 `json:"bad_frames"`
-	WriteErrors uint64 `json:"write_errors"`
+	Name      string `json:"name"`
+	Kind      string `json:"kind"`
+	Device    string `json:"device"`
+	FramesIn  uint64 `json:"frames_in"`
+	FramesOut uint64 `json:"frames_out"`
+	BytesIn   uint64 `json:"bytes_in"`
+	BytesOut  uint64 `json:"bytes_out"`
+	// Every byte in is in exactly one of: the frames read (their framing
+	// included), the bad frames dropped (too long, undecodable), idle
+	// delimiters that ended no frame, and a frame begun but not ended when
+	// the run stopped: bytes_in = frame_bytes + bad_bytes + idle_bytes +
+	// partial_frame_bytes.
+	FrameBytes   uint64 `json:"frame_bytes"`
+	BadFrames    uint64 `json:"bad_frames"`
+	BadBytes     uint64 `json:"bad_bytes"`
+	IdleBytes    uint64 `json:"idle_bytes"`
+	PendingBytes uint64 `json:"partial_frame_bytes"`
+	WriteErrors  uint64 `json:"write_errors"`
 	// LineTime says how writes to a serial line are timed: led by the
 	// UART's line time, or not at all on a pseudo-terminal.
 	LineTime string       `json:"line_time,omitempty"`
