@@ -1,0 +1,545 @@
+package expect
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/hilrig/hilrig/emulator"
+	"github.com/hilrig/hilrig/emulator/suggest"
+	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/rig/record"
+)
+
+// Op is a comparison.
+type Op uint8
+
+// Comparisons.
+const (
+	Less Op = iota
+	LessEqual
+	Greater
+	GreaterEqual
+	Equal
+	NotEqual
+)
+
+var opTexts = [...]string{"<", "<=", ">", ">=", "==", "!="}
+
+func (o Op) String() string { return opTexts[o] }
+
+func (o Op) holds(a, b float64) bool {
+	switch o {
+	case Less:
+		return a < b
+	case LessEqual:
+		return a <= b
+	case Greater:
+		return a > b
+	case GreaterEqual:
+		return a >= b
+	case Equal:
+		return a == b
+	}
+	return a != b
+}
+
+// Expectation is one parsed expectation, ready to be evaluated on a
+// run's summary and signals.
+type Expectation struct {
+	Text string // as written
+	Path string
+	Op   Op
+	Unit Unit
+
+	limit limit
+	steps []step
+	scale float64    // the value read × scale is in Unit
+	sig   *signalRef // a recorded signal's statistic instead of steps
+}
+
+// step is one move along a path through a summary.
+type step struct {
+	kind   stepKind
+	index  []int  // stepField
+	key    string // stepElem, stepMapKey
+	derive func(reflect.Value) (float64, bool)
+	at     string // the path up to here, for messages
+}
+
+type stepKind uint8
+
+const (
+	stepField  stepKind = iota // a struct's field
+	stepElem                   // the element of a named list
+	stepLen                    // a list's length (ends the path)
+	stepMapKey                 // a map's entry
+	stepMapSum                 // the sum of a map's entries (ends the path)
+	stepDerive                 // a derived value (ends the path)
+)
+
+// signalRef is models.ENDPOINT.SIGNAL.STAT.
+type signalRef struct{ endpoint, signal, stat string }
+
+// Names are what a run's summary will name, known before it runs. An
+// expectation naming a flow, hop, phase, endpoint, model or signal that is
+// not here is an error when it is parsed. A nil list accepts any name:
+// the summary then says, when the run is over.
+type Names struct {
+	Flows, Hops, Phases, Endpoints []string
+	// Models are the model endpoints, in bench order, and Signals their
+	// signals.
+	Models  []string
+	Signals map[string][]string
+}
+
+// NamesOf lists what a run of profile p on bench b (nil: none) will
+// report.
+func NamesOf(p *profiles.Loaded, b *profiles.LoadedBench) *Names {
+	n := &Names{Flows: p.Flows.Names, Hops: p.Hops.Names, Phases: []string{}, Endpoints: []string{}, Models: []string{}, Signals: map[string][]string{}}
+	for _, ph := range p.Phases() {
+		n.Phases = append(n.Phases, ph.Name)
+	}
+	if b == nil {
+		return n
+	}
+	for i, name := range b.Endpoints.Names {
+		if b.Endpoints.Values[i].Model == nil {
+			n.Endpoints = append(n.Endpoints, name)
+			continue
+		}
+		bm := b.Models[name]
+		if bm == nil {
+			continue
+		}
+		n.Models = append(n.Models, name)
+		signals := bm.Signals()
+		if bm.Stepping != nil && bm.Stepping.Wait {
+			// The part's own time and its discrepancy with the clock,
+			// recorded when it steps on data.
+			signals = append(signals[:len(signals):len(signals)], "sim_time", "t_diff")
+		}
+		n.Signals[name] = signals
+	}
+	return n
+}
+
+// keysOf says which of Names names the elements of a list of t.
+func (n *Names) keysOf(t reflect.Type) []string {
+	if n == nil {
+		return nil
+	}
+	switch t {
+	case reflect.TypeFor[emulator.FlowSummary]():
+		return n.Flows
+	case reflect.TypeFor[emulator.HopSummary]():
+		return n.Hops
+	case reflect.TypeFor[record.PhaseSummary]():
+		return n.Phases
+	case reflect.TypeFor[record.EndpointSummary]():
+		return n.Endpoints
+	case reflect.TypeFor[record.ModelSummary]():
+		return n.Models
+	}
+	return nil
+}
+
+// Error is a problem in an expectation's text.
+type Error struct {
+	Text string // the expectation
+	Col  int    // where, from 1 (bytes)
+	Msg  string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%q: column %d: %s", e.Text, e.Col, e.Msg) }
+
+// Parse reads an expectation, PATH OP VALUE, and checks its path against
+// names (nil: the paths of any run).
+func Parse(text string, names *Names) (*Expectation, error) {
+	x := &Expectation{Text: text}
+	fail := func(col int, format string, args ...any) (*Expectation, error) {
+		return nil, &Error{Text: text, Col: col, Msg: fmt.Sprintf(format, args...)}
+	}
+	i := skipSpace(text, 0)
+	start := i
+	for i < len(text) && isPathByte(text[i]) {
+		i++
+	}
+	if i == start {
+		return fail(i+1, "want PATH OP VALUE, e.g. flows.m2s.delay.p95 < 60ms")
+	}
+	x.Path = text[start:i]
+	i = skipSpace(text, i)
+	opCol := i + 1
+	op, n := readOp(text[i:])
+	if n == 0 {
+		if i == len(text) {
+			return fail(opCol, "want a comparison (<, <=, >, >=, ==, !=) after %s", x.Path)
+		}
+		if text[i] == '=' {
+			return fail(opCol, "write == to compare")
+		}
+		return fail(opCol, "%q is not a comparison (want <, <=, >, >=, == or !=)", text[i:i+1])
+	}
+	x.Op = op
+	i = skipSpace(text, i+n)
+	valueCol := i + 1
+	value := strings.TrimRight(text[i:], " \t")
+	if value == "" {
+		return fail(valueCol, "want a value after %s", op)
+	}
+	if err := x.resolve(start, names); err != nil {
+		return nil, err
+	}
+	if (x.Unit == Flag || x.Unit == Text) && op != Equal && op != NotEqual {
+		return fail(opCol, "%s is %s: compare it with == or !=", x.Path, x.Unit)
+	}
+	var err error
+	if x.limit, err = parseLimit(value, x.Unit); err != nil {
+		return fail(valueCol, "%v", err)
+	}
+	return x, nil
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+func isPathByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.'
+}
+
+func readOp(s string) (Op, int) {
+	for _, o := range []Op{LessEqual, GreaterEqual, Equal, NotEqual, Less, Greater} {
+		if strings.HasPrefix(s, o.String()) {
+			return o, len(o.String())
+		}
+	}
+	return 0, 0
+}
+
+// resolve walks the path through the summary's types; start is where the
+// path begins in the text.
+func (x *Expectation) resolve(start int, names *Names) error {
+	segs := strings.Split(x.Path, ".")
+	col := start + 1
+	fail := func(format string, args ...any) error {
+		return &Error{Text: x.Text, Col: col, Msg: fmt.Sprintf(format, args...)}
+	}
+	t := reflect.TypeFor[record.Summary]()
+	unit, scale, done := Count, 1.0, ""
+	var model string // the model endpoint the path is in
+	for i, seg := range segs {
+		if seg == "" {
+			return fail("empty name in the path")
+		}
+		at := seg
+		if done != "" {
+			at = done + "." + seg
+		}
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		switch {
+		case t.Kind() == reflect.Struct:
+			c, ok := childNamed(childrenOf(t), seg)
+			if !ok && model != "" && t == reflect.TypeFor[record.ModelSummary]() {
+				if sigs, known := names.signals(model); !known || containsName(sigs, seg) {
+					return x.resolveSignal(model, seg, segs[i+1:], col+len(seg)+1, at)
+				}
+			}
+			if !ok {
+				return fail("%s%s%s", noKey(done, seg), suggest.DidYouMean(seg, x.candidates(t, model, names)), listOf(x.candidates(t, model, names)))
+			}
+			if c.derive != nil {
+				x.steps = append(x.steps, step{kind: stepDerive, derive: c.derive, at: at})
+				unit, t = c.unit, nil
+			} else {
+				x.steps = append(x.steps, step{kind: stepField, index: c.index, at: at})
+				t = c.typ
+				if c.unit != Count || baseUnit(c.typ) != Count {
+					unit, scale = c.unit, c.scale
+				}
+			}
+		case t.Kind() == reflect.Slice && keyed(t):
+			keys := names.keysOf(t.Elem())
+			if keys != nil && !containsName(keys, seg) {
+				return fail("%s%s%s", noKey(done, seg), suggest.DidYouMean(seg, keys), listOf(keys))
+			}
+			x.steps = append(x.steps, step{kind: stepElem, key: seg, at: at})
+			if t.Elem() == reflect.TypeFor[record.ModelSummary]() {
+				model = seg
+			}
+			t = t.Elem()
+		case t.Kind() == reflect.Map:
+			keys := mapKeys()
+			if !containsName(keys, seg) {
+				return fail("%s%s%s", noKey(done, seg), suggest.DidYouMean(seg, keys), listOf(keys))
+			}
+			x.steps = append(x.steps, step{kind: stepMapKey, key: seg, at: at})
+			t = t.Elem()
+		case t.Kind() == reflect.Slice:
+			return fail("%s is a list without names: it ends the path (and means how many it holds)", done)
+		default:
+			return fail("%s is a value: it has no %q", done, seg)
+		}
+		if t == nil && i < len(segs)-1 {
+			col += len(seg) + 1
+			return fail("%s is a value: it has no %q", at, segs[i+1])
+		}
+		done = at
+		col += len(seg) + 1
+	}
+	col = start + 1
+	if t != nil {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		switch {
+		case t.Kind() == reflect.Map:
+			x.steps = append(x.steps, step{kind: stepMapSum, at: done})
+		case t.Kind() == reflect.Slice && !keyed(t):
+			x.steps = append(x.steps, step{kind: stepLen, at: done})
+			unit, scale = Count, 1
+		case t.Kind() == reflect.Slice:
+			keys := names.keysOf(t.Elem())
+			if keys == nil {
+				return fail("%s is not a value: name one of them", done)
+			}
+			return fail("%s is not a value: name one of them%s", done, listOf(keys))
+		case !isLeaf(t):
+			return fail("%s is not a value: name one of its %s", done, strings.Join(x.candidates(t, model, names), ", "))
+		}
+	}
+	x.Unit, x.scale = unit, scale
+	return nil
+}
+
+// resolveSignal resolves models.ENDPOINT.SIGNAL.STAT; rest is what follows
+// the signal, col where it starts.
+func (x *Expectation) resolveSignal(model, signal string, rest []string, col int, at string) error {
+	stats := signalStatNames()
+	switch {
+	case len(rest) == 0:
+		return &Error{Text: x.Text, Col: col - len(signal) - 1, Msg: fmt.Sprintf("%s is a signal: name one of its %s", at, strings.Join(stats, ", "))}
+	case !containsName(stats, rest[0]):
+		return &Error{Text: x.Text, Col: col, Msg: fmt.Sprintf("%s%s%s", noKey(at, rest[0]), suggest.DidYouMean(rest[0], stats), listOf(stats))}
+	case len(rest) > 1:
+		return &Error{Text: x.Text, Col: col + len(rest[0]) + 1, Msg: fmt.Sprintf("%s.%s is a value: it has no %q", at, rest[0], rest[1])}
+	}
+	x.sig = &signalRef{endpoint: model, signal: signal, stat: rest[0]}
+	x.steps, x.Unit, x.scale = nil, Count, 1
+	return nil
+}
+
+// candidates are the keys that may follow at a struct of type t.
+func (x *Expectation) candidates(t reflect.Type, model string, names *Names) []string {
+	c := childNames(childrenOf(t))
+	if t == reflect.TypeFor[record.ModelSummary]() {
+		sigs, _ := names.signals(model)
+		c = append(c, sigs...)
+	}
+	return c
+}
+
+// signals are a model's signals, and whether they are known.
+func (n *Names) signals(model string) ([]string, bool) {
+	if n == nil || n.Signals == nil {
+		return nil, false
+	}
+	s, ok := n.Signals[model]
+	return s, ok
+}
+
+func containsName(names []string, name string) bool {
+	for _, n := range names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+func noKey(done, seg string) string {
+	if done == "" {
+		return fmt.Sprintf("a summary has no %q", seg)
+	}
+	return fmt.Sprintf("%s has no %q", done, seg)
+}
+
+func listOf(names []string) string {
+	if len(names) == 0 {
+		return " (it has none)"
+	}
+	const most = 12
+	if len(names) > most {
+		return " (it has " + strings.Join(names[:most], ", ") + ", …)"
+	}
+	return " (it has " + strings.Join(names, ", ") + ")"
+}
+
+// Result is an expectation evaluated on a run.
+type Result struct {
+	*Expectation
+	OK bool
+	// Measured is the value, written in the limit's unit; empty when
+	// nothing was measured, and then Missing says why.
+	Measured string
+	Value    float64
+	Missing  string
+}
+
+// Limit is the expectation's limit as written.
+func (x *Expectation) Limit() string { return x.limit.text }
+
+// String says what was expected and what was measured.
+func (r Result) String() string {
+	switch {
+	case r.Measured == "":
+		return fmt.Sprintf("%s: nothing measured (%s)", r.Canonical(), r.Missing)
+	case r.OK:
+		return fmt.Sprintf("%s: measured %s", r.Canonical(), r.Measured)
+	}
+	return fmt.Sprintf("%s failed: measured %s, limit %s", r.Canonical(), r.Measured, r.limit.text)
+}
+
+// Canonical is the expectation written with single spaces.
+func (x *Expectation) Canonical() string { return x.Path + " " + x.Op.String() + " " + x.limit.text }
+
+// Evaluate evaluates the expectations on a run's summary and, for the
+// models' signals, what sig accumulated (nil: none were recorded).
+func Evaluate(exps []*Expectation, sum *record.Summary, sig *Signals) []Result {
+	out := make([]Result, len(exps))
+	for i, x := range exps {
+		out[i] = x.Eval(sum, sig)
+	}
+	return out
+}
+
+// Failed returns the results that did not pass.
+func Failed(results []Result) []Result {
+	var out []Result
+	for _, r := range results {
+		if !r.OK {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Eval evaluates the expectation.
+func (x *Expectation) Eval(sum *record.Summary, sig *Signals) Result {
+	r := Result{Expectation: x}
+	var v value
+	if x.sig != nil {
+		v = sig.value(x.sig)
+	} else {
+		v = x.walk(reflect.ValueOf(sum).Elem())
+	}
+	if v.missing != "" {
+		r.Missing = v.missing
+		return r
+	}
+	r.Value = v.num
+	r.Measured = x.limit.format(v, x.Unit)
+	switch x.Unit {
+	case Text:
+		r.OK = (v.text == x.limit.word) == (x.Op == Equal)
+	case Flag:
+		r.OK = (v.num == x.limit.num) == (x.Op == Equal)
+	default:
+		r.OK = x.Op.holds(v.num, x.limit.num)
+	}
+	return r
+}
+
+// value is what a path led to.
+type value struct {
+	num     float64
+	text    string
+	missing string // why there is none
+}
+
+func (x *Expectation) walk(v reflect.Value) value {
+	for _, s := range x.steps {
+		for v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return value{missing: "the summary has no " + parentOf(s.at)}
+			}
+			v = v.Elem()
+		}
+		switch s.kind {
+		case stepField:
+			v = v.FieldByIndex(s.index)
+		case stepElem:
+			found := false
+			for i := range v.Len() {
+				if e := v.Index(i); e.Field(0).String() == s.key {
+					v, found = e, true
+					break
+				}
+			}
+			if !found {
+				return value{missing: "the summary has no " + s.at}
+			}
+		case stepMapKey:
+			e := v.MapIndex(reflect.ValueOf(s.key))
+			if !e.IsValid() {
+				return value{missing: "the summary has no " + s.at}
+			}
+			v = e
+		case stepMapSum:
+			var n float64
+			for it := v.MapRange(); it.Next(); {
+				n += number(it.Value())
+			}
+			return value{num: n}
+		case stepLen:
+			return value{num: float64(v.Len())}
+		case stepDerive:
+			n, ok := s.derive(v)
+			if !ok {
+				return value{missing: s.at + " is undefined for this run"}
+			}
+			return value{num: n}
+		}
+	}
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return value{missing: "the summary has no " + x.Path}
+		}
+		v = v.Elem()
+	}
+	switch v.Kind() {
+	case reflect.String:
+		return value{text: v.String()}
+	case reflect.Bool:
+		if v.Bool() {
+			return value{num: 1}
+		}
+		return value{num: 0}
+	}
+	return value{num: number(v) * x.scale}
+}
+
+func parentOf(path string) string {
+	if i := strings.LastIndexByte(path, '.'); i >= 0 {
+		return path[:i]
+	}
+	return path
+}
+
+func number(v reflect.Value) float64 {
+	switch v.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return float64(v.Int())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return float64(v.Uint())
+	case reflect.Float32, reflect.Float64:
+		return v.Float()
+	}
+	return 0
+}

@@ -1,0 +1,244 @@
+package expect
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/hilrig/hilrig/emulator"
+	"github.com/hilrig/hilrig/rig/record"
+)
+
+// names and summary are a run as the tests see it: two flows, a hop, a
+// phase, a model with two signals, and a real-time timing section.
+var names = &Names{
+	Flows: []string{"m2s", "s2m"}, Hops: []string{"core"}, Phases: []string{"outage"},
+	Endpoints: []string{"controller"}, Models: []string{"car"},
+	Signals: map[string][]string{"car": {"deflection", "v2"}},
+}
+
+func summary() *record.Summary {
+	f := func(name string, sent, delivered, queue uint64, p95 float64) emulator.FlowSummary {
+		return emulator.FlowSummary{Name: name, Sent: sent, Delivered: delivered, LossRate: float64(queue) / float64(sent),
+			Dropped: map[string]uint64{"queue_drop": queue, "loss_drop": 0, "outage_drop": 0},
+			Delay:   &emulator.DelaySummary{P50: p95 / 2, P95: p95, P99: p95 * 1.1, Max: p95 * 2}}
+	}
+	s := &record.Summary{Profile: "test", Clock: "real", Stopped: "duration"}
+	s.Duration = 10
+	s.Flows = []emulator.FlowSummary{f("m2s", 1000, 990, 10, 0.0724), f("s2m", 1000, 1000, 0, 0.021)}
+	s.Hops = []emulator.HopSummary{{Name: "core", PeakQueueBytes: 30000, Dropped: map[string]uint64{"queue_drop": 10}}}
+	s.Phases = []record.PhaseSummary{{Name: "outage", Windows: [][2]float64{{1, 2}, {5, 6}}, Flows: []emulator.FlowSummary{f("m2s", 100, 50, 50, 0.5)}}}
+	s.Models = []record.ModelSummary{{Endpoint: "car", Model: "quarter-car", Exchanges: 5000,
+		Output: &record.OutputError{Signal: "deflection", Peak: 0.02, MaxError: 0.0003, OfPeak: 0.015}}}
+	s.Timing = &record.TimingSummary{MemoryLocked: true, Scheduler: "SCHED_FIFO priority 80", MaxRSSKiB: 20000,
+		ReleaseLateness: &emulator.DelaySummary{P99: 250e-6}}
+	return s
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"", `"": column 1: want PATH OP VALUE, e.g. flows.m2s.delay.p95 < 60ms`},
+		{"< 3", `"< 3": column 1: want PATH OP VALUE, e.g. flows.m2s.delay.p95 < 60ms`},
+		{"flows.m2s.lost", `"flows.m2s.lost": column 15: want a comparison (<, <=, >, >=, ==, !=) after flows.m2s.lost`},
+		{"flows.m2s.lost = 0", `"flows.m2s.lost = 0": column 16: write == to compare`},
+		{"flows.m2s.lost ~ 0", `"flows.m2s.lost ~ 0": column 16: "~" is not a comparison (want <, <=, >, >=, == or !=)`},
+		{"flows.m2s.lost ==", `"flows.m2s.lost ==": column 18: want a value after ==`},
+		{"flows.cmd.delay.p95 < 60ms", `"flows.cmd.delay.p95 < 60ms": column 7: flows has no "cmd" (it has m2s, s2m)`},
+		{"flows.m2z.lost == 0", `"flows.m2z.lost == 0": column 7: flows has no "m2z"; did you mean m2s? (it has m2s, s2m)`},
+		{"flow.m2s.lost == 0", `"flow.m2s.lost == 0": column 1: a summary has no "flow"; did you mean flows? (it has profile, bench, clock, stopped, seed, duration, flows, hops, phases, endpoints, models, events, …)`},
+		{"flows.m2s.dely.p95 < 60ms", `"flows.m2s.dely.p95 < 60ms": column 11: flows.m2s has no "dely"; did you mean delay? (it has name, sent, delivered, corrupted, dropped, in_flight, loss_rate, duplicates, duplicates_lost, loss_bursts, delay, lost)`},
+		{"flows.m2s.delay < 60ms", `"flows.m2s.delay < 60ms": column 1: flows.m2s.delay is not a value: name one of its min, mean, p50, p95, p99, p99_9, max`},
+		{"flows.m2s.delay.p95 < 60", `"flows.m2s.delay.p95 < 60": column 23: "60" needs a unit: the value is a time (e.g. 60ms, 2s, 300us)`},
+		{"flows.m2s.delay.p95 < 60m", `"flows.m2s.delay.p95 < 60m": column 23: "60m" is ambiguous (write min for minutes or ms for milliseconds)`},
+		{"flows.m2s.delay.p95 < 60kB", `"flows.m2s.delay.p95 < 60kB": column 23: "60kB" is not a time (want e.g. 1.5ms, 2s, 250us)`},
+		{"flows.m2s.delay.p95 < fast", `"flows.m2s.delay.p95 < fast": column 23: "fast" is not a time (e.g. 60ms, 2s, 300us)`},
+		{"flows.m2s.lost == 3ms", `"flows.m2s.lost == 3ms": column 19: "3ms": the value is a plain number, without a unit`},
+		{"flows.m2s.lost.x == 3", `"flows.m2s.lost.x == 3": column 16: flows.m2s.lost is a value: it has no "x"`},
+		{"flows.m2s.sent.x == 3", `"flows.m2s.sent.x == 3": column 16: flows.m2s.sent is a value: it has no "x"`},
+		{"flows.m2s.loss_rate < 1kB", `"flows.m2s.loss_rate < 1kB": column 23: "1kB" is not a ratio (want e.g. 1% or 0.01)`},
+		{"hops.core.peak_queue_bytes < 30", `"hops.core.peak_queue_bytes < 30": column 30: "30" needs a unit: the value is a size (e.g. 1500B, 30kB, 64KiB)`},
+		{"hops.core.peak_queue_bytes < 30KB", `"hops.core.peak_queue_bytes < 30KB": column 30: "30KB" is ambiguous (1000 or 1024 bytes? write kB or KiB)`},
+		{"hops.core.dropped.queue < 3", `"hops.core.dropped.queue < 3": column 19: hops.core.dropped has no "queue"; did you mean queue_drop? (it has loss_drop, outage_drop, queue_drop)`},
+		{"phases.outage.windows.first < 3", `"phases.outage.windows.first < 3": column 23: phases.outage.windows is a list without names: it ends the path (and means how many it holds)`},
+		{"phases.storm.windows == 2", `"phases.storm.windows == 2": column 8: phases has no "storm" (it has outage)`},
+		{"models.car.deflectoin.error_pct < 1", `"models.car.deflectoin.error_pct < 1": column 12: models.car has no "deflectoin"; did you mean deflection? (it has endpoint, model, cut, solver, exchange, step, exchanges, frames_out, frames_in, bad_frames, unconverged_steps, hardware, …)`},
+		{"models.car.deflection < 1", `"models.car.deflection < 1": column 12: models.car.deflection is a signal: name one of its min, max, mean, rms, peak, final, max_error, rms_error, error_pct`},
+		{"models.car.deflection.err < 1", `"models.car.deflection.err < 1": column 23: models.car.deflection has no "err"; did you mean error_pct? (it has min, max, mean, rms, peak, final, max_error, rms_error, error_pct)`},
+		{"models.car.deflection.max.x < 1", `"models.car.deflection.max.x < 1": column 27: models.car.deflection.max is a value: it has no "x"`},
+		{"models.seat.exchanges > 1", `"models.seat.exchanges > 1": column 8: models has no "seat" (it has car)`},
+		{"timing.memory_locked < true", `"timing.memory_locked < true": column 22: timing.memory_locked is true or false: compare it with == or !=`},
+		{"timing.memory_locked == yes", `"timing.memory_locked == yes": column 25: "yes" is not true or false`},
+		{"stopped == by hand", `"stopped == by hand": column 12: "by hand": quote text with spaces`},
+		{"stopped == \"dur", `"stopped == \"dur": column 12: "dur is not a quoted string`},
+		{"flows < 3", `"flows < 3": column 1: flows is not a value: name one of them (it has m2s, s2m)`},
+		{"flows..lost == 0", `"flows..lost == 0": column 7: empty name in the path`},
+	} {
+		_, err := Parse(tc.text, names)
+		if err == nil {
+			t.Errorf("Parse(%q) = nil error, want %s", tc.text, tc.want)
+			continue
+		}
+		if err.Error() != tc.want {
+			t.Errorf("Parse(%q):\n got %s\nwant %s", tc.text, err, tc.want)
+		}
+	}
+}
+
+func TestEvaluate(t *testing.T) {
+	sig := &Signals{}
+	io.WriteString(sig, "t,car.deflection,car.v2,car.hardware.v3,car.ideal.deflection,car.ideal.v2,car.ideal.v3\n")
+	// deflection strays by at most 0.002 from an uncut peak of 0.02: 10 %.
+	io.WriteString(sig, "0.000000000,0,1,5,0,1,5\n0.002000000,0.012,2,6,0.010,2,6\n0.004")
+	io.WriteString(sig, "000000,0.018,3,7,0.020,3,7\n")
+	sum := summary()
+	for _, tc := range []struct {
+		text string
+		ok   bool
+		want string
+	}{
+		{"flows.m2s.delay.p95 < 60ms", false, "flows.m2s.delay.p95 < 60ms failed: measured 72.4ms, limit 60ms"},
+		{"flows.m2s.delay.p95 < 0.1s", true, "flows.m2s.delay.p95 < 0.1s: measured 0.0724s"},
+		{"flows.s2m.delay.p95<=21ms", true, "flows.s2m.delay.p95 <= 21ms: measured 21ms"},
+		{"flows.m2s.delay.p95 > 0", true, "flows.m2s.delay.p95 > 0: measured 72.4ms"},
+		{"flows.m2s.lost == 0", false, "flows.m2s.lost == 0 failed: measured 10, limit 0"},
+		{"flows.s2m.lost == 0", true, "flows.s2m.lost == 0: measured 0"},
+		{"flows.m2s.dropped.queue_drop <= 10", true, "flows.m2s.dropped.queue_drop <= 10: measured 10"},
+		{"flows.m2s.dropped != 10", false, "flows.m2s.dropped != 10 failed: measured 10, limit 10"},
+		{"flows.m2s.loss_rate <= 1%", true, "flows.m2s.loss_rate <= 1%: measured 1%"},
+		{"flows.m2s.loss_rate < 0.5%", false, "flows.m2s.loss_rate < 0.5% failed: measured 1%, limit 0.5%"},
+		{"flows.m2s.loss_rate < 0.02", true, "flows.m2s.loss_rate < 0.02: measured 0.01"},
+		{"hops.core.peak_queue_bytes <= 30kB", true, "hops.core.peak_queue_bytes <= 30kB: measured 30kB"},
+		{"hops.core.peak_queue_bytes < 29KiB", false, "hops.core.peak_queue_bytes < 29KiB failed: measured 29.2969KiB, limit 29KiB"},
+		{"phases.outage.windows == 2", true, "phases.outage.windows == 2: measured 2"},
+		{"phases.outage.flows.m2s.lost >= 50", true, "phases.outage.flows.m2s.lost >= 50: measured 50"},
+		{"phases.outage.flows.s2m.lost == 0", false, "phases.outage.flows.s2m.lost == 0: nothing measured (the summary has no phases.outage.flows.s2m)"},
+		{"models.car.output.error_pct < 2", true, "models.car.output.error_pct < 2: measured 1.5"},
+		{"models.car.output.max_error_of_peak < 1%", false, "models.car.output.max_error_of_peak < 1% failed: measured 1.5%, limit 1%"},
+		{"models.car.deflection.error_pct < 1", false, "models.car.deflection.error_pct < 1 failed: measured 10, limit 1"},
+		{"models.car.deflection.max_error < 0.0021", true, "models.car.deflection.max_error < 0.0021: measured 0.002"},
+		{"models.car.deflection.max == 0.018", true, "models.car.deflection.max == 0.018: measured 0.018"},
+		{"models.car.v2.mean == 2", true, "models.car.v2.mean == 2: measured 2"},
+		{"models.car.v2.error_pct == 0", true, "models.car.v2.error_pct == 0: measured 0"},
+		{"models.car.v2.final == 3", true, "models.car.v2.final == 3: measured 3"},
+		{"models.car.v2.rms > 2.16", true, "models.car.v2.rms > 2.16: measured 2.16025"},
+		{"models.car.exchanges == 5000", true, "models.car.exchanges == 5000: measured 5000"},
+		{"models.car.step_lateness.p99 < 1ms", false, "models.car.step_lateness.p99 < 1ms: nothing measured (the summary has no models.car.step_lateness)"},
+		{"timing.release_lateness.p99 < 300us", true, "timing.release_lateness.p99 < 300us: measured 250us"},
+		{"timing.release_lateness.p99 < 200µs", false, "timing.release_lateness.p99 < 200µs failed: measured 250us, limit 200µs"},
+		{"timing.memory_locked == true", true, "timing.memory_locked == true: measured true"},
+		{"timing.idle_polling == true", false, "timing.idle_polling == true failed: measured false, limit true"},
+		{"timing.max_rss < 20MB", false, "timing.max_rss < 20MB failed: measured 20.48MB, limit 20MB"},
+		{"timing.max_rss < 20MiB", true, "timing.max_rss < 20MiB: measured 19.5312MiB"},
+		{"timing.wake_lateness.p99 < 1ms", false, "timing.wake_lateness.p99 < 1ms: nothing measured (the summary has no timing.wake_lateness)"},
+		{"stopped == duration", true, `stopped == duration: measured "duration"`},
+		{`stopped != "duration"`, false, `stopped != "duration" failed: measured "duration", limit "duration"`},
+		{"duration >= 10s", true, "duration >= 10s: measured 10s"},
+		{"events == 0", true, "events == 0: measured 0"},
+		{"  flows.m2s.sent   >=   1e3  ", true, "flows.m2s.sent >= 1e3: measured 1000"},
+	} {
+		x, err := Parse(tc.text, names)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", tc.text, err)
+			continue
+		}
+		r := x.Eval(sum, sig)
+		if r.OK != tc.ok || r.String() != tc.want {
+			t.Errorf("%q: ok %v, %s\nwant ok %v, %s", tc.text, r.OK, r, tc.ok, tc.want)
+		}
+	}
+}
+
+// TestEvaluateWithoutNames: with no names known, any name parses and the
+// summary decides.
+func TestEvaluateWithoutNames(t *testing.T) {
+	sum := summary()
+	for _, tc := range []struct{ text, want string }{
+		{"flows.cmd.lost == 0", "flows.cmd.lost == 0: nothing measured (the summary has no flows.cmd)"},
+		{"models.car.deflection.max < 1", "models.car.deflection.max < 1: nothing measured (the run recorded no signals)"},
+		{"models.car.exchanges == 5000", "models.car.exchanges == 5000: measured 5000"},
+	} {
+		x, err := Parse(tc.text, nil)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", tc.text, err)
+		}
+		if got := x.Eval(sum, nil).String(); got != tc.want {
+			t.Errorf("%q: %s, want %s", tc.text, got, tc.want)
+		}
+	}
+}
+
+// TestEveryPathParses: every path the summary's types give parses (with
+// its placeholders named) and evaluates on a summary without failing to
+// find its way.
+func TestEveryPathParses(t *testing.T) {
+	fill := strings.NewReplacer("FLOW", "m2s", "HOP", "core", "PHASE", "outage", "ENDPOINT", "controller", "MODEL", "car", "SIGNAL", "deflection", "REASON", "queue_drop")
+	values := map[Unit]string{Count: "0", Seconds: "1ms", Bytes: "1kB", Ratio: "1%", Flag: "true", Text: "x"}
+	paths := Paths()
+	if len(paths) < 100 {
+		t.Fatalf("only %d paths", len(paths))
+	}
+	for _, p := range paths {
+		text := fmt.Sprintf("%s >= %s", fill.Replace(p.Path), values[p.Unit])
+		if p.Unit == Flag || p.Unit == Text {
+			text = fmt.Sprintf("%s == %s", fill.Replace(p.Path), values[p.Unit])
+		}
+		x, err := Parse(text, names)
+		if err != nil {
+			t.Errorf("%s: %v", p.Path, err)
+			continue
+		}
+		if x.Unit != p.Unit {
+			t.Errorf("%s: unit %v, Paths says %v", p.Path, x.Unit, p.Unit)
+		}
+		x.Eval(summary(), nil) // must not panic
+	}
+}
+
+func TestSignalsErrors(t *testing.T) {
+	x, _ := Parse("models.car.v2.max < 1", names)
+	for _, tc := range []struct{ csv, want string }{
+		{"time,car.v2\n", `the signals file starts with "time", not t`},
+		{"t,car.v2\n0.0,abc\n", `signals row 1: "abc" is not a number`},
+		{"t,car.v2\n0.0,1,2\n", `signals row 1: "2" is not a number`},
+		{"t,car.v2\n", "the run recorded no exchange"},
+		{"t,car.v3\n0,1\n", "the signals have no column car.v2"},
+	} {
+		s := &Signals{}
+		io.WriteString(s, tc.csv)
+		r := x.Eval(summary(), s)
+		if r.Missing != tc.want {
+			t.Errorf("%q: missing %q, want %q", tc.csv, r.Missing, tc.want)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"flows.m2s.delay.p95 < 60ms", "flows.m2s.lost == 0", "models.car.deflection.error_pct < 1",
+		"timing.release_lateness.p99 < 300us", `stopped == "duration"`, "hops.core.peak_queue_bytes < 30kB", "flows.m2s.loss_rate <= 1%",
+		"timing.memory_locked == true", "phases.outage.windows == 2", "flows.m2s.dropped != 1e-3"} {
+		f.Add(s)
+	}
+	sum := summary()
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, n := range []*Names{names, nil} {
+			x, err := Parse(text, n)
+			if err != nil {
+				e, ok := err.(*Error)
+				if !ok || e.Col < 1 || e.Col > len(text)+1 || e.Msg == "" {
+					t.Fatalf("Parse(%q): %#v", text, err)
+				}
+				continue
+			}
+			r := x.Eval(sum, nil)
+			if r.Measured == "" && r.Missing == "" {
+				t.Fatalf("%q: neither measured nor missing", text)
+			}
+			// The canonical form parses to the same expectation.
+			y, err := Parse(x.Canonical(), n)
+			if err != nil || y.Canonical() != x.Canonical() || y.limit.num != x.limit.num && !(y.limit.num != y.limit.num) {
+				t.Fatalf("%q: canonical %q reparses as %v, %v", text, x.Canonical(), y, err)
+			}
+		}
+	})
+}

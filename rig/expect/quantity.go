@@ -1,0 +1,186 @@
+package expect
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/hilrig/hilrig/profiles"
+)
+
+// limit is the value an expectation compares with, in the unit's base
+// (seconds, bytes, a fraction), and how it was written, so that measured
+// values are shown the same way.
+type limit struct {
+	num  float64
+	text string // as written
+	word string // a text limit, unquoted
+	// show and per: the unit the limit was written in, and how many of
+	// the base unit one of it is; show empty: choose one per value.
+	show string
+	per  float64
+}
+
+var quantityRE = regexp.MustCompile(`^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*(\S*)$`)
+
+// timeUnits and sizeUnits are the units measured values are shown in;
+// limits are parsed by profiles, as a profile's quantities are.
+var timeUnits = []struct {
+	name string
+	per  float64
+}{{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1}, {"min", 60}, {"h", 3600}}
+
+var sizeUnits = map[string]float64{"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+
+func parseLimit(s string, u Unit) (limit, error) {
+	l := limit{text: s, per: 1}
+	switch u {
+	case Text:
+		l.word = s
+		if strings.HasPrefix(s, `"`) {
+			t, err := strconv.Unquote(s)
+			if err != nil {
+				return l, fmt.Errorf("%s is not a quoted string", s)
+			}
+			l.word = t
+		} else if strings.ContainsAny(s, " \t") {
+			return l, fmt.Errorf("%q: quote text with spaces", s)
+		}
+		return l, nil
+	case Flag:
+		switch s {
+		case "true":
+			l.num = 1
+		case "false":
+		default:
+			return l, fmt.Errorf("%q is not true or false", s)
+		}
+		return l, nil
+	}
+	m := quantityRE.FindStringSubmatch(s)
+	if m == nil {
+		return l, fmt.Errorf("%q is not %s", s, u.example())
+	}
+	num, err := strconv.ParseFloat(m[1], 64)
+	if err != nil || math.IsInf(num, 0) {
+		return l, fmt.Errorf("%q is not %s", s, u.example())
+	}
+	unit := m[2]
+	switch u {
+	case Seconds:
+		if unit == "" && num != 0 {
+			return l, fmt.Errorf("%q needs a unit: the value is a time (e.g. 60ms, 2s, 300us)", s)
+		}
+		if unit == "" {
+			return l, nil
+		}
+		d, err := profiles.ParseDuration(strings.TrimLeft(s, "+-"))
+		if err != nil {
+			return l, errors.New(strings.Replace(err.Error(), "is not a duration", "is not a time", 1))
+		}
+		l.num = d.Seconds()
+		if strings.HasPrefix(s, "-") {
+			l.num = -l.num
+		}
+		l.show = strings.NewReplacer("µs", "us", "μs", "us").Replace(unit)
+		for _, tu := range timeUnits {
+			if tu.name == l.show {
+				l.per = tu.per
+			}
+		}
+	case Bytes:
+		if unit == "" && num != 0 {
+			return l, fmt.Errorf("%q needs a unit: the value is a size (e.g. 1500B, 30kB, 64KiB)", s)
+		}
+		if unit == "" {
+			return l, nil
+		}
+		b, err := profiles.ParseSize(strings.TrimLeft(s, "+-"))
+		if err != nil {
+			return l, err
+		}
+		l.num, l.show, l.per = float64(b), unit, sizeUnits[unit]
+		if strings.HasPrefix(s, "-") {
+			l.num = -l.num
+		}
+	case Ratio:
+		switch unit {
+		case "%":
+			l.num, l.show, l.per = num/100, "%", 0.01
+		case "":
+			l.num = num
+		default:
+			return l, fmt.Errorf("%q is not a ratio (want e.g. 1%% or 0.01)", s)
+		}
+	default:
+		if unit != "" {
+			return l, fmt.Errorf("%q: the value is a plain number, without a unit", s)
+		}
+		l.num = num
+	}
+	return l, nil
+}
+
+func (u Unit) example() string {
+	switch u {
+	case Seconds:
+		return "a time (e.g. 60ms, 2s, 300us)"
+	case Bytes:
+		return "a size (e.g. 1500B, 30kB, 64KiB)"
+	case Ratio:
+		return "a ratio (e.g. 1% or 0.01)"
+	}
+	return "a number"
+}
+
+// format writes a measured value of unit u in the limit's unit, or in one
+// chosen for it when the limit was written without one.
+func (l limit) format(v value, u Unit) string {
+	switch {
+	case u == Text:
+		return strconv.Quote(v.text)
+	case u == Flag:
+		return strconv.FormatBool(v.num != 0)
+	case l.show != "":
+		return formatIn(v.num, l.show, l.per)
+	case u == Ratio:
+		return formatIn(v.num, "", 1)
+	}
+	return Format(v.num, u)
+}
+
+func formatIn(v float64, unit string, per float64) string {
+	return strconv.FormatFloat(v/per, 'g', 6, 64) + unit
+}
+
+// Format writes a measured value of unit u with a unit of its own: 72.4ms,
+// 30kB, 1.2%.
+func Format(v float64, u Unit) string {
+	switch u {
+	case Seconds:
+		if v == 0 {
+			return "0s"
+		}
+		name, per := "ns", 1e-9
+		for _, tu := range timeUnits[:4] {
+			if math.Abs(v) >= tu.per {
+				name, per = tu.name, tu.per
+			}
+		}
+		return formatIn(v, name, per)
+	case Bytes:
+		name, per := "B", 1.0
+		for _, su := range []string{"kB", "MB", "GB"} {
+			if math.Abs(v) >= sizeUnits[su] {
+				name, per = su, sizeUnits[su]
+			}
+		}
+		return formatIn(v, name, per)
+	case Ratio:
+		return formatIn(v, "%", 0.01)
+	}
+	return strconv.FormatFloat(v, 'g', 6, 64)
+}
