@@ -305,6 +305,8 @@ func (s *Serial) LineTime(payloadBytes int) time.Duration {
 	switch f := s.cfg.Framing.(type) {
 	case wire.Line:
 		n += len(f.Delimiter)
+	case wire.AnyLine:
+		n += len(f.Delimiter)
 	case wire.SLIP:
 		n += 2
 	case wire.COBS:

@@ -49,7 +49,7 @@ type LineSettings struct {
 // FrameSettings say how a byte stream is cut into frames.
 type FrameSettings struct {
 	Framing   *FramingName `yaml:"framing" doc:"line (a delimiter ends a frame), slip, cobs, fixed (frame_size bytes) or idle (a silence ends a frame)" default:"line"`
-	Delimiter *string      `yaml:"delimiter" doc:"line: the bytes that end a frame, not part of it" default:"\"\\n\""`
+	Delimiter *string      `yaml:"delimiter" doc:"line: the bytes that end a frame, not part of it; without it a received line ends at CR, LF or CRLF (as terminals send them) and a written one with LF" default:"CR, LF or CRLF; LF written"`
 	FrameSize *Size        `yaml:"frame_size" doc:"fixed: the size of every frame"`
 	Gap       *Duration    `yaml:"gap" doc:"idle: the silence that ends a frame" default:"3.5 characters"`
 	MaxFrame  *Size        `yaml:"max_frame" doc:"longer frames are dropped and counted" default:"4096B"`
@@ -66,7 +66,7 @@ type SerialPort struct {
 // PtyPort is a virtual serial device.
 type PtyPort struct {
 	Link      *string   `yaml:"link" doc:"make this path a symlink to the device to attach to" default:"none: the /dev/pts path is printed"`
-	Reconnect *Duration `yaml:"reconnect" doc:"when the attached program closes the device (the unplug of a pseudo-terminal), wait for it to be opened again" default:"stop"`
+	Reconnect *Duration `yaml:"reconnect" doc:"when the attached program closes the device (quitting picocom, say), the run waits for a program to open it again, looking at this interval, and records the gap; 0s: the run stops instead, as for a real adapter unplugged" default:"20ms"`
 	LineSettings
 	FrameSettings
 }
@@ -212,7 +212,9 @@ func (b *Bench) check(d *decoder, profile *Loaded, source string) map[string]*Be
 		case e.Pty != nil:
 			e.Pty.LineSettings.check(d, path+".pty")
 			e.Pty.FrameSettings.check(d, path+".pty")
-			positiveDuration(d, path+".pty.reconnect", e.Pty.Reconnect)
+			if e.Pty.Reconnect != nil && *e.Pty.Reconnect < 0 {
+				d.errorAt(path+".pty.reconnect", "must not be negative (0s: stop the run)")
+			}
 		case e.GPIO != nil:
 			e.GPIO.check(d, path+".gpio")
 		case e.UDP != nil:
@@ -373,6 +375,9 @@ func positiveDuration(d *decoder, path string, v *Duration) {
 const (
 	DefaultBaud     = 115200
 	DefaultMaxFrame = 4096
+	// DefaultPtyReconnect is how often a pty endpoint whose device side
+	// was closed looks for it to be opened again.
+	DefaultPtyReconnect = 20 * time.Millisecond
 )
 
 // Settings returns the line settings with defaults filled in.
@@ -397,6 +402,9 @@ func (s LineSettings) Settings() (baud, dataBits int, parity string, stopBits st
 type FramingSpec struct {
 	Name      string
 	Delimiter string
+	// AnyLineEnd: a line framing without a delimiter given ends a received
+	// line at CR, LF or CRLF.
+	AnyLineEnd bool
 	Size      int
 	Gap       time.Duration // 0: 3.5 characters
 	MaxFrame  int
@@ -410,6 +418,8 @@ func (s FrameSettings) Spec() FramingSpec {
 	}
 	if s.Delimiter != nil {
 		f.Delimiter = *s.Delimiter
+	} else {
+		f.AnyLineEnd = f.Name == "line"
 	}
 	if s.FrameSize != nil {
 		f.Size = int(*s.FrameSize)

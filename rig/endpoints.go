@@ -42,7 +42,12 @@ func buildEndpoints(b *profiles.LoadedBench, players map[string]Player, readerTh
 			}
 		case e.Pty != nil:
 			var cfg drivers.SerialConfig
-			if cfg, err = serialConfig(name, e.Pty.LineSettings, e.Pty.FrameSettings, e.Pty.Reconnect, readerThread); err == nil {
+			reconnect := e.Pty.Reconnect
+			if reconnect == nil {
+				d := profiles.Duration(profiles.DefaultPtyReconnect)
+				reconnect = &d
+			}
+			if cfg, err = serialConfig(name, e.Pty.LineSettings, e.Pty.FrameSettings, reconnect, readerThread); err == nil {
 				link := ""
 				if e.Pty.Link != nil {
 					link = *e.Pty.Link
@@ -110,7 +115,7 @@ func makeFraming(spec profiles.FramingSpec, charTime time.Duration) (wire.Framin
 		}
 		gap = 7 * charTime / 2
 	}
-	return wire.NewFraming(spec.Name, wire.FramingOptions{Delimiter: []byte(spec.Delimiter), Size: spec.Size, Gap: gap})
+	return wire.NewFraming(spec.Name, wire.FramingOptions{Delimiter: []byte(spec.Delimiter), AnyLineEnd: spec.AnyLineEnd, Size: spec.Size, Gap: gap})
 }
 
 func gpioEndpoint(name string, g *profiles.GPIOPins, readerThread func()) endpoint {

@@ -634,7 +634,7 @@ bind:
 // its pseudo-terminal) mid-run: the rig stops, names the device, exits 1,
 // and leaves a complete trace.
 func TestRunStopsWhenADeviceVanishes(t *testing.T) {
-	rig := startRig(t, plainLink, ptyBenchText("line", ""))
+	rig := startRig(t, plainLink, ptyBenchText("line", ", reconnect: 0s"))
 	ctrl, plant := rig.attach("controller"), rig.attach("plant")
 	defer plant.Close()
 	line, _ := wire.NewFraming("line", wire.FramingOptions{})

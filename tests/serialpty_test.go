@@ -193,3 +193,41 @@ func TestEveryByteAccountedFor(t *testing.T) {
 		t.Errorf("controller %+v: want 4 frames (one, two and two empty lines), 1 bad of 10 001 bytes, 5000 pending", c)
 	}
 }
+
+// TestTerminalOnTheVirtualBench is issue 10's eleventh finding: a terminal
+// program (picocom) sends CR for Enter, which ends a line on the virtual
+// bench as LF does; and quitting it closes the device, which is a gap the
+// run records and waits out, not a failure.
+func TestTerminalOnTheVirtualBench(t *testing.T) {
+	r := startRig(t, plainLink, ptyBenchText("line", ""))
+	ctrl, plant := r.attach("controller"), r.attach("plant")
+	defer plant.Close()
+	ctrl.Write([]byte("typed\r"))
+	ctrl.Write([]byte("pasted\r\n"))
+	plant.SetReadTimeout(2 * time.Second)
+	var got []byte
+	buf := make([]byte, 64)
+	for !strings.Contains(string(got), "pasted\n") {
+		n, err := plant.Read(buf)
+		if err != nil || n == 0 {
+			t.Fatalf("the plant read %q", got)
+		}
+		got = append(got, buf[:n]...)
+	}
+	if string(got) != "typed\npasted\n" {
+		t.Errorf("the plant read %q; want two lines", got)
+	}
+	ctrl.Close() // quit the terminal
+	time.Sleep(200 * time.Millisecond)
+	ctrl = r.attach("controller") // and start it again
+	ctrl.Write([]byte("again\r"))
+	time.Sleep(100 * time.Millisecond)
+	if code := r.stop(syscall.SIGTERM); code != 0 {
+		t.Fatalf("exit %d: %s", code, r.stderr.String())
+	}
+	ctrl.Close()
+	s := r.readSummary()
+	if len(s.Endpoints[0].Gaps) != 1 || s.Endpoints[0].FramesIn != 3 {
+		t.Errorf("controller: %d frames in, gaps %v; want 3 frames and the one gap", s.Endpoints[0].FramesIn, s.Endpoints[0].Gaps)
+	}
+}
