@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 )
 
@@ -129,6 +128,30 @@ const (
 // FieldTypes lists every field type.
 var FieldTypes = []FieldType{F32LE, F32BE, F64LE, F64BE, I8, U8, I16LE, I16BE, U16LE, U16BE, I32LE, I32BE, U32LE, U32BE}
 
+// fieldTypeCodes numbers the field types in the wire protocol's typed
+// payloads: a type's code is its index here plus one. The numbers are part
+// of the protocol (firmware/README.md lists them), so this is a fixed
+// array, not derived from FieldTypes, which callers could change.
+var fieldTypeCodes = [...]FieldType{F32LE, F32BE, F64LE, F64BE, I8, U8, I16LE, I16BE, U16LE, U16BE, I32LE, I32BE, U32LE, U32BE}
+
+// Code is the field type's number in the wire protocol, 0 for no type.
+func (t FieldType) Code() byte {
+	for i, c := range fieldTypeCodes {
+		if c == t {
+			return byte(i + 1)
+		}
+	}
+	return 0
+}
+
+// FieldTypeOfCode is the field type numbered code in the wire protocol.
+func FieldTypeOfCode(code byte) (FieldType, bool) {
+	if code == 0 || int(code) > len(fieldTypeCodes) {
+		return "", false
+	}
+	return fieldTypeCodes[code-1], true
+}
+
 // Size is the field's size in bytes.
 func (t FieldType) Size() int {
 	switch t {
@@ -163,20 +186,23 @@ type Field struct {
 }
 
 // Struct is a fixed binary layout: one field per value, in order, packed
-// without padding.
+// without padding. It is also the signal layout of the wire protocol's
+// samples and commands, which carry its fields' type codes.
 type Struct struct {
 	Fields []Field
 	size   int
+	codes  []byte // the fields' type codes, for the wire protocol
 }
 
 // NewStruct checks a layout.
 func NewStruct(fields []Field) (*Struct, error) {
-	s := &Struct{Fields: fields}
+	s := &Struct{Fields: fields, codes: make([]byte, len(fields))}
 	for i, f := range fields {
-		if !slices.Contains(FieldTypes, f.Type) {
+		if f.Type.Code() == 0 {
 			return nil, fmt.Errorf("field %d: no type %q", i+1, f.Type)
 		}
 		s.size += f.Type.Size()
+		s.codes[i] = f.Type.Code()
 	}
 	return s, nil
 }

@@ -359,13 +359,16 @@ func (d *slipDecoder) Discard() {
 
 // COBS is Consistent Overhead Byte Stuffing (Cheshire & Baker, 1999):
 // frames are COBS-encoded, so they contain no zero byte, and end with 0x00.
-// Empty frames (a zero after a zero) are ignored, so a writer may send a
-// lone zero to flush line noise.
+// Written frames start with 0x00 too, as SLIP's start with END: noise on
+// the line, or a frame whose end was lost, then ends there instead of
+// swallowing the frame that follows, so damage costs only the frame it
+// hits. Empty frames (a zero after a zero) are ignored.
 type COBS struct{}
 
 func (COBS) Name() string { return "cobs" }
 
 func (COBS) Append(dst, payload []byte) []byte {
+	dst = append(dst, 0)
 	codeAt := len(dst)
 	dst = append(dst, 0)
 	code := byte(1)
