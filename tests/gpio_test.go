@@ -180,7 +180,7 @@ func TestGPIOSafeOnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	extra := fmt.Sprintf("  other: {pty: {link: %s/other}}\n  sink: {pty: {}}", dir)
+	extra := fmt.Sprintf("  other: {pty: {link: %s/other, reconnect: 0s}}\n  sink: {pty: {}}", dir)
 	bench := strings.Replace(g.yaml(extra), "bind:\n", "bind:\n  s2m: {from: other, to: sink}\n", 1)
 	b, err := profiles.ParseBench("b.yaml", []byte(bench), p)
 	if err != nil {

@@ -71,7 +71,8 @@ func TestShippedBenches(t *testing.T) {
 		t.Fatalf("shipped benches: %v %v", benches, err)
 	}
 	// The profiles each bench is written for: they have its flows.
-	runsWith := map[string][]string{"quarter-car-seat.yaml": {"internet-hil"}, "platoon-lead.yaml": {"platoon-80211p"}}
+	runsWith := map[string][]string{"quarter-car-seat.yaml": {"internet-hil"}, "platoon-lead.yaml": {"platoon-80211p"},
+		"digital-twin.yaml": {"twin-baseline", "twin-dropout"}, "digital-twin-degradation.yaml": {"twin-degradation"}}
 	for _, bench := range benches {
 		profiles := runsWith[filepath.Base(bench)]
 		if profiles == nil {
@@ -83,7 +84,7 @@ func TestShippedBenches(t *testing.T) {
 		}
 	}
 	r := runHilrig(t, "check", "--bench", "../profiles/benches/virtual.yaml", "lte")
-	if r.code != 2 || !strings.Contains(r.stderr, `virtual.yaml:11:8: bind.m2s: profile lte has no flow "m2s"; its flows are command, sensor`) {
+	if r.code != 2 || !strings.Contains(r.stderr, `virtual.yaml:14:8: bind.m2s: profile lte has no flow "m2s"; its flows are command, sensor`) {
 		t.Errorf("check --bench virtual.yaml lte: exit %d\n%s", r.code, r.stderr)
 	}
 }
