@@ -1,0 +1,107 @@
+// Command pid runs the reference PID controller (firmware/pid) on a serial
+// port or pseudo-terminal: it reads samples and sends commands in the rig
+// wire protocol at a fixed rate, and raises its fault flag when the
+// measurements stop. It prints nothing while it runs; on SIGINT or SIGTERM
+// it stops and prints its counts on stderr.
+//
+//	pid --port /dev/ttyUSB0 --rate 200 --kp 2 --ki 5 --kd 0.01 --min -1 --max 1 --setpoint 0.5
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	flag "github.com/spf13/pflag"
+
+	"github.com/hilrig/hilrig/firmware/cmd/internal/host"
+	"github.com/hilrig/hilrig/firmware/pid"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
+
+func run(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("pid", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		port        = fs.String("port", "", "serial port or pseudo-terminal to speak on (required)")
+		baud        = fs.Int("baud", 115200, "baud rate (a pseudo-terminal ignores it)")
+		rate        = fs.Float64("rate", 100, "control rate, Hz")
+		kp          = fs.Float64("kp", 1, "proportional gain")
+		ki          = fs.Float64("ki", 0, "integral gain, 1/s")
+		kd          = fs.Float64("kd", 0, "derivative gain, s")
+		filter      = fs.Duration("filter", 0, "derivative filter time constant (0: none)")
+		tracking    = fs.Duration("tracking", 0, "anti-windup tracking time (0: √(Ti·Td), or Ti without derivative action)")
+		outMin      = fs.Float64("min", -1, "lowest command")
+		outMax      = fs.Float64("max", 1, "highest command")
+		setpoint    = fs.Float64("setpoint", 0, "setpoint, unless --setpoint-field gives it")
+		spField     = fs.Int("setpoint-field", 0, "field of the samples holding the setpoint, from 1 (0: use --setpoint)")
+		yField      = fs.Int("measurement-field", 1, "field of the samples holding the measurement, from 1")
+		sampleSpec  = fs.String("sample-layout", "f64le", "layout of the samples it reads: types with optional :scale:offset, comma-separated")
+		commandSpec = fs.String("command-layout", "f64le", "layout of the commands it sends: one field")
+		timeout     = fs.Duration("timeout", 100*time.Millisecond, "raise the fault flag when no measurement arrives for this long")
+		heartbeat   = fs.Duration("heartbeat", 100*time.Millisecond, "heartbeat period (0: none)")
+		reconnect   = fs.Duration("reconnect", 0, "when the port goes away, keep running and reopen it this often (0: stop with an error)")
+		maxMessage  = fs.Int("max-message", 0, "largest message taken, bytes (0: 512)")
+	)
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "pid: "+format+"\n", a...)
+		return 2
+	}
+	if *port == "" || fs.NArg() > 0 {
+		return usage("give the port with --port, and nothing else")
+	}
+	period, err := host.Hertz(*rate)
+	if err != nil {
+		return usage("--rate: %v", err)
+	}
+	samples, err := host.ParseLayout(*sampleSpec)
+	if err != nil {
+		return usage("--sample-layout: %v", err)
+	}
+	commands, err := host.ParseLayout(*commandSpec)
+	if err != nil {
+		return usage("--command-layout: %v", err)
+	}
+	cfg := pid.Config{
+		Law: pid.Law{Gains: pid.Gains{Kp: *kp, Ki: *ki, Kd: *kd}, Period: period, Min: *outMin, Max: *outMax,
+			FilterTime: *filter, TrackingTime: *tracking},
+		Measurement: samples, MeasurementField: *yField - 1,
+		Setpoint: *setpoint, SetpointField: *spField - 1,
+		Command: commands, Timeout: *timeout, Heartbeat: *heartbeat, MaxMessage: *maxMessage,
+	}
+	line := &host.Line{Path: *port, Baud: *baud}
+	c, err := pid.New(cfg, line, nil)
+	if err != nil {
+		return usage("%v", err)
+	}
+	if err := line.Open(); err != nil && *reconnect <= 0 {
+		fmt.Fprintf(stderr, "pid: %v\n", err)
+		return 1
+	}
+	defer line.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	err = host.Run(ctx, line, c, host.NewClock(), *reconnect,
+		func(err error) { fmt.Fprintf(stderr, "pid: %s: %v; reopening every %v\n", *port, err, *reconnect) },
+		func() { fmt.Fprintf(stderr, "pid: %s: back\n", *port) })
+	st, ls := c.Stats(), c.Link().Stats()
+	fmt.Fprintf(stderr, "pid: %d ticks (%d periods skipped), %d measurements (%d refused), %d commands, %d faults, fault flag %v; received %d messages (%d CRC errors, %d malformed, %d missed, %d duplicates, %d late), sent %d (%d failed)\n",
+		st.Ticks, st.Skipped, st.Measurements, st.Refused, st.Commands, st.Faults, c.Fault(),
+		ls.Received.Messages, ls.Received.CRCErrors, ls.Received.Malformed, ls.Received.Missed, ls.Received.Duplicates, ls.Received.Late, ls.Sent, ls.WriteErrors)
+	if err != nil {
+		fmt.Fprintf(stderr, "pid: %v\n", err)
+		return 1
+	}
+	return 0
+}
