@@ -1,0 +1,737 @@
+package profiles
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"regexp/syntax"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v4"
+)
+
+// A suite file is a regression suite for CI: a bench, and cases that each
+// run a profile on it (with overrides, a duration, a seed, or a matrix of
+// profiles × seeds × overrides), in virtual or real time, with
+// expectations on what the run measures and, optionally, a script that
+// talks to the controller under test through the impaired link (send a
+// frame from an endpoint the suite plays, expect one at an endpoint within
+// a timeout: pytest-embedded's dut.expect, in YAML). The expectations are
+// kept here as text with their positions: their language belongs to the
+// rig (package rig/expect), which checks them against each case's profile
+// and bench and reports problems at these positions.
+
+// Suite is the schema of a suite file.
+type Suite struct {
+	Name        string         `yaml:"name" doc:"short name, shown in reports and the JUnit XML" default:"the file name"`
+	Description string         `yaml:"description" doc:"what the suite checks"`
+	Bench       *string        `yaml:"bench" doc:"the bench file, relative to the suite; a case may name its own" default:"none: the profiles alone, in virtual time"`
+	Clock       *ClockName     `yaml:"clock" doc:"virtual (no hardware: as fast as the CPU allows, reproducible) or real (the bench's devices, at the wall clock)" default:"virtual"`
+	Duration    *Duration      `yaml:"duration" doc:"how long each case runs, unless it says" default:"the profile's"`
+	Expect      []Expectation  `yaml:"expect" doc:"expectations every case must meet, besides its own"`
+	Cases       Map[SuiteCase] `yaml:"cases,required" doc:"the cases, by name"`
+}
+
+// SuiteCase is one case: a run and what it must show.
+type SuiteCase struct {
+	Description string        `yaml:"description" doc:"what the case checks"`
+	Profile     *string       `yaml:"profile" doc:"a shipped profile's name, or a profile file relative to the suite (give this or matrix.profiles)"`
+	Bench       *string       `yaml:"bench" doc:"the bench file, relative to the suite" default:"the suite's"`
+	Clock       *ClockName    `yaml:"clock" doc:"virtual or real" default:"the suite's"`
+	Duration    *Duration     `yaml:"duration" doc:"how long the run lasts" default:"the suite's, else the profile's"`
+	Seed        *uint64       `yaml:"seed" doc:"seed of the random streams (give this or matrix.seeds)" default:"the profile's"`
+	Set         Overrides     `yaml:"set" doc:"profile values to override, path: value, as hilrig sim --set does, e.g. {hops.core-up.rate: 2Mbit}"`
+	Matrix      *CaseMatrix   `yaml:"matrix" doc:"run the case once per combination of its lists: profiles × seeds × sets"`
+	Expect      []Expectation `yaml:"expect" doc:"what the run must show, e.g. \"flows.m2s.delay.p95 < 60ms\" (see Expectations)"`
+	Script      []ScriptStep  `yaml:"script" doc:"frames to send from and expect at endpoints the suite plays, in order"`
+}
+
+func (SuiteCase) typeInfo() typeInfo {
+	return typeInfo{"a case", "{profile: bottleneck, expect: [flows.m2s.lost == 0]}"}
+}
+
+// CaseMatrix is the lists a case is run over, every combination once.
+type CaseMatrix struct {
+	Profiles []string    `yaml:"profiles" doc:"profiles, as the case's profile"`
+	Seeds    []uint64    `yaml:"seeds" doc:"seeds"`
+	Set      []Overrides `yaml:"set" doc:"sets of overrides, each laid on the case's set"`
+}
+
+func (CaseMatrix) typeInfo() typeInfo {
+	return typeInfo{"a matrix", "{profiles: [lte, wifi-bursty], seeds: [1, 2]}"}
+}
+
+// ScriptStep is one step of a case's script. The steps run in order, each
+// from the end of the one before (the instant the last frame was sent, or
+// the instant the expected frame arrived); a step that fails ends the
+// script, and the case fails.
+type ScriptStep struct {
+	Send   *SendStep   `yaml:"send" doc:"send a frame (or count of them) from an endpoint the suite plays, into the flow it feeds"`
+	Expect *ExpectStep `yaml:"expect" doc:"wait for a frame delivered to an endpoint the suite plays"`
+}
+
+func (*ScriptStep) oneOf() {}
+
+func (ScriptStep) typeInfo() typeInfo {
+	return typeInfo{"a script step", "{send: {endpoint: plant, line: PING}}, {expect: {endpoint: controller, line: PING, within: 100ms}}"}
+}
+
+// SendStep sends frames from a played endpoint.
+type SendStep struct {
+	Endpoint EndpointName `yaml:"endpoint,required" doc:"the bench endpoint the suite plays; the frame enters the flow it feeds"`
+	Line     *string      `yaml:"line" doc:"the frame's text, without the line's delimiter; {n} is replaced by the frame's number from 0"`
+	Bytes    *HexBytes    `yaml:"bytes" doc:"the frame's bytes in hex, e.g. \"01 02 ff\""`
+	At       *Duration    `yaml:"at" doc:"when to send the first frame, from the start of the run" default:"at once"`
+	After    *Duration    `yaml:"after" doc:"how long after the end of the previous step to send the first frame"`
+	Every    *Duration    `yaml:"every" doc:"with count: the interval between frames"`
+	Count    *int         `yaml:"count" doc:"how many frames to send, one every every" default:"1"`
+}
+
+// ExpectStep waits for a frame at a played endpoint.
+type ExpectStep struct {
+	Endpoint EndpointName `yaml:"endpoint,required" doc:"the bench endpoint the suite plays; frames delivered to it are matched"`
+	Line     *string      `yaml:"line" doc:"a frame whose text is exactly this"`
+	Pattern  *Pattern     `yaml:"pattern" doc:"a frame whose text matches this regular expression (RE2 syntax, unanchored)"`
+	Bytes    *HexBytes    `yaml:"bytes" doc:"a frame of exactly these bytes, in hex"`
+	Within   Duration     `yaml:"within,required" doc:"how long to wait, from the end of the previous step"`
+}
+
+// ClockName is virtual or real.
+type ClockName string
+
+func (c *ClockName) parseScalar(s string) error {
+	return parseEnum(c, s, "a clock", "virtual", "real")
+}
+
+func (ClockName) typeInfo() typeInfo { return typeInfo{"virtual or real", ""} }
+
+// HexBytes is bytes written in hex, spaces allowed: "01 02 ff".
+type HexBytes []byte
+
+func (h *HexBytes) parseScalar(s string) error {
+	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
+	if err != nil || len(b) == 0 {
+		return errors.New("is not bytes in hex (want e.g. \"01 02 ff\")")
+	}
+	*h = b
+	return nil
+}
+
+func (HexBytes) typeInfo() typeInfo { return typeInfo{"bytes in hex", "\"01 02 ff\""} }
+
+// Pattern is a regular expression.
+type Pattern struct{ *regexp.Regexp }
+
+func (p *Pattern) parseScalar(s string) error {
+	re, err := regexp.Compile(s)
+	if err != nil {
+		var se *syntax.Error
+		if errors.As(err, &se) {
+			return fmt.Errorf("is not a regular expression: %s", se.Code)
+		}
+		return fmt.Errorf("is not a regular expression: %v", err)
+	}
+	p.Regexp = re
+	return nil
+}
+
+func (Pattern) typeInfo() typeInfo { return typeInfo{"a regular expression", "'^T=[0-9.]+$'"} }
+
+// Expectation is an expectation's text and where it was written.
+type Expectation struct {
+	Text string
+	Path string // where in the suite, e.g. cases.delay.expect[0]
+	Pos  Pos    // of the text's first character
+	// exact: a column of the text is a column of the file (a plain or
+	// quoted scalar on one line without escapes).
+	exact bool
+}
+
+func (e *Expectation) decodeNode(d *decoder, n *yaml.Node, path string) {
+	if n.Kind != yaml.ScalarNode || isNull(n) {
+		d.errorf(n, path, "want an expectation (e.g. \"flows.m2s.delay.p95 < 60ms\"), got %s", describe(n))
+		return
+	}
+	e.Text, e.Path, e.Pos = n.Value, path, d.posOf(n)
+	switch n.Style {
+	case 0, yaml.FlowStyle:
+		e.exact = !strings.Contains(n.Value, "\n")
+	case yaml.DoubleQuotedStyle, yaml.SingleQuotedStyle:
+		e.Pos.Col++
+		e.exact = !strings.ContainsAny(n.Value, "\n\\'")
+	}
+}
+
+// parseScalar is never reached (decodeNode comes first): it makes the
+// reference document an expectation as a value.
+func (e *Expectation) parseScalar(s string) error { e.Text = s; return nil }
+
+func (Expectation) typeInfo() typeInfo {
+	return typeInfo{"an expectation", "\"flows.m2s.lost == 0\""}
+}
+
+// At is the position of the col-th character (from 1) of the text, or of
+// the text when its columns are not the file's.
+func (e Expectation) At(col int) Pos {
+	p := e.Pos
+	if e.exact && col > 0 {
+		p.Col += col - 1
+	}
+	return p
+}
+
+// Overrides are profile values to override, in order: path: value.
+type Overrides []Override
+
+// Override is one path: value of a set.
+type Override struct {
+	Path  string
+	Value *yaml.Node
+	Pos   Pos // of the path
+	steps []pathStep
+}
+
+func (o *Overrides) decodeNode(d *decoder, n *yaml.Node, path string) {
+	if isNull(n) {
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, path, "want overrides, path: value (e.g. {hops.core-up.rate: 2Mbit}), got %s", describe(n))
+		return
+	}
+	forEachPair(d, n, path, func(key string, k, v *yaml.Node) {
+		ov := Override{Path: key, Value: resolve(v), Pos: d.posOf(k)}
+		col := 1
+		for _, seg := range strings.Split(key, ".") {
+			m := setSegmentRE.FindStringSubmatch(seg)
+			if m == nil {
+				at := ov.Pos
+				at.Col += col - 1
+				d.errs = append(d.errs, &Error{Pos: at, Path: join(path, key), Msg: fmt.Sprintf("%q is not a key (want keys and list indices, e.g. schedule[0].at)", seg)})
+				d.failed[join(path, key)] = true
+				return
+			}
+			st := pathStep{key: m[1], index: -1, col: col}
+			if m[2] != "" {
+				st.index, _ = strconv.Atoi(m[2])
+			}
+			ov.steps = append(ov.steps, st)
+			col += len(seg) + 1
+		}
+		for _, prev := range *o {
+			if prev.Path == key {
+				d.errorf(k, join(path, key), "given twice")
+				return
+			}
+		}
+		*o = append(*o, ov)
+	})
+}
+
+// parseScalar is never reached (decodeNode comes first): it makes the
+// reference document overrides as a value.
+func (o *Overrides) parseScalar(string) error { return nil }
+
+func (Overrides) typeInfo() typeInfo {
+	return typeInfo{"overrides", "{hops.core-up.rate: 2Mbit, duration: 5s}"}
+}
+
+// String writes the overrides as a matrix point's name shows them.
+func (o Overrides) String() string {
+	var parts []string
+	for _, ov := range o {
+		v := ov.Value.Value
+		if ov.Value.Kind != yaml.ScalarNode {
+			out, _ := yaml.Marshal(ov.Value)
+			v = strings.TrimSpace(string(out))
+		}
+		parts = append(parts, ov.Path+"="+v)
+	}
+	return strings.Join(parts, ",")
+}
+
+// LoadedSuite is a suite that parsed and whose cases' profiles and benches
+// loaded: its points, every case × matrix combination, in order.
+type LoadedSuite struct {
+	*Suite
+	Source string
+	Points []SuitePoint
+}
+
+// SuitePoint is one run of a suite: a case, or one combination of its
+// matrix.
+type SuitePoint struct {
+	// ID names the point: the case's name, with the matrix combination in
+	// brackets: delay[lte,seed=2,hops.core-up.rate=2Mbit].
+	ID          string
+	Case        string
+	Description string
+	Profile     *Loaded
+	Bench       *LoadedBench // nil: none
+	Real        bool         // the clock
+	Duration    time.Duration
+	Seed        *uint64
+	Expect      []Expectation // the suite's, then the case's
+	Script      []ScriptStep
+	// Played are the endpoints the script plays, in bench order.
+	Played []string
+}
+
+// LoadSuite reads a suite file and loads every case's profiles and
+// benches. Every problem is reported at once, each at its line and
+// column: in the suite, or in the profile or bench it names.
+func LoadSuite(path string) (*LoadedSuite, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSuite(path, data)
+}
+
+// ParseSuite is LoadSuite on text; source names it in messages and anchors
+// the files it names.
+func ParseSuite(source string, data []byte) (*LoadedSuite, error) {
+	s := &Suite{}
+	d, err := decodeFile(source, data, s)
+	if err != nil {
+		var list ErrorList
+		if errors.As(err, &list) {
+			for _, e := range list {
+				e.Msg = strings.NewReplacer("empty profile", "empty suite", "a profile is", "a suite is").Replace(e.Msg)
+			}
+		}
+		return nil, err
+	}
+	if s.Name == "" {
+		s.Name = nameOf(source)
+	}
+	ls := &LoadedSuite{Suite: s, Source: source}
+	if len(d.errs) == 0 {
+		ls.Points = s.points(d, source)
+		// A problem of a case's own set is met at each of its points.
+		seen := map[string]bool{}
+		d.errs = slices.DeleteFunc(d.errs, func(e *Error) bool {
+			dup := seen[e.Error()]
+			seen[e.Error()] = true
+			return dup
+		})
+	}
+	if err := d.errs.err(); err != nil {
+		return nil, err
+	}
+	return ls, nil
+}
+
+// points expands the cases into their runs, loading each profile and
+// bench once.
+func (s *Suite) points(d *decoder, source string) []SuitePoint {
+	if len(s.Cases.Names) == 0 {
+		d.errorAt("cases", "a suite needs at least one case")
+		return nil
+	}
+	if s.Duration != nil && *s.Duration == 0 {
+		d.errorAt("duration", "must be positive")
+		return nil
+	}
+	profilesLoaded := map[string]*Loaded{} // by ref and set
+	benchesLoaded := map[string]*LoadedBench{}
+	failed := map[string]bool{}
+	var out []SuitePoint
+	for ci, name := range s.Cases.Names {
+		c := s.Cases.Values[ci]
+		path := "cases." + name
+		m := c.Matrix
+		if m == nil {
+			m = &CaseMatrix{}
+		}
+		refs, seeds, sets := m.Profiles, m.Seeds, m.Set
+		switch {
+		case c.Profile != nil && m.Profiles != nil:
+			d.errorAt(path+".profile", "give profile or matrix.profiles, not both")
+			continue
+		case c.Profile == nil && m.Profiles == nil:
+			d.errorAt(path, "missing profile: want a shipped profile's name or a profile file (or matrix.profiles)")
+			continue
+		case c.Seed != nil && m.Seeds != nil:
+			d.errorAt(path+".seed", "give seed or matrix.seeds, not both")
+			continue
+		}
+		ok := true
+		for _, l := range []struct {
+			key   string
+			given bool
+			n     int
+		}{{"profiles", m.Profiles != nil, len(m.Profiles)}, {"seeds", m.Seeds != nil, len(m.Seeds)}, {"set", m.Set != nil, len(m.Set)}} {
+			if l.given && l.n == 0 {
+				d.errorAt(path+".matrix."+l.key, "is empty: leave it out, or give at least one")
+				ok = false
+			}
+		}
+		if c.Matrix != nil && m.Profiles == nil && m.Seeds == nil && m.Set == nil {
+			d.errorAt(path+".matrix", "is empty: give profiles, seeds or set")
+			ok = false
+		}
+		for i, seed := range seeds {
+			if slices.Index(seeds, seed) < i {
+				d.errorAt(fmt.Sprintf("%s.matrix.seeds[%d]", path, i), "seed %d is given twice", seed)
+				ok = false
+			}
+		}
+		for i, ref := range refs {
+			if slices.Index(refs, ref) < i {
+				d.errorAt(fmt.Sprintf("%s.matrix.profiles[%d]", path, i), "profile %s is given twice", ref)
+				ok = false
+			}
+		}
+		if c.Duration != nil && *c.Duration == 0 {
+			d.errorAt(path+".duration", "must be positive")
+			ok = false
+		}
+		if !ok {
+			continue
+		}
+		if refs == nil {
+			refs = []string{*c.Profile}
+		}
+		seedList := []*uint64{c.Seed}
+		if seeds != nil {
+			seedList = nil
+			for i := range seeds {
+				seedList = append(seedList, &seeds[i])
+			}
+		}
+		setList := []int{-1}
+		if sets != nil {
+			setList = nil
+			for i := range sets {
+				setList = append(setList, i)
+			}
+		}
+		benchRef, benchPath := s.Bench, "bench"
+		if c.Bench != nil {
+			benchRef, benchPath = c.Bench, path+".bench"
+		}
+		clock := "virtual"
+		if s.Clock != nil {
+			clock = string(*s.Clock)
+		}
+		if c.Clock != nil {
+			clock = string(*c.Clock)
+		}
+		if clock == "real" && benchRef == nil {
+			d.errorAt(path, "a real-time case needs a bench: give bench here or in the suite")
+			continue
+		}
+		if len(c.Script) > 0 && benchRef == nil {
+			d.errorAt(path+".script", "a script plays a bench's endpoints: give bench here or in the suite")
+			continue
+		}
+		duration := time.Duration(0)
+		if s.Duration != nil {
+			duration = time.Duration(*s.Duration)
+		}
+		if c.Duration != nil {
+			duration = time.Duration(*c.Duration)
+		}
+		for ri, ref := range refs {
+			refPath := path + ".profile"
+			if m.Profiles != nil {
+				refPath = fmt.Sprintf("%s.matrix.profiles[%d]", path, ri)
+			}
+			for _, si := range setList {
+				sets := slices.Clone(c.Set)
+				setPath := path + ".set"
+				if si >= 0 {
+					sets = append(sets, m.Set[si]...)
+					setPath = fmt.Sprintf("%s.matrix.set[%d]", path, si)
+				}
+				key := fmt.Sprintf("%s\x00%s\x00%d", ref, name, si)
+				p, seen := profilesLoaded[key]
+				if !seen {
+					var err error
+					p, err = d.loadOverridden(ref, source, refPath, setPath, sets)
+					if err != nil {
+						d.errs = append(d.errs, asErrorList(err, d.pos[refPath], refPath, "for "+refPath)...)
+						failed[key] = true
+					}
+					profilesLoaded[key] = p
+				}
+				if failed[key] {
+					continue
+				}
+				var b *LoadedBench
+				if benchRef != nil {
+					bkey := *benchRef + "\x00" + key
+					b, seen = benchesLoaded[bkey]
+					if !seen {
+						file := *benchRef
+						if !filepath.IsAbs(file) {
+							file = filepath.Join(filepath.Dir(source), file)
+						}
+						var err error
+						if b, err = LoadBench(file, p); err != nil {
+							d.errs = append(d.errs, asErrorList(err, d.pos[benchPath], benchPath, fmt.Sprintf("the bench of %s, with profile %s", path, p.Name))...)
+							failed[bkey] = true
+						}
+						benchesLoaded[bkey] = b
+					}
+					if failed[bkey] {
+						continue
+					}
+				}
+				played, scriptOK := checkScript(d, path+".script", c.Script, b, clock == "real")
+				if !scriptOK {
+					continue
+				}
+				if clock == "virtual" && b != nil && len(b.Models) == 0 && len(played) == 0 {
+					d.errorAt(path, "in virtual time a bench matters only for its models and the endpoints a script plays: bench %s has no model, and the case no script", b.Name)
+					continue
+				}
+				for _, seed := range seedList {
+					id := name
+					var parts []string
+					if m.Profiles != nil {
+						parts = append(parts, ref)
+					}
+					if seeds != nil {
+						parts = append(parts, fmt.Sprintf("seed=%d", *seed))
+					}
+					if si >= 0 {
+						parts = append(parts, m.Set[si].String())
+					}
+					if parts != nil {
+						id += "[" + strings.Join(parts, ",") + "]"
+					}
+					out = append(out, SuitePoint{
+						ID: id, Case: name, Description: c.Description, Profile: p, Bench: b, Real: clock == "real",
+						Duration: duration, Seed: seed, Expect: slices.Concat(s.Expect, c.Expect), Script: c.Script, Played: played,
+					})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// asErrorList turns the error of loading a profile or bench into
+// positioned errors: its own when it has them (those in another file than
+// the suite say which of the suite's keys led there), else one at the
+// suite's key that named the file.
+func asErrorList(err error, at Pos, path, context string) ErrorList {
+	var list ErrorList
+	if errors.As(err, &list) {
+		for _, e := range list {
+			if e.Pos.File != at.File {
+				e.Msg += " (" + context + ")"
+			}
+		}
+		return list
+	}
+	return ErrorList{{Pos: at, Path: path, Msg: err.Error()}}
+}
+
+// loadOverridden loads the profile ref names (a shipped name, or a file
+// relative to the suite at source) with the overrides laid on it, as
+// Parse does with --set; a problem in an override is reported at its place
+// in the suite.
+func (sd *decoder) loadOverridden(ref, source, refPath, setPath string, sets Overrides) (*Loaded, error) {
+	data, from, err := readProfileRef(ref, source)
+	if err != nil {
+		return nil, ErrorList{{Pos: sd.pos[refPath], Path: refPath, Msg: strings.Replace(err.Error(), "next to this profile", "next to the suite", 1)}}
+	}
+	d := newDecoder()
+	root, err := d.parseYAML(from, data)
+	if err != nil {
+		return nil, err
+	}
+	if root, err = d.resolveExtends(root, from, []string{from}); err != nil {
+		return nil, err
+	}
+	for _, o := range sets {
+		at := func(col int) Pos { return Pos{File: SetFile, Line: o.Pos.Line, Col: o.Pos.Col + col - 1} }
+		if err := namesExist(root, o, at); err != nil {
+			d.errs = append(d.errs, err)
+			continue
+		}
+		value := d.placeOverride(o.Value, sd.files)
+		root = d.setPath(root, reflect.TypeFor[Profile](), o.steps, "", value, at)
+	}
+	p := &Profile{}
+	d.decode(root, reflect.ValueOf(p).Elem(), "")
+	p.resolveDefaults()
+	if p.Name == "" {
+		p.Name = nameOf(strings.TrimPrefix(from, "shipped:"))
+	}
+	cfg := p.build(d)
+	if err := d.errs.err(); err != nil {
+		// What the profile decoder attributes to --set is the suite's.
+		for _, e := range err.(ErrorList) {
+			if e.Pos.File == SetFile {
+				e.Pos.File = source
+			}
+		}
+		return nil, err
+	}
+	return &Loaded{Profile: p, Source: from, Config: cfg}, nil
+}
+
+// namesExist checks that the named entries an override goes through (a
+// hop, a flow) are the profile's: an override changes a profile, it does
+// not add to it a hop that no flow crosses.
+func namesExist(root *yaml.Node, o Override, at func(int) Pos) *Error {
+	t, n, done := reflect.TypeFor[Profile](), resolve(root), ""
+	for _, st := range o.steps {
+		named := false
+		if m, ok := reflect.New(derefType(t)).Interface().(interface{ elemType() reflect.Type }); ok {
+			named = m.elemType() != nil
+		}
+		var child *yaml.Node
+		if n != nil && n.Kind == yaml.MappingNode {
+			if i := mappingIndex(n, st.key); i >= 0 {
+				child = resolve(n.Content[i+1])
+			}
+		}
+		if named && child == nil {
+			var names []string
+			if n != nil && n.Kind == yaml.MappingNode {
+				for i := 0; i+1 < len(n.Content); i += 2 {
+					names = append(names, n.Content[i].Value)
+				}
+			}
+			return &Error{Pos: at(st.col), Path: join(done, st.key), Msg: fmt.Sprintf("the profile has no %q in %s%s", st.key, done, didYouMean(st.key, names))}
+		}
+		if child == nil || st.index >= 0 {
+			return nil // a new key, or a list entry: setPath says
+		}
+		t, n, done = fieldType(t, st.key), child, join(done, st.key)
+		if t == nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// placeOverride copies an override's value for the profile decoder,
+// keeping its place in the suite (under SetFile until the errors are
+// placed back).
+func (d *decoder) placeOverride(n *yaml.Node, files map[*yaml.Node]string) *yaml.Node {
+	c := *n
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, child := range n.Content {
+		c.Content[i] = d.placeOverride(child, files)
+	}
+	d.files[&c] = SetFile
+	return &c
+}
+
+// checkScript checks a case's script against its bench and returns the
+// endpoints it plays, in bench order.
+func checkScript(d *decoder, path string, script []ScriptStep, b *LoadedBench, real bool) ([]string, bool) {
+	if len(script) == 0 || b == nil {
+		return nil, true
+	}
+	before := len(d.errs)
+	feeds, fedBy := map[string]string{}, map[string]string{} // endpoint → flow
+	for i, flow := range b.Bind.Names {
+		feeds[string(b.Bind.Values[i].From)] = flow
+		fedBy[string(b.Bind.Values[i].To)] = flow
+	}
+	playable := func(at, name string) bool {
+		i := b.Endpoints.Index(name)
+		switch {
+		case i < 0:
+			d.errorAt(at, "bench %s has no endpoint %q%s", b.Name, name, didYouMean(name, b.Endpoints.Names))
+			return false
+		case b.Endpoints.Values[i].Model != nil:
+			d.errorAt(at, "%s is a model the rig simulates; a script plays the bench's other endpoints", name)
+			return false
+		}
+		if !real {
+			for _, other := range []string{feeds[name], fedBy[name]} {
+				j := b.Bind.Index(other)
+				if j < 0 {
+					continue
+				}
+				from, to := string(b.Bind.Values[j].From), string(b.Bind.Values[j].To)
+				if b.Models[from] != nil || b.Models[to] != nil {
+					d.errorAt(at, "%s is across the cut of a model: in virtual time the model's hardware part plays it", name)
+					return false
+				}
+			}
+		}
+		return true
+	}
+	played := map[string]bool{}
+	for i, st := range script {
+		at := fmt.Sprintf("%s[%d]", path, i)
+		switch {
+		case st.Send != nil:
+			s := st.Send
+			at += ".send"
+			if !playable(at+".endpoint", string(s.Endpoint)) {
+				continue
+			}
+			if feeds[string(s.Endpoint)] == "" {
+				d.errorAt(at+".endpoint", "%s feeds no flow of bench %s: nothing it sent would go anywhere", s.Endpoint, b.Name)
+				continue
+			}
+			played[string(s.Endpoint)] = true
+			if (s.Line == nil) == (s.Bytes == nil) {
+				d.errorAt(at, "give line or bytes")
+			}
+			if s.At != nil && s.After != nil {
+				d.errorAt(at+".after", "give at or after, not both")
+			}
+			if (s.Every == nil) != (s.Count == nil) {
+				d.errorAt(at, "every and count go together: count frames, one every every")
+			}
+			if s.Count != nil && *s.Count < 1 {
+				d.errorAt(at+".count", "must be at least 1")
+			}
+			if s.Every != nil && *s.Every <= 0 {
+				d.errorAt(at+".every", "must be positive")
+			}
+		case st.Expect != nil:
+			e := st.Expect
+			at += ".expect"
+			if !playable(at+".endpoint", string(e.Endpoint)) {
+				continue
+			}
+			if fedBy[string(e.Endpoint)] == "" {
+				d.errorAt(at+".endpoint", "no flow of bench %s goes to %s: nothing would arrive", b.Name, e.Endpoint)
+				continue
+			}
+			played[string(e.Endpoint)] = true
+			given := 0
+			for _, g := range []bool{e.Line != nil, e.Pattern != nil, e.Bytes != nil} {
+				if g {
+					given++
+				}
+			}
+			if given != 1 {
+				d.errorAt(at, "give one of line, pattern or bytes")
+			}
+			if e.Within <= 0 {
+				d.errorAt(at+".within", "must be positive")
+			}
+		}
+	}
+	var out []string
+	for _, name := range b.Endpoints.Names {
+		if played[name] {
+			out = append(out, name)
+		}
+	}
+	return out, len(d.errs) == before
+}
+
+// SuiteReference is the key reference of suite files, generated from the
+// schema like the profile reference.
+func SuiteReference() string { return reference(reflect.TypeFor[Suite](), "top level") }
