@@ -36,3 +36,32 @@ func (c *Monotonic) Now() time.Duration { return time.Since(c.start) }
 // spins: long enough to absorb the VM's usual timer wakeup latency
 // (BENCHMARKS.md).
 const DefaultSpin = 100 * time.Microsecond
+
+// until is a waiter's loop: it returns at deadline, or earlier when
+// pending reports work, and says which. It sleeps (sleep, which returns
+// early when woken, and false when pending turned true before it slept)
+// until spin before the deadline and spins the rest, so that it returns on
+// time rather than when the scheduler gets to it. sleep is a method value
+// made once: a closure made per call would allocate on every wait.
+func until(clock *Monotonic, spin, deadline time.Duration, pending func() bool, sleep func(time.Duration, func() bool) bool) (woken bool) {
+	for {
+		if pending() {
+			return true
+		}
+		left := deadline - clock.Now()
+		if left <= 0 {
+			return false
+		}
+		if left <= spin {
+			for clock.Now() < deadline {
+				if pending() {
+					return true
+				}
+			}
+			return false
+		}
+		if !sleep(left-spin, pending) {
+			return true // a wake between the check above and the sleep
+		}
+	}
+}

@@ -72,6 +72,7 @@ type Waiter struct {
 	ts     unix.Timespec
 	buf    [8]byte
 	one    [8]byte
+	sleep  func(time.Duration, func() bool) bool
 }
 
 // NewWaiter returns a waiter on clock that spins the last spin before each
@@ -82,6 +83,7 @@ func NewWaiter(clock *Monotonic, spin time.Duration) (*Waiter, error) {
 		return nil, err
 	}
 	w := &Waiter{clock: clock, spin: spin, efd: efd}
+	w.sleep = w.ppoll
 	w.fds[0] = unix.PollFd{Fd: int32(efd), Events: unix.POLLIN}
 	w.one[0] = 1 // eventfd counters are host-endian; x86 and arm are little-endian
 	return w, nil
@@ -98,34 +100,23 @@ func (w *Waiter) Wake() {
 // Until returns at deadline, or earlier when pending reports work; it says
 // which. pending must be cheap: it is called while spinning.
 func (w *Waiter) Until(deadline time.Duration, pending func() bool) (woken bool) {
-	for {
-		if pending() {
-			return true
-		}
-		left := deadline - w.clock.Now()
-		if left <= 0 {
-			return false
-		}
-		if left <= w.spin {
-			for w.clock.Now() < deadline {
-				if pending() {
-					return true
-				}
-			}
-			return false
-		}
-		w.asleep.Store(true)
-		if pending() { // a wake between the check above and now was not lost
-			w.asleep.Store(false)
-			return true
-		}
-		w.ts = unix.NsecToTimespec(int64(left - w.spin))
-		n, _ := unix.Ppoll(w.fds[:], &w.ts, nil)
+	return until(w.clock, w.spin, deadline, pending, w.sleep)
+}
+
+// ppoll sleeps for d, or until woken.
+func (w *Waiter) ppoll(d time.Duration, pending func() bool) bool {
+	w.asleep.Store(true)
+	if pending() { // a wake between the check and now was not lost
 		w.asleep.Store(false)
-		if n > 0 {
-			unix.Read(w.efd, w.buf[:])
-		}
+		return false
 	}
+	w.ts = unix.NsecToTimespec(int64(d))
+	n, _ := unix.Ppoll(w.fds[:], &w.ts, nil)
+	w.asleep.Store(false)
+	if n > 0 {
+		unix.Read(w.efd, w.buf[:])
+	}
+	return true
 }
 
 // Close releases the waiter's eventfd.

@@ -18,10 +18,13 @@ type Waiter struct {
 	clock *Monotonic
 	spin  time.Duration
 	wake  chan struct{}
+	sleep func(time.Duration, func() bool) bool
 }
 
 func NewWaiter(clock *Monotonic, spin time.Duration) (*Waiter, error) {
-	return &Waiter{clock: clock, spin: spin, wake: make(chan struct{}, 1)}, nil
+	w := &Waiter{clock: clock, spin: spin, wake: make(chan struct{}, 1)}
+	w.sleep = w.timer
+	return w, nil
 }
 
 func (w *Waiter) Wake() {
@@ -32,29 +35,17 @@ func (w *Waiter) Wake() {
 }
 
 func (w *Waiter) Until(deadline time.Duration, pending func() bool) (woken bool) {
-	for {
-		if pending() {
-			return true
-		}
-		left := deadline - w.clock.Now()
-		if left <= 0 {
-			return false
-		}
-		if left <= w.spin {
-			for w.clock.Now() < deadline {
-				if pending() {
-					return true
-				}
-			}
-			return false
-		}
-		t := time.NewTimer(left - w.spin)
-		select {
-		case <-w.wake:
-		case <-t.C:
-		}
-		t.Stop()
+	return until(w.clock, w.spin, deadline, pending, w.sleep)
+}
+
+func (w *Waiter) timer(d time.Duration, _ func() bool) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-w.wake:
+	case <-t.C:
 	}
+	return true
 }
 
 func (w *Waiter) Close() error { return nil }

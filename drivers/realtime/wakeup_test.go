@@ -55,3 +55,21 @@ func BenchmarkWakeup(b *testing.B) {
 		})
 	}
 }
+
+// TestWaitAllocatesNothing: the executor waits once per turn; a wait
+// allocates nothing.
+func TestWaitAllocatesNothing(t *testing.T) {
+	clock := NewMonotonic()
+	w, err := NewWaiter(clock, DefaultSpin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	none := func() bool { return false }
+	if allocs := testing.AllocsPerRun(100, func() { w.Until(clock.Now()+10*time.Microsecond, none) }); allocs != 0 {
+		t.Errorf("%v allocations per wait", allocs)
+	}
+	if allocs := testing.AllocsPerRun(20, func() { w.Until(clock.Now()+300*time.Microsecond, none) }); allocs != 0 {
+		t.Errorf("%v allocations per wait with a sleep", allocs)
+	}
+}

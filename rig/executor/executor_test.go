@@ -136,22 +136,33 @@ bind:
 	return b
 }
 
-// TestModelExchangeAllocatesNothing drives a model endpoint's exchanges on
-// the real-time path, frames going out through the engine to a device in
-// memory and coming back, with the signals file and a monitor on, and
-// counts allocations once warm.
-func TestModelExchangeAllocatesNothing(t *testing.T) {
+// carLoop is the car at CP2 on the real-time path: frames go out
+// through the engine to a seat in memory, which answers each exchange,
+// with the signals file and a monitor on. step moves the clock on by dt
+// and runs a turn.
+type carLoop struct {
+	car  *executor.Model
+	seat *driverstest.Endpoint
+	step func(dt time.Duration)
+}
+
+func newCarLoop(t *testing.T, st *executor.Stepping) *carLoop {
 	p := parse(t, carLink)
 	b := carBench(t, p)
 	car, err := executor.NewModel("car", b.Models["car"], 0, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if st != nil {
+		if err := car.SetStepping(*st); err != nil {
+			t.Fatal(err)
+		}
+	}
 	seat := driverstest.NewEndpoint("seat", 16)
 	clock := &stepClock{}
 	in := executor.NewIngress(64, func() {})
 	signals := record.NewSignals(io.Discard, executor.SignalColumns([]*executor.Model{car}), true)
-	defer signals.Close()
+	t.Cleanup(func() { signals.Close() })
 	x, err := executor.New(executor.Config{
 		Network: p.Config, Clock: clock, End: time.Hour,
 		Egress: []executor.Egress{executor.ToDevice(0, seat), car.Simulated()}, Ingress: in, FlowOf: []int{1},
@@ -163,20 +174,45 @@ func TestModelExchangeAllocatesNothing(t *testing.T) {
 	seat.Start(clock, in, 0)
 	x.Start()
 	force := []byte("12.5")
-	exchange := func() {
-		clock.Add(2 * time.Millisecond)
+	return &carLoop{car: car, seat: seat, step: func(dt time.Duration) {
+		clock.Add(dt)
 		seat.Send(force) // the seat answers
 		x.Step()
-	}
+	}}
+}
+
+// TestModelExchangeAllocatesNothing drives a model endpoint's exchanges on
+// the executor's path and counts allocations once warm.
+func TestModelExchangeAllocatesNothing(t *testing.T) {
+	l := newCarLoop(t, nil)
+	exchange := func() { l.step(2 * time.Millisecond) }
 	for range 2000 {
 		exchange()
 	}
 	if allocs := testing.AllocsPerRun(1000, exchange); allocs != 0 {
 		t.Errorf("%v allocations per exchange", allocs)
 	}
-	s := car.Summary(true)
-	if s.Exchanges < 3000 || s.FramesIn < 2900 || seat.Written() < 2900 {
-		t.Errorf("%d exchanges, %d frames taken up, %d written to the seat", s.Exchanges, s.FramesIn, seat.Written())
+	s := l.car.Summary(true)
+	if s.Exchanges < 3000 || s.FramesIn < 2900 || l.seat.Written() < 2900 {
+		t.Errorf("%d exchanges, %d frames taken up, %d written to the seat", s.Exchanges, s.FramesIn, l.seat.Written())
+	}
+}
+
+// TestSupervisedExchangeAllocatesNothing is the same with the part
+// stepping on data and a supervisor watching it.
+func TestSupervisedExchangeAllocatesNothing(t *testing.T) {
+	l := newCarLoop(t, &executor.Stepping{Wait: true, MaxAge: 20 * time.Millisecond, Timeout: time.Minute,
+		Supervisor: &supervisor.Config{ThetaSafe: 30 * time.Millisecond, Check: time.Millisecond, Jump: 3}})
+	exchange := func() { l.step(time.Millisecond); l.step(time.Millisecond) }
+	for range 2000 {
+		exchange()
+	}
+	if allocs := testing.AllocsPerRun(1000, exchange); allocs != 0 {
+		t.Errorf("%v allocations per exchange", allocs)
+	}
+	s := l.car.Summary(true)
+	if s.Messages == nil || s.Messages.Generated < 2900 || s.Sync == nil || s.Sync.OutOfSync {
+		t.Errorf("stepping on data: %+v, sync %+v", s.Messages, s.Sync)
 	}
 }
 
@@ -393,54 +429,5 @@ func TestSourcesSendOnTime(t *testing.T) {
 	want := record.TraceHeader + "\nm2s,0,10,0.000000000,0.005000000,delivered\nm2s,1,13,0.300000000,0.305000000,delivered\nm2s,2,13,0.700000000,0.705000000,delivered\n"
 	if tr.String() != want || out.Written() != 3 || string(out.Last()) != "sent at 700ms" {
 		t.Errorf("trace\n%s\nwant\n%s\nthe seat got %d frames, the last %q", tr.String(), want, out.Written(), out.Last())
-	}
-}
-
-// TestSupervisedExchangeAllocatesNothing is TestModelExchangeAllocatesNothing
-// with the part stepping on data and a supervisor watching it.
-func TestSupervisedExchangeAllocatesNothing(t *testing.T) {
-	p := parse(t, carLink)
-	b := carBench(t, p)
-	car, err := executor.NewModel("car", b.Models["car"], 0, 1, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = car.SetStepping(executor.Stepping{Wait: true, MaxAge: 20 * time.Millisecond, Timeout: time.Minute,
-		Supervisor: &supervisor.Config{ThetaSafe: 30 * time.Millisecond, Check: time.Millisecond, Jump: 3}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	seat := driverstest.NewEndpoint("seat", 16)
-	clock := &stepClock{}
-	in := executor.NewIngress(64, func() {})
-	signals := record.NewSignals(io.Discard, executor.SignalColumns([]*executor.Model{car}), true)
-	defer signals.Close()
-	x, err := executor.New(executor.Config{
-		Network: p.Config, Clock: clock, End: time.Hour,
-		Egress: []executor.Egress{executor.ToDevice(0, seat), car.Simulated()}, Ingress: in, FlowOf: []int{1},
-		Models: []*executor.Model{car}, Signals: signals, Monitor: &record.Monitor{},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	seat.Start(clock, in, 0)
-	x.Start()
-	force := []byte("12.5")
-	exchange := func() {
-		for range 2 {
-			clock.Add(time.Millisecond)
-			seat.Send(force)
-			x.Step()
-		}
-	}
-	for range 2000 {
-		exchange()
-	}
-	if allocs := testing.AllocsPerRun(1000, exchange); allocs != 0 {
-		t.Errorf("%v allocations per exchange", allocs)
-	}
-	s := car.Summary(true)
-	if s.Messages == nil || s.Messages.Generated < 2900 || s.Sync == nil || s.Sync.OutOfSync {
-		t.Errorf("stepping on data: %+v, sync %+v", s.Messages, s.Sync)
 	}
 }
