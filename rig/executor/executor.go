@@ -567,7 +567,11 @@ func (x *Executor) runPosted(now time.Duration) {
 // clock (a change made by hand, a supervisor's alarm); events are kept
 // for the summary. Not for the per-frame path: it may allocate.
 func (x *Executor) Event(at time.Duration, kind, detail string) {
-	x.events = append(x.events, record.Event{AtS: at.Seconds(), Kind: kind, Detail: detail})
+	e := record.Event{AtS: at.Seconds(), Kind: kind, Detail: detail}
+	if s, ok := x.clock.(interface{ Start() time.Time }); ok {
+		e.Wall = s.Start().Add(at).Format(time.RFC3339Nano)
+	}
+	x.events = append(x.events, e)
 }
 
 // Events returns the events recorded so far.

@@ -25,9 +25,12 @@ type Summary struct {
 
 // Event is something that happened to a run at an instant of its clock.
 type Event struct {
-	AtS    float64 `json:"at_s"`
-	Kind   string  `json:"kind"`
-	Detail string  `json:"detail,omitempty"`
+	AtS float64 `json:"at_s"`
+	// Wall is the wall-clock time of a real-time (or paced) run's event,
+	// RFC 3339 with nanoseconds; absent in virtual time.
+	Wall   string `json:"wall,omitempty"`
+	Kind   string `json:"kind"`
+	Detail string `json:"detail,omitempty"`
 }
 
 // EndpointSummary is what one endpoint saw.
