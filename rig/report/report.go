@@ -1,0 +1,326 @@
+// Package report makes hilrig's HTML reports: one self-contained page (no
+// script, no file beside it) for a suite or a single run, with, per run,
+// its verdict (the expectations with what was measured, the script's
+// steps), the network's figures, and plots drawn with gonum.org/v1/plot as
+// inline SVG: one-way delay over time per flow with the drops marked, the
+// delay distribution, the frames in the network, the models' signals
+// against the uncut reference, and in real time the executor's lateness.
+//
+// A report is made from a run's files alone (LoadRun): the summary, and
+// when present the trace, the signals and a suite's verdict, found in the
+// run's directory by their content; so `hilrig report DIR` serves the
+// outputs of any run, and a suite's report can be made again later.
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/hilrig/hilrig/rig/expect"
+	"github.com/hilrig/hilrig/rig/record"
+)
+
+// Run is one run's outputs.
+type Run struct {
+	Dir     string
+	Summary *record.Summary
+	Verdict *Verdict // nil: no suite judged it
+	// The files found, or empty.
+	SummaryFile, TraceFile, SignalsFile string
+}
+
+// LoadRun finds a run's outputs in dir by their content: a JSON summary,
+// a trace (its header), a signals file (a CSV whose first column is t),
+// and a verdict.
+func LoadRun(dir string) (*Run, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{Dir: dir}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		switch {
+		case e.Name() == VerdictFile:
+			var v Verdict
+			if err := readJSON(path, &v); err != nil {
+				return nil, err
+			}
+			r.Verdict = &v
+		case strings.HasSuffix(e.Name(), ".json") && r.Summary == nil:
+			var s record.Summary
+			if err := readJSON(path, &s); err == nil && s.Clock != "" {
+				r.Summary, r.SummaryFile = &s, path
+			}
+		case strings.HasSuffix(e.Name(), ".csv"):
+			switch head := firstLine(path); {
+			case head == record.TraceHeader || head == record.RealTraceHeader:
+				if r.TraceFile == "" {
+					r.TraceFile = path
+				}
+			case strings.HasPrefix(head, "t,"):
+				if r.SignalsFile == "" {
+					r.SignalsFile = path
+				}
+			}
+		}
+	}
+	if r.Summary == nil {
+		return nil, fmt.Errorf("%s holds no run summary (the JSON that hilrig sim, run and demo write with --summary)", dir)
+	}
+	return r, nil
+}
+
+func readJSON(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+func firstLine(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	line, _ := bufio.NewReader(f).ReadString('\n')
+	return strings.TrimRight(line, "\r\n")
+}
+
+// Page is a report: a title and the runs it shows.
+type Page struct {
+	Title       string
+	Description string
+	Source      string // the suite file, or the run's directory
+	Runs        []*Run
+}
+
+// LoadDir makes the page of a directory: a suite's report (a directory per
+// case, each with its verdict) or the outputs of one run.
+func LoadDir(dir string) (Page, error) {
+	if run, err := LoadRun(dir); err == nil {
+		title := "hilrig run: " + run.Summary.Profile
+		return Page{Title: title, Source: dir, Runs: []*Run{run}}, nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return Page{}, err
+	}
+	page := Page{Title: "hilrig report: " + filepath.Base(dir), Source: dir}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		if run, err := LoadRun(filepath.Join(dir, e.Name())); err == nil {
+			page.Runs = append(page.Runs, run)
+		}
+	}
+	if len(page.Runs) == 0 {
+		return Page{}, fmt.Errorf("%s holds no run: neither a summary (the JSON of hilrig sim, run or demo --summary) nor directories of a suite's report", dir)
+	}
+	return page, nil
+}
+
+// view is a run as the template shows it.
+type view struct {
+	*Run
+	ID, Name    string
+	Passed      *bool
+	Facts       string
+	Flows       [][]string
+	Models      [][]string
+	Timing      [][]string
+	Figures     []Figure
+	PlotProblem []string
+}
+
+// Write writes the page as HTML.
+func Write(w io.Writer, page Page) error {
+	data := struct {
+		Page
+		Views          []view
+		Failed, Judged int
+	}{Page: page}
+	for i, r := range page.Runs {
+		v := view{Run: r, ID: fmt.Sprintf("run-%d", i+1), Name: r.Summary.Profile}
+		if r.Verdict != nil {
+			v.Name = r.Verdict.Name
+			passed := r.Verdict.Passed
+			v.Passed = &passed
+			data.Judged++
+			if !passed {
+				data.Failed++
+			}
+		}
+		v.Facts, v.Flows, v.Models, v.Timing = facts(r.Summary)
+		v.Figures, v.PlotProblem = figures(r)
+		data.Views = append(data.Views, v)
+	}
+	var b bytes.Buffer
+	if err := pageTemplate.Execute(&b, data); err != nil {
+		return err
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// WriteFile writes the page to path.
+func WriteFile(path string, page Page) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	err = Write(f, page)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// facts are the summary's figures as the page's tables.
+func facts(s *record.Summary) (line string, flows, models, timing [][]string) {
+	line = fmt.Sprintf("profile %s", s.Profile)
+	if s.Bench != "" {
+		line += ", bench " + s.Bench
+	}
+	line += fmt.Sprintf(", %s time, seed %d, %s; stopped: %s", s.Clock, s.Seed, expect.Format(s.Duration, expect.Seconds), s.Stopped)
+	for _, f := range s.Flows {
+		lost := uint64(0)
+		for _, n := range f.Dropped {
+			lost += n
+		}
+		row := []string{f.Name, fmt.Sprint(f.Sent), fmt.Sprint(f.Delivered), fmt.Sprint(lost), fmt.Sprint(f.InFlight)}
+		if d := f.Delay; d != nil {
+			for _, q := range []float64{d.Min, d.P50, d.P95, d.P99, d.Max} {
+				row = append(row, expect.Format(q, expect.Seconds))
+			}
+		} else {
+			row = append(row, "", "", "", "", "")
+		}
+		flows = append(flows, row)
+	}
+	for _, m := range s.Models {
+		row := []string{m.Endpoint, m.Model, m.Cut, fmt.Sprint(m.Exchanges), "", "", ""}
+		if o := m.Output; o != nil {
+			row[4], row[5] = o.Signal, fmt.Sprintf("%.4g", o.MaxError)
+			if o.Peak > 0 {
+				row[6] = fmt.Sprintf("%.3g %%", 100*o.MaxError/o.Peak)
+			}
+		}
+		models = append(models, row)
+	}
+	if t := s.Timing; t != nil {
+		timing = append(timing, []string{"scheduler", t.Scheduler}, []string{"memory locked", fmt.Sprint(t.MemoryLocked)})
+		if l := t.WakeLateness; l != nil {
+			timing = append(timing, []string{"wake lateness p50 / p99 / max", lateness(l.P50, l.P99, l.Max)})
+		}
+		if l := t.ReleaseLateness; l != nil {
+			timing = append(timing, []string{"release lateness p50 / p99 / max", lateness(l.P50, l.P99, l.Max)})
+		}
+		timing = append(timing, []string{"frames dropped: ingress / trace", fmt.Sprintf("%d / %d", t.IngressDropped, t.TraceDropped)})
+	}
+	return line, flows, models, timing
+}
+
+func lateness(vs ...float64) string {
+	var parts []string
+	for _, v := range vs {
+		parts = append(parts, expect.Format(v, expect.Seconds))
+	}
+	return strings.Join(parts, " / ")
+}
+
+// figures draws a run's plots from its files; a file that cannot be read
+// costs its plots, said in the page, not the page.
+func figures(r *Run) (figs []Figure, problems []string) {
+	add := func(f Figure, ok bool, err error) {
+		switch {
+		case err != nil:
+			problems = append(problems, err.Error())
+		case ok:
+			figs = append(figs, f)
+		}
+	}
+	if r.TraceFile != "" {
+		td, err := readTrace(r.TraceFile)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", filepath.Base(r.TraceFile), err))
+		} else {
+			td.end = max(td.end, r.Summary.Duration)
+			f, err := delayPlot(td)
+			add(f, true, err)
+			f, err = cdfPlot(td)
+			add(f, true, err)
+			f, err = inFlightPlot(td)
+			add(f, true, err)
+			add(latenessPlot(td))
+		}
+	} else {
+		problems = append(problems, "no trace: the delay and queue plots need one (--trace)")
+	}
+	if len(r.Summary.Models) > 0 {
+		if r.SignalsFile == "" {
+			problems = append(problems, "no signals file: the model plots need one (--signals)")
+			return figs, problems
+		}
+		sd, err := readSignals(r.SignalsFile)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", filepath.Base(r.SignalsFile), err))
+			return figs, problems
+		}
+		if len(sd.t) == 0 {
+			return figs, problems
+		}
+		for _, m := range r.Summary.Models {
+			for _, signal := range plottedSignals(sd, m) {
+				add(signalPlot(sd, m.Endpoint, signal))
+			}
+		}
+	}
+	return figs, problems
+}
+
+// plottedSignals are a model's signals worth a plot: the output of
+// interest first, then the others the uncut model also computes, at most
+// three.
+func plottedSignals(sd *signalsData, m record.ModelSummary) []string {
+	var out []string
+	if m.Output != nil {
+		out = append(out, m.Output.Signal)
+	}
+	prefix := m.Endpoint + ".ideal."
+	for _, c := range sd.columns {
+		if s, ok := strings.CutPrefix(c, prefix); ok && !slices.Contains(out, s) && len(out) < 3 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// inlineSVG is an SVG file as an element of the page: without its XML
+// declaration and comments.
+func inlineSVG(b []byte) template.HTML {
+	s := string(b)
+	if i := strings.Index(s, "<svg"); i >= 0 {
+		s = s[i:]
+	}
+	return template.HTML(s) // gonum's SVG: its text is escaped by vgsvg
+}
+
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"svg": inlineSVG, "deref": func(b *bool) bool { return *b }}).Parse(pageHTML))

@@ -1,0 +1,195 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/rig"
+)
+
+func TestParseTrace(t *testing.T) {
+	const trace = `flow,seq,bytes,t_send,t_recv,status,t_due
+a,0,10,0.000000000,0.010000000,delivered,0.009990000
+a,1,10,0.005000000,,queue_drop,
+b,0,10,0.001000000,0.004000000,corrupted,0.003000000
+twin,,,0.002000000,,out_of_sync,
+a,2,10,0.008000000,0.011000000,egress_drop,0.011000000
+a,3,10,0.009000000,,in_flight,
+`
+	td, err := parseTrace(strings.NewReader(trace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !td.real || len(td.flows) != 2 || td.end != 0.011 {
+		t.Fatalf("real %v, %d flows, end %v", td.real, len(td.flows), td.end)
+	}
+	a, b := td.flows[0], td.flows[1]
+	if !slices.Equal(a.sent, []float64{0}) || math.Abs(a.delay[0]-0.01) > 1e-12 || !slices.Equal(a.dropped, []float64{0.005, 0.008}) {
+		t.Errorf("a: sent %v delay %v dropped %v", a.sent, a.delay, a.dropped)
+	}
+	// In flight: the delivered frame from 0 to 10 ms, the one dropped at
+	// its egress from 8 to 11 ms, the one still inside from 9 ms.
+	var level []int
+	n := 0
+	for _, s := range a.inFlight {
+		n += s.d
+		level = append(level, n)
+	}
+	if !slices.Equal(level, []int{1, 2, 3, 2, 1}) {
+		t.Errorf("a in flight: %v from %+v", level, a.inFlight)
+	}
+	if len(a.late) != 1 || math.Abs(a.late[0].v-10e-6) > 1e-12 || len(b.late) != 1 || b.name != "b" {
+		t.Errorf("lateness: a %v, b %v", a.late, b.late)
+	}
+	for _, bad := range []string{"", "x,y\n", shortRow(), shortRow() + "a,0,1,zz,,delivered\n"} {
+		if _, err := parseTrace(strings.NewReader(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+func shortRow() string { return "flow,seq,bytes,t_send,t_recv,status\na,1\n" }
+
+// TestThin: a long series is cut into slices whose extremes are the
+// series' own, so no spike is lost; a short one is kept whole.
+func TestThin(t *testing.T) {
+	var ts, vs []float64
+	for i := range 10000 {
+		ts, vs = append(ts, float64(i)/1000), append(vs, math.Sin(float64(i)/100))
+	}
+	vs[5555] = 42
+	bs := thin(ts, vs, 10, 100)
+	if len(bs) != 100 {
+		t.Fatalf("%d slices", len(bs))
+	}
+	top := 0.0
+	for _, b := range bs {
+		top = max(top, b.hi)
+		if b.lo > b.mean || b.mean > b.hi {
+			t.Errorf("slice at %v: lo %v mean %v hi %v", b.t, b.lo, b.mean, b.hi)
+		}
+	}
+	if top != 42 || bs[55].hi != 42 {
+		t.Errorf("the spike is lost: top %v", top)
+	}
+	if got := thin(ts[:50], vs[:50], 10, 100); len(got) != 50 || got[49].mean != vs[49] {
+		t.Errorf("a short series is not kept whole: %d", len(got))
+	}
+}
+
+// TestRunDirReport runs paper 001's quarter car in virtual time into a
+// directory, as a user would with hilrig sim --trace --signals --summary,
+// and makes its report: found by content, whatever the files are called,
+// with every plot drawn.
+func TestRunDirReport(t *testing.T) {
+	p, err := profiles.Load("internet-hil")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := profiles.LoadBench("../../profiles/suites/benches/quarter-car-cp1.yaml", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	create := func(name string) *os.File {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	tr, sig := create("frames.csv"), create("car.csv")
+	sum, err := rig.Sim(p, b, rig.Options{Duration: 4e9, Trace: tr, Signals: sig})
+	tr.Close()
+	sig.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(sum)
+	os.WriteFile(filepath.Join(dir, "run.json"), data, 0o644)
+	os.WriteFile(filepath.Join(dir, "notes.csv"), []byte("x,y\n1,2\n"), 0o644)
+
+	page, err := LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := page.Runs[0]
+	if filepath.Base(r.TraceFile) != "frames.csv" || filepath.Base(r.SignalsFile) != "car.csv" || filepath.Base(r.SummaryFile) != "run.json" || r.Verdict != nil {
+		t.Fatalf("found %+v", r)
+	}
+	var html bytes.Buffer
+	if err := Write(&html, page); err != nil {
+		t.Fatal(err)
+	}
+	svgs, texts := parsePage(t, html.Bytes())
+	// Delay, its distribution, frames in the network, and the car's
+	// deflection, Fs and v1 against the uncut car; no lateness in virtual
+	// time.
+	want := []string{"One-way delay over time", "Delay distribution", "Frames in the network", "car: deflection", "car: v1", "car: Fs"}
+	for _, w := range want {
+		if !slices.Contains(svgs, w) {
+			t.Errorf("no plot %q among %q", w, svgs)
+		}
+	}
+	if len(svgs) != len(want) {
+		t.Errorf("plots %q, want %q", svgs, want)
+	}
+	if !strings.Contains(texts, "profile internet-hil, bench quarter-car-cp1, virtual time, seed 1, 4s; stopped: duration") {
+		t.Errorf("the page does not say what ran:\n%s", texts)
+	}
+}
+
+// parsePage parses a report as XML (the template writes well-formed
+// markup) and returns the titles of its SVG plots, each checked to draw
+// something, and the page's text.
+func parsePage(t *testing.T, page []byte) (titles []string, text string) {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(page))
+	d.Strict, d.AutoClose, d.Entity = false, xml.HTMLAutoClose, xml.HTMLEntity
+	var b strings.Builder
+	inSVG, paths, texts := 0, 0, []string{}
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("the page does not parse: %v", err)
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			switch {
+			case tok.Name.Local == "svg":
+				inSVG, paths, texts = inSVG+1, 0, nil
+			case inSVG > 0 && tok.Name.Local == "path":
+				paths++
+			}
+		case xml.EndElement:
+			if tok.Name.Local == "svg" {
+				inSVG--
+				if paths < 10 || len(texts) == 0 {
+					t.Errorf("an SVG with %d paths and texts %q", paths, texts)
+				}
+				titles = append(titles, texts[0])
+			}
+		case xml.CharData:
+			if inSVG > 0 {
+				if s := strings.TrimSpace(string(tok)); s != "" {
+					texts = append(texts, s)
+				}
+			} else {
+				b.Write(tok)
+			}
+		}
+	}
+	return titles, b.String()
+}

@@ -1,0 +1,252 @@
+package suite
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hilrig/hilrig/rig"
+	"github.com/hilrig/hilrig/rig/expect"
+	"github.com/hilrig/hilrig/rig/record"
+	"github.com/hilrig/hilrig/rig/report"
+)
+
+// Options control how a suite runs.
+type Options struct {
+	// Dir, when set, keeps each case's outputs in a directory of its own
+	// under it (Case.Dir): summary.json, trace.csv, signals.csv and the
+	// verdict, from which the report is made.
+	Dir string
+	// Real time only: the executor's SCHED_FIFO priority (0: leave the
+	// scheduling alone) and how long it spins before a deadline (0: the
+	// default).
+	Priority int
+	Spin     time.Duration
+	// Log receives the sessions' warnings; Progress a line per case as it
+	// ends, and its failures. Either may be nil.
+	Log, Progress io.Writer
+}
+
+// The files of a case's directory.
+const (
+	SummaryFile = "summary.json"
+	TraceFile   = "trace.csv"
+	SignalsFile = "signals.csv"
+)
+
+// Result is what became of a case.
+type Result struct {
+	Case    *Case
+	Dir     string // its outputs, or empty
+	Summary record.Summary
+	Expect  []expect.Result
+	Script  []StepResult
+	// Err is the run's own failure: it could not start, or a device
+	// failed. The case then fails whatever its expectations say.
+	Err     error
+	Elapsed time.Duration
+}
+
+// Passed reports whether the run went through and met every expectation
+// and step of its script.
+func (r *Result) Passed() bool {
+	if r.Err != nil || len(expect.Failed(r.Expect)) > 0 {
+		return false
+	}
+	for _, s := range r.Script {
+		if !s.OK {
+			return false
+		}
+	}
+	return true
+}
+
+// Failures are the lines that say why the case failed.
+func (r *Result) Failures() []string {
+	var out []string
+	if r.Err != nil {
+		out = append(out, "the run failed: "+r.Err.Error())
+	}
+	for _, e := range expect.Failed(r.Expect) {
+		out = append(out, e.String())
+	}
+	for _, s := range r.Script {
+		if !s.OK {
+			out = append(out, s.String())
+		}
+	}
+	return out
+}
+
+// Run runs the cases one after the other and returns their results, in
+// order. It stops early, leaving later cases out, when ctx is done.
+func Run(ctx context.Context, cases []*Case, opt Options) []*Result {
+	var out []*Result
+	for _, c := range cases {
+		if ctx.Err() != nil {
+			break
+		}
+		r := RunCase(ctx, c, opt)
+		out = append(out, r)
+		if opt.Progress != nil {
+			verdict := "PASS"
+			if !r.Passed() {
+				verdict = "FAIL"
+			}
+			fmt.Fprintf(opt.Progress, "--- %s: %s (%.2fs)\n", verdict, c.ID, r.Elapsed.Seconds())
+			for _, f := range r.Failures() {
+				fmt.Fprintf(opt.Progress, "    %s\n", f)
+			}
+		}
+	}
+	return out
+}
+
+// RunCase runs one case.
+func RunCase(ctx context.Context, c *Case, opt Options) *Result {
+	r := &Result{Case: c}
+	began := time.Now()
+	defer func() { r.Elapsed = time.Since(began) }()
+	sig := &expect.Signals{}
+	ropt := rig.Options{Duration: c.Duration, Seed: c.Seed, Priority: opt.Priority, Spin: opt.Spin, Log: opt.Log, Signals: sig}
+	var files []*bufferedFile
+	if opt.Dir != "" {
+		r.Dir = filepath.Join(opt.Dir, c.Dir())
+		if r.Err = os.MkdirAll(r.Dir, 0o755); r.Err != nil {
+			return r
+		}
+		for _, f := range []struct {
+			name string
+			into *io.Writer
+		}{{TraceFile, &ropt.Trace}, {SignalsFile, &ropt.Signals}} {
+			bf, err := createBuffered(filepath.Join(r.Dir, f.name))
+			if err != nil {
+				r.Err = err
+				return r
+			}
+			files = append(files, bf)
+			*f.into = bf
+		}
+		ropt.Signals = io.MultiWriter(ropt.Signals, sig)
+	}
+	var script *Script
+	if len(c.Script) > 0 {
+		script = NewScript(c.Script)
+		ropt.Players = script.Players()
+	}
+	mode := rig.Virtual
+	if c.Real {
+		mode = rig.RealTime
+	}
+	s, err := rig.Open(c.Profile, c.Bench, mode, ropt)
+	if err != nil {
+		r.Err = err
+		closeAll(files)
+		return r
+	}
+	end := c.Duration
+	if end <= 0 {
+		end = c.Profile.RunDuration()
+	}
+	if script != nil {
+		script.Start(s.Executor().Network(), end)
+	}
+	r.Summary, r.Err = s.Run(ctx)
+	if err := closeAll(files); err != nil && r.Err == nil {
+		r.Err = err
+	}
+	if script != nil {
+		r.Script = script.Results()
+	}
+	r.Expect = expect.Evaluate(c.Expect, &r.Summary, sig)
+	if r.Dir != "" {
+		if err := r.save(); err != nil && r.Err == nil {
+			r.Err = err
+		}
+	}
+	return r
+}
+
+// save writes the summary and the verdict into the case's directory.
+func (r *Result) save() error {
+	data, err := json.MarshalIndent(r.Summary, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(r.Dir, SummaryFile), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return report.WriteVerdict(r.Dir, r.Verdict())
+}
+
+// Verdict is the result as the report shows it.
+func (r *Result) Verdict() report.Verdict {
+	v := report.Verdict{Name: r.Case.ID, Description: r.Case.Description, Passed: r.Passed(), ElapsedS: r.Elapsed.Seconds()}
+	if r.Err != nil {
+		v.Error = r.Err.Error()
+	}
+	for _, e := range r.Expect {
+		ch := report.Check{Text: e.Canonical(), OK: e.OK, Measured: e.Measured, Limit: e.Limit()}
+		if e.Measured == "" {
+			ch.Detail = "nothing measured: " + e.Missing
+		}
+		v.Expect = append(v.Expect, ch)
+	}
+	for _, s := range r.Script {
+		v.Script = append(v.Script, report.Check{Text: s.Step, OK: s.OK, Detail: s.Detail})
+	}
+	return v
+}
+
+// bufferedFile is a file written through a buffer.
+type bufferedFile struct {
+	*bufio.Writer
+	f *os.File
+}
+
+func createBuffered(path string) (*bufferedFile, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	return &bufferedFile{bufio.NewWriterSize(f, 1<<16), f}, nil
+}
+
+func closeAll(files []*bufferedFile) error {
+	var first error
+	for _, bf := range files {
+		err := bf.Flush()
+		if cerr := bf.f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil && first == nil {
+			first = fmt.Errorf("writing %s: %w", filepath.Base(bf.f.Name()), err)
+		}
+	}
+	return first
+}
+
+// Summary says how many cases passed, for the last line of a run:
+// "PASS 5 cases" or "FAIL 1 of 5 cases: delay[lte]".
+func Summary(results []*Result) string {
+	var failed []string
+	for _, r := range results {
+		if !r.Passed() {
+			failed = append(failed, r.Case.ID)
+		}
+	}
+	cases := "cases"
+	if len(results) == 1 {
+		cases = "case"
+	}
+	if len(failed) == 0 {
+		return fmt.Sprintf("PASS %d %s", len(results), cases)
+	}
+	return fmt.Sprintf("FAIL %d of %d %s: %s", len(failed), len(results), cases, strings.Join(failed, ", "))
+}

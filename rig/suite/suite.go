@@ -1,0 +1,115 @@
+// Package suite runs hilrig's regression suites: a suite file (the
+// language is package profiles') names a bench and cases, each a profile
+// run in virtual or real time with expectations on what it measures
+// (package expect) and, optionally, a script that talks to the controller
+// under test through the impaired link (Script). A suite is checked whole
+// before anything runs, every problem at its line and column; then its
+// cases run one after the other, each a session of package rig, and end in
+// results that say, for each expectation, what was measured against what
+// limit. Results become JUnit XML for CI (WriteJUnit) and an HTML report
+// with plots (package report); Shard splits a suite across CI runners.
+package suite
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/rig/expect"
+)
+
+// Suite is a suite ready to run: its cases loaded and their expectations
+// parsed against their profiles and benches.
+type Suite struct {
+	*profiles.LoadedSuite
+	Cases []*Case
+}
+
+// Case is one run of a suite: a case of the file, or one combination of
+// its matrix.
+type Case struct {
+	profiles.SuitePoint
+	Index  int // in the suite, from 0
+	Expect []*expect.Expectation
+}
+
+// Load reads a suite file and checks it whole: every problem found, in the
+// suite, the profiles and benches it names or its expectations, is
+// reported at once (a profiles.ErrorList), each at its line and column.
+func Load(path string) (*Suite, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// Parse is Load on text; source names it in messages and anchors the files
+// it names.
+func Parse(source string, data []byte) (*Suite, error) {
+	ls, err := profiles.ParseSuite(source, data)
+	if err != nil {
+		return nil, err
+	}
+	s := &Suite{LoadedSuite: ls}
+	// A problem may be in every point an expectation applies to, or only
+	// in those whose profile lacks a name: the message says which, then.
+	type problem struct {
+		err    *profiles.Error
+		at     profiles.Pos
+		points []string
+	}
+	var problems []*problem
+	found := map[string]*problem{}
+	applies := map[profiles.Pos]int{} // an expectation: how many points it applies to
+	for i, pt := range ls.Points {
+		names := expect.NamesOf(pt.Profile, pt.Bench)
+		c := &Case{SuitePoint: pt, Index: i}
+		for _, e := range pt.Expect {
+			applies[e.Pos]++
+			x, err := expect.Parse(e.Text, names)
+			var bad *expect.Error
+			if errors.As(err, &bad) {
+				pe := &profiles.Error{Pos: e.At(bad.Col), Path: e.Path, Msg: bad.Msg}
+				key := pe.Error()
+				if found[key] == nil {
+					found[key] = &problem{err: pe, at: e.Pos}
+					problems = append(problems, found[key])
+				}
+				found[key].points = append(found[key].points, pt.ID)
+				continue
+			} else if err != nil {
+				return nil, err
+			}
+			c.Expect = append(c.Expect, x)
+		}
+		s.Cases = append(s.Cases, c)
+	}
+	if len(problems) == 0 {
+		return s, nil
+	}
+	var errs profiles.ErrorList
+	for _, p := range problems {
+		if len(p.points) < applies[p.at] {
+			p.err.Msg += " (in " + strings.Join(p.points, ", ") + ")"
+		}
+		errs = append(errs, p.err)
+	}
+	slices.SortStableFunc(errs, func(a, b *profiles.Error) int {
+		return cmp.Or(cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Col, b.Pos.Col))
+	})
+	return nil, errs
+}
+
+// Dir is the case's directory in a report: its number in the suite and
+// its name, made safe for a file name.
+func (c *Case) Dir() string {
+	return fmt.Sprintf("%03d-%s", c.Index+1, unsafeChars.ReplaceAllString(c.ID, "_"))
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._=,-]+`)

@@ -1,0 +1,274 @@
+package suite
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/rig/report"
+)
+
+// TestShippedSuites runs every suite in profiles/suites, as a user would
+// with hilrig test: each must pass. The real-time one takes its 1.5 s of
+// wall clock; the others run in virtual time.
+func TestShippedSuites(t *testing.T) {
+	paths, err := filepath.Glob("../../profiles/suites/*.yaml")
+	if err != nil || len(paths) < 3 {
+		t.Fatalf("shipped suites: %v, %v", paths, err)
+	}
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			s, err := Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			var progress bytes.Buffer
+			results := Run(context.Background(), s.Cases, Options{Dir: dir, Progress: &progress})
+			if len(results) != len(s.Cases) {
+				t.Fatalf("%d results for %d cases", len(results), len(s.Cases))
+			}
+			for _, r := range results {
+				if !r.Passed() {
+					t.Errorf("%s failed:\n%s", r.Case.ID, strings.Join(r.Failures(), "\n"))
+				}
+				for _, f := range []string{SummaryFile, TraceFile, report.VerdictFile} {
+					if info, err := os.Stat(filepath.Join(r.Dir, f)); err != nil || info.Size() == 0 {
+						t.Errorf("%s: %s missing or empty (%v)", r.Case.ID, f, err)
+					}
+				}
+			}
+			if !strings.Contains(progress.String(), "--- PASS: "+s.Cases[0].ID) {
+				t.Errorf("progress: %s", progress.String())
+			}
+		})
+	}
+}
+
+// TestShard: for any n, the n shards of a suite are disjoint, together
+// the whole suite, the same on every call, and as even as can be.
+func TestShard(t *testing.T) {
+	s, err := Load("../../profiles/suites/ci.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= len(s.Cases)+2; n++ {
+		var all []int
+		for i := 1; i <= n; i++ {
+			part := s.Shard(i, n)
+			again := s.Shard(i, n)
+			if !slices.Equal(part, again) {
+				t.Errorf("shard %d/%d differs between two calls", i, n)
+			}
+			if want := len(s.Cases)/n + btoi(i <= len(s.Cases)%n); len(part) != want {
+				t.Errorf("shard %d/%d has %d cases, want %d", i, n, len(part), want)
+			}
+			for _, c := range part {
+				all = append(all, c.Index)
+			}
+		}
+		slices.Sort(all)
+		want := make([]int, len(s.Cases))
+		for i := range want {
+			want[i] = i
+		}
+		if !slices.Equal(all, want) {
+			t.Errorf("n=%d: the shards hold cases %v, want each of %v once", n, all, want)
+		}
+	}
+	for _, tc := range []struct{ arg, err string }{
+		{"2/3", ""}, {"3/3", ""}, {" 1 / 1 ", ""},
+		{"0/3", `--shard "0/3": i must be from 1 to 3`},
+		{"4/3", `--shard "4/3": i must be from 1 to 3`},
+		{"1/0", `--shard "1/0": n must be at least 1`},
+		{"2", `--shard "2": want i/n, e.g. 2/3 (the second of three parts)`},
+		{"a/b", `--shard "a/b": want i/n, e.g. 2/3 (the second of three parts)`},
+	} {
+		_, _, err := ParseShard(tc.arg)
+		if fmt.Sprint(err) != tc.err && !(err == nil && tc.err == "") {
+			t.Errorf("ParseShard(%q): %v, want %s", tc.arg, err, tc.err)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestExpectationErrors: an expectation the language refuses is reported
+// at its line and column in the suite; one that fails only for some points
+// of a matrix says which.
+func TestExpectationErrors(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{"cases:\n  a: {profile: bottleneck, expect: [flows.m2z.lost == 0]}\n",
+			"testdata/s.yaml:2:43: cases.a.expect[0]: flows has no \"m2z\"; did you mean m2s? (it has m2s, s2m, cross)"},
+		{"cases:\n  a: {profile: bottleneck, expect: [\"flows.m2s.delay.p95 < 60\"]}\n",
+			"testdata/s.yaml:2:60: cases.a.expect[0]: \"60\" needs a unit: the value is a time (e.g. 60ms, 2s, 300us)"},
+		{"expect:\n  - flows.m2s.lost = 0\ncases:\n  a: {profile: bottleneck}\n  b: {profile: teleop-table1}\n",
+			"testdata/s.yaml:2:20: expect[0]: write == to compare"},
+		{"cases:\n  a:\n    matrix: {profiles: [bottleneck, lte, teleop-table1]}\n    expect:\n      - flows.m2s.lost == 0\n      - models.car.deflection.max < 1\n",
+			"testdata/s.yaml:5:15: cases.a.expect[0]: flows has no \"m2s\" (it has command, sensor) (in a[lte])\n" +
+				"testdata/s.yaml:6:16: cases.a.expect[1]: models has no \"car\" (it has none)"},
+		{"cases:\n  a:\n    profile: internet-hil\n    bench: ../../../profiles/suites/benches/quarter-car-cp2.yaml\n    expect: [models.car.deflection.eror_pct < 1, 'models.car.deflexion.max < 1']\n",
+			"testdata/s.yaml:5:36: cases.a.expect[0]: models.car.deflection has no \"eror_pct\"; did you mean error_pct? (it has min, max, mean, rms, peak, final, max_error, rms_error, error_pct)\n" +
+				"testdata/s.yaml:5:62: cases.a.expect[1]: models.car has no \"deflexion\"; did you mean deflection? (it has endpoint, model, cut, solver, exchange, step, exchanges, frames_out, frames_in, bad_frames, unconverged_steps, hardware, …)"},
+	} {
+		_, err := Parse("testdata/s.yaml", []byte(tc.src))
+		if fmt.Sprint(err) != tc.want {
+			t.Errorf("%q:\n got %v\nwant %s", tc.src, err, tc.want)
+		}
+	}
+}
+
+// scriptSuite plays both ends of the virtual bench through paper 000's
+// bottleneck, uncongested: a 7-byte frame takes Σ(prop + size·8/rate) =
+// 1 ms + 56/100M s + 2 ms + 56/4M s + 1 ms + 56/100M s = 4.01512 ms from
+// controller to plant, and a 4-byte one 4.00864 ms back.
+const scriptSuite = `bench: ../../../profiles/benches/virtual.yaml
+duration: 3s
+cases:
+  echo:
+    profile: bottleneck
+    script:
+      - send: {endpoint: controller, line: "PING {n}", at: 1s, every: 20ms, count: 50}
+      - expect: {endpoint: plant, line: PING 49, within: 4.1ms}
+      - send: {endpoint: plant, line: PONG}
+      - expect: {endpoint: controller, bytes: 50 4f 4e 47, within: 5ms}
+      - send: {endpoint: plant, line: LATE, after: 100ms}
+      - expect: {endpoint: controller, pattern: "^LATE$", within: 4ms}
+      - send: {endpoint: plant, line: never}
+  cut-short:
+    profile: bottleneck
+    duration: 1.5s
+    script:
+      - send: {endpoint: controller, line: "x", at: 1.4s}
+      - expect: {endpoint: plant, line: y, within: 1s}
+`
+
+// TestScript checks the script's timing to the nanosecond in virtual time:
+// a frame is matched at the instant it arrives, the next step starts then,
+// a timeout fails the step at its deadline and ends the script.
+func TestScript(t *testing.T) {
+	s, err := Parse("testdata/script.yaml", []byte(scriptSuite))
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := Run(context.Background(), s.Cases, Options{})
+	want := [][]string{{
+		`send 50 frames line "PING {n}", one every 20ms, from controller at 1s: sent at 1.980000 s`,
+		`expect line "PING 49" at plant within 4.1ms: "PING 49" arrived at 1.984015 s, 4.01512ms after the step began`,
+		`send line "PONG" from plant: sent at 1.984015 s`,
+		`expect bytes 50 4f 4e 47 at controller within 5ms: "PONG" arrived at 1.988024 s, 4.00864ms after the step began`,
+		`send line "LATE" from plant after 100ms: sent at 2.088024 s`,
+		`expect a frame matching "^LATE$" at controller within 4ms failed: nothing matched from 2.088024 s to 2.092024 s: no frame arrived`,
+		`send line "never" from plant failed: not reached`,
+	}, {
+		`send line "x" from controller at 1.4s: sent at 1.400000 s`,
+		`expect line "y" at plant within 1s failed: the run ended at 1.500000 s, before it was done; 1 other frames arrived, the last "x"`,
+	}}
+	for i, r := range results {
+		var got []string
+		for _, st := range r.Script {
+			got = append(got, st.String())
+		}
+		if !slices.Equal(got, want[i]) {
+			t.Errorf("%s:\n got %s\nwant %s", r.Case.ID, strings.Join(got, "\n     "), strings.Join(want[i], "\n     "))
+		}
+		if r.Passed() {
+			t.Errorf("%s passed", r.Case.ID)
+		}
+	}
+	// The frames of the script are the flows' only ones: the generators of
+	// the flows the played endpoints feed stand down.
+	if f := results[0].Summary.Flows[0]; f.Name != "m2s" || f.Sent != 50 {
+		t.Errorf("m2s: %+v", f)
+	}
+}
+
+// TestScriptAllocs: a played endpoint takes a frame without allocating, as
+// the executor's hot path must (a script may play a real-time run).
+func TestScriptAllocs(t *testing.T) {
+	for _, step := range []profiles.ExpectStep{
+		{Endpoint: "plant", Line: ptr("PING 49"), Within: profiles.Duration(time.Second)},
+		{Endpoint: "plant", Pattern: &profiles.Pattern{Regexp: regexp.MustCompile(`^PING [0-9]+$`)}, Within: profiles.Duration(time.Second)},
+	} {
+		sc := NewScript([]profiles.ScriptStep{{Expect: &step}})
+		sc.Start(fixedEngine(time.Millisecond), time.Minute)
+		p := sc.Players()["plant"]
+		frame := []byte("PING 48 and more bytes than a line would have")
+		if allocs := testing.AllocsPerRun(1000, func() { p.Write(frame) }); allocs != 0 {
+			t.Errorf("%+v: %.1f allocations per frame", step, allocs)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+type fixedEngine time.Duration
+
+func (e fixedEngine) Now() time.Duration               { return time.Duration(e) }
+func (e fixedEngine) NextEvent() (time.Duration, bool) { return 0, false }
+
+// TestJUnit: the XML names every case, fails the failed ones with what was
+// measured against what limit, and attaches the case's files.
+func TestJUnit(t *testing.T) {
+	src := `name: junit
+duration: 10s
+cases:
+  plateau:
+    profile: bottleneck
+    expect: [flows.m2s.delay.max < 60ms, flows.m2s.lost == 0]
+  fine:
+    profile: bottleneck
+    expect: [flows.s2m.lost == 0]
+`
+	s, err := Parse("testdata/junit.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	results := Run(context.Background(), s.Cases, Options{Dir: dir})
+	var b bytes.Buffer
+	if err := WriteJUnit(&b, s, results, JUnitOptions{Shard: "1/1", Report: filepath.Join(dir, "index.html"), Start: time.Unix(0, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	var doc junitSuites
+	if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	ts := doc.Suites[0]
+	if doc.Tests != 2 || doc.Failures != 1 || ts.Tests != 2 || ts.Failures != 1 || ts.Errors != 0 || ts.Name != "junit" {
+		t.Errorf("counts: %+v", doc)
+	}
+	c := ts.Cases[0]
+	if c.Name != "plateau" || c.Classname != "junit" || c.Failure == nil || c.Error != nil {
+		t.Fatalf("first case: %+v", c)
+	}
+	if want := "flows.m2s.delay.max < 60ms failed: measured 65.78ms, limit 60ms"; c.Failure.Message != want || c.Failure.Text != want || c.Failure.Type != "expectation" {
+		t.Errorf("failure: %+v, want %s", c.Failure, want)
+	}
+	for _, want := range []string{
+		"PASS flows.m2s.lost == 0: measured 0",
+		"[[ATTACHMENT|" + filepath.Join(dir, "001-plateau", TraceFile) + "]]",
+		"[[ATTACHMENT|" + filepath.Join(dir, "index.html") + "]]",
+	} {
+		if !strings.Contains(c.SystemOut, want) {
+			t.Errorf("system-out lacks %q:\n%s", want, c.SystemOut)
+		}
+	}
+	if ts.Cases[1].Failure != nil || ts.Cases[1].Name != "fine" {
+		t.Errorf("second case: %+v", ts.Cases[1])
+	}
+}
