@@ -38,10 +38,10 @@ type scriptStep struct {
 	send     bool
 	endpoint int // in players
 	// send
-	payloads   [][]byte
-	at         time.Duration // the first frame's time, absolute; -1: start + after
-	after      time.Duration
-	every      time.Duration
+	payloads [][]byte
+	at       time.Duration // the first frame's time, absolute; -1: start + after
+	after    time.Duration
+	every    time.Duration
 	// expect
 	line, raw []byte
 	pattern   *regexp.Regexp
@@ -51,12 +51,12 @@ type scriptStep struct {
 
 	// The outcome.
 	ran, done, ok bool
-	began    time.Duration
-	ended    time.Duration
-	arrived  int    // frames that arrived at the endpoint while it waited
-	last     []byte // the last of them, its first bytes
-	lastSize int
-	matched  []byte
+	began         time.Duration
+	ended         time.Duration
+	arrived       int    // frames that arrived at the endpoint while it waited
+	last          []byte // the last of them, its first bytes
+	lastSize      int
+	matched       []byte
 }
 
 // player is one endpoint the script plays.
