@@ -241,3 +241,38 @@ func TestControllerLoopAllocatesNothing(t *testing.T) {
 		t.Errorf("the loop did not run: %+v", st)
 	}
 }
+
+// FuzzController: any bytes from the line, in any chunks, between ticks:
+// no panic, commands only within the limits, every byte accounted for.
+func FuzzController(f *testing.F) {
+	cfg := config(f)
+	var s wire.Sender
+	var seed []byte
+	for i := range 3 {
+		seed = wire.COBS{}.Append(seed, s.Values(nil, wire.Sample, time.Duration(i), cfg.Measurement, []float64{float64(i), 1}))
+	}
+	seed = wire.COBS{}.Append(seed, s.TimeRequest(nil, 5))
+	f.Add(seed, uint8(5))
+	f.Add(seed[3:], uint8(1))
+	f.Fuzz(func(t *testing.T, data []byte, chunk uint8) {
+		cable := virtual.NewCable()
+		c, err := pid.New(cfg, &cable.A, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		step := int(chunk%32) + 1
+		now := time.Duration(0)
+		for i := 0; i < len(data); i += step {
+			c.Receive(data[i:min(i+step, len(data))], now)
+			c.Tick(now)
+			if u, ok := c.Command(); ok && !(u >= cfg.Law.Min && u <= cfg.Law.Max) {
+				t.Fatalf("command %v outside [%v, %v]", u, cfg.Law.Min, cfg.Law.Max)
+			}
+			now += 3 * ms
+		}
+		b := c.Link().Stats().Bytes
+		if b.Bytes != uint64(len(data)) || b.FrameBytes+b.BadBytes+b.IdleBytes+b.Pending != b.Bytes {
+			t.Fatalf("bytes unaccounted: %+v", b)
+		}
+	})
+}

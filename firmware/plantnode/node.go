@@ -175,6 +175,7 @@ func (n *Node) Next() time.Duration {
 func (n *Node) Tick(now time.Duration) {
 	if n.schedule.Due(now) {
 		if !n.safe && now-n.lastAt > n.cfg.Watchdog {
+			n.stats.Trips++
 			n.GoSafe()
 		}
 		n.sampleInputs(now)
@@ -203,12 +204,10 @@ func (n *Node) sampleInputs(now time.Duration) {
 }
 
 // GoSafe drives the outputs to their safe levels until the next command,
-// as the watchdog does; a host build calls it when it stops.
+// as the watchdog does (but not counted as a trip); a host build calls it
+// when it stops.
 func (n *Node) GoSafe() {
 	n.drive(n.cfg.Safe)
-	if !n.safe {
-		n.stats.Trips++
-	}
 	n.safe = true
 }
 

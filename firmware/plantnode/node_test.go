@@ -262,3 +262,34 @@ func TestNodeLoopAllocatesNothing(t *testing.T) {
 		t.Errorf("the loop did not run: %+v", st)
 	}
 }
+
+// FuzzNode: any bytes from the line, in any chunks, between ticks: no
+// panic, outputs only ever driven to finite values, every byte accounted
+// for.
+func FuzzNode(f *testing.F) {
+	var s wire.Sender
+	cmd := layout(f, wire.F64LE, wire.I16LE)
+	var seed []byte
+	for i := range 3 {
+		seed = wire.COBS{}.Append(seed, s.Values(nil, wire.Command, time.Duration(i), cmd, []float64{float64(i), 1}))
+	}
+	f.Add(seed, uint8(5))
+	f.Add(append([]byte{0, 1, 2}, seed[7:]...), uint8(1))
+	f.Fuzz(func(t *testing.T, data []byte, chunk uint8) {
+		b := newBench(t, func(c *plantnode.Config) { c.Commands = cmd })
+		step := int(chunk%32) + 1
+		for i := 0; i < len(data); i += step {
+			b.node.Receive(data[i:min(i+step, len(data))], b.clock.T)
+			b.until(b.clock.T + 3*ms)
+			for _, v := range b.node.Outputs() {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					t.Fatalf("an output driven to %v", v)
+				}
+			}
+		}
+		st := b.node.Link().Stats().Bytes
+		if st.Bytes != uint64(len(data)) || st.FrameBytes+st.BadBytes+st.IdleBytes+st.Pending != st.Bytes {
+			t.Fatalf("bytes unaccounted: %+v", st)
+		}
+	})
+}

@@ -22,11 +22,17 @@ import (
 	"github.com/hilrig/hilrig/firmware/pid"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
+const doc = `Runs the reference PID controller on a serial port or pseudo-terminal:
+it reads samples and sends commands in the rig wire protocol at a fixed
+rate, and raises its fault flag (sending no more commands) when the
+measurements stop for longer than --timeout.`
 
-func run(args []string, stderr io.Writer) int {
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("pid", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {} // a mistake gets its message and a pointer to --help, not the whole of it
 	var (
 		port        = fs.String("port", "", "serial port or pseudo-terminal to speak on (required)")
 		baud        = fs.Int("baud", 115200, "baud rate (a pseudo-terminal ignores it)")
@@ -50,8 +56,12 @@ func run(args []string, stderr io.Writer) int {
 	)
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
+			fmt.Fprintf(stdout, "Usage: pid --port PATH [flags]\n\n%s\n\nFlags:\n", doc)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
 			return 0
 		}
+		fmt.Fprintf(stderr, "pid: %v (see pid --help)\n", err)
 		return 2
 	}
 	usage := func(format string, a ...any) int {
@@ -60,6 +70,9 @@ func run(args []string, stderr io.Writer) int {
 	}
 	if *port == "" || fs.NArg() > 0 {
 		return usage("give the port with --port, and nothing else")
+	}
+	if *yField < 1 || *spField < 0 {
+		return usage("--measurement-field counts from 1, --setpoint-field too (0: none)")
 	}
 	period, err := host.Hertz(*rate)
 	if err != nil {
@@ -83,10 +96,11 @@ func run(args []string, stderr io.Writer) int {
 	line := &host.Line{Path: *port, Baud: *baud}
 	c, err := pid.New(cfg, line, nil)
 	if err != nil {
-		return usage("%v", err)
+		fmt.Fprintln(stderr, err) // the package's error names it
+		return 2
 	}
 	if err := line.Open(); err != nil && *reconnect <= 0 {
-		fmt.Fprintf(stderr, "pid: %v\n", err)
+		fmt.Fprintf(stderr, "pid: %s: %v\n", *port, err)
 		return 1
 	}
 	defer line.Close()

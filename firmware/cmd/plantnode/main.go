@@ -27,11 +27,18 @@ import (
 	"github.com/hilrig/hilrig/firmware/plantnode"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
+const doc = `Runs the reference plant I/O node on a serial port or pseudo-terminal: it
+applies the commands it receives in the rig wire protocol to its outputs,
+samples its inputs at a fixed rate, and drives the outputs to their safe
+levels when no command arrives for --watchdog. On a host the pins drive a
+simulated plant (--plant).`
 
-func run(args []string, stderr io.Writer) int {
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("plantnode", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {} // a mistake gets its message and a pointer to --help, not the whole of it
 	var (
 		port        = fs.String("port", "", "serial port or pseudo-terminal to speak on (required)")
 		baud        = fs.Int("baud", 115200, "baud rate (a pseudo-terminal ignores it)")
@@ -50,8 +57,12 @@ func run(args []string, stderr io.Writer) int {
 	)
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
+			fmt.Fprintf(stdout, "Usage: plantnode --port PATH [flags]\n\n%s\n\nFlags:\n", doc)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
 			return 0
 		}
+		fmt.Fprintf(stderr, "plantnode: %v (see plantnode --help)\n", err)
 		return 2
 	}
 	usage := func(format string, a ...any) int {
@@ -99,17 +110,20 @@ func run(args []string, stderr io.Writer) int {
 	line := &host.Line{Path: *port, Baud: *baud}
 	n, err := plantnode.New(cfg, line, ins, outs)
 	if err != nil {
-		return usage("%v", err)
+		fmt.Fprintln(stderr, err) // the package's error names it
+		return 2
 	}
 	if err := line.Open(); err != nil && *reconnect <= 0 {
-		fmt.Fprintf(stderr, "plantnode: %v\n", err)
+		fmt.Fprintf(stderr, "plantnode: %s: %v\n", *port, err)
 		return 1
 	}
 	defer line.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	err = host.Run(ctx, line, n, clock, *reconnect,
-		func(err error) { fmt.Fprintf(stderr, "plantnode: %s: %v; reopening every %v\n", *port, err, *reconnect) },
+		func(err error) {
+			fmt.Fprintf(stderr, "plantnode: %s: %v; reopening every %v\n", *port, err, *reconnect)
+		},
 		func() { fmt.Fprintf(stderr, "plantnode: %s: back\n", *port) })
 	n.GoSafe() // leave the plant safe
 	st, ls := n.Stats(), n.Link().Stats()

@@ -64,11 +64,17 @@ func Open(t testing.TB) *Pair {
 		t.Fatalf("setting %s raw: %v", path, err)
 	}
 	p := &Pair{Master: &FD{fd: m}, Slave: &FD{fd: s}, Path: path}
-	t.Cleanup(func() {
-		unix.Close(m)
-		unix.Close(s)
-	})
+	t.Cleanup(p.Close)
 	return p
+}
+
+// Close closes both ends: a program on the path sees its device vanish.
+func (p *Pair) Close() {
+	if p.Master.fd >= 0 {
+		unix.Close(p.Master.fd)
+		unix.Close(p.Slave.fd)
+		p.Master.fd, p.Slave.fd = -1, -1
+	}
 }
 
 // FD is one end of a pair, non-blocking: Read returns what has arrived,
