@@ -59,13 +59,19 @@ type junitCase struct {
 	Time      string        `xml:"time,attr"`
 	Failure   *junitProblem `xml:"failure,omitempty"`
 	Error     *junitProblem `xml:"error,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
+	SystemOut *cdata        `xml:"system-out,omitempty"`
 }
 
 type junitProblem struct {
 	Message string `xml:"message,attr"`
 	Type    string `xml:"type,attr"`
-	Text    string `xml:",chardata"`
+	Text    string `xml:",cdata"`
+}
+
+// cdata is text kept as written, its lines unescaped, for a person reading
+// the XML.
+type cdata struct {
+	Text string `xml:",cdata"`
 }
 
 // JUnitOptions add to the XML what the command line knows.
@@ -102,7 +108,7 @@ func WriteJUnit(w io.Writer, s *Suite, results []*Result, opt JUnitOptions) erro
 			}
 			jc.Failure = &junitProblem{Message: failures[0], Type: kind, Text: strings.Join(failures, "\n")}
 		}
-		jc.SystemOut = systemOut(r, opt.Report)
+		jc.SystemOut = &cdata{systemOut(r, opt.Report)}
 		ts.Cases = append(ts.Cases, jc)
 	}
 	ts.Tests = len(results)

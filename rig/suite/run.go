@@ -113,14 +113,31 @@ func RunCase(ctx context.Context, c *Case, opt Options) *Result {
 	r := &Result{Case: c}
 	began := time.Now()
 	defer func() { r.Elapsed = time.Since(began) }()
+	mode := rig.Virtual
+	if c.Real {
+		mode = rig.RealTime
+	}
 	sig := &expect.Signals{}
 	ropt := rig.Options{Duration: c.Duration, Seed: c.Seed, Priority: opt.Priority, Spin: opt.Spin, Log: opt.Log, Signals: sig}
 	var files []*bufferedFile
 	if opt.Dir != "" {
 		r.Dir = filepath.Join(opt.Dir, c.Dir())
 		if r.Err = os.MkdirAll(r.Dir, 0o755); r.Err != nil {
+			r.Dir = ""
 			return r
 		}
+		defer func() {
+			r.Elapsed = time.Since(began)
+			if r.Summary.Clock == "" { // it did not start
+				r.Summary = record.Summary{Profile: c.Profile.Name, Clock: mode.String(), Stopped: "did not start"}
+				if c.Bench != nil {
+					r.Summary.Bench = c.Bench.Name
+				}
+			}
+			if err := r.save(); err != nil && r.Err == nil {
+				r.Err = err
+			}
+		}()
 		for _, f := range []struct {
 			name string
 			into *io.Writer
@@ -128,6 +145,7 @@ func RunCase(ctx context.Context, c *Case, opt Options) *Result {
 			bf, err := createBuffered(filepath.Join(r.Dir, f.name))
 			if err != nil {
 				r.Err = err
+				closeAll(files)
 				return r
 			}
 			files = append(files, bf)
@@ -139,10 +157,6 @@ func RunCase(ctx context.Context, c *Case, opt Options) *Result {
 	if len(c.Script) > 0 {
 		script = NewScript(c.Script)
 		ropt.Players = script.Players()
-	}
-	mode := rig.Virtual
-	if c.Real {
-		mode = rig.RealTime
 	}
 	s, err := rig.Open(c.Profile, c.Bench, mode, ropt)
 	if err != nil {
@@ -165,11 +179,6 @@ func RunCase(ctx context.Context, c *Case, opt Options) *Result {
 		r.Script = script.Results()
 	}
 	r.Expect = expect.Evaluate(c.Expect, &r.Summary, sig)
-	if r.Dir != "" {
-		if err := r.save(); err != nil && r.Err == nil {
-			r.Err = err
-		}
-	}
 	return r
 }
 
@@ -249,4 +258,29 @@ func Summary(results []*Result) string {
 		return fmt.Sprintf("PASS %d %s", len(results), cases)
 	}
 	return fmt.Sprintf("FAIL %d of %d %s: %s", len(failed), len(results), cases, strings.Join(failed, ", "))
+}
+
+// ReportFile is the name of a suite's HTML report in its directory.
+const ReportFile = "index.html"
+
+// WriteReport writes the suite's HTML report into dir, where Run kept the
+// cases' outputs (Options.Dir), and returns its path. shard, when the
+// suite was sharded, says which part this is.
+func WriteReport(dir string, s *Suite, results []*Result, shard string) (string, error) {
+	page := report.Page{Title: "hilrig test " + s.Name, Description: s.Description, Source: s.Source}
+	if shard != "" {
+		page.Source += ", part " + shard
+	}
+	for _, r := range results {
+		if r.Dir == "" {
+			continue
+		}
+		run, err := report.LoadRun(r.Dir)
+		if err != nil {
+			return "", err
+		}
+		page.Runs = append(page.Runs, run)
+	}
+	path := filepath.Join(dir, ReportFile)
+	return path, report.WriteFile(path, page)
 }

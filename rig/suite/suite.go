@@ -109,7 +109,7 @@ func Parse(source string, data []byte) (*Suite, error) {
 // Dir is the case's directory in a report: its number in the suite and
 // its name, made safe for a file name.
 func (c *Case) Dir() string {
-	return fmt.Sprintf("%03d-%s", c.Index+1, unsafeChars.ReplaceAllString(c.ID, "_"))
+	return fmt.Sprintf("%03d-%s", c.Index+1, strings.Trim(unsafeChars.ReplaceAllString(c.ID, "_"), "_"))
 }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._=,-]+`)

@@ -264,8 +264,8 @@ cases:
 		"[[ATTACHMENT|" + filepath.Join(dir, "001-plateau", TraceFile) + "]]",
 		"[[ATTACHMENT|" + filepath.Join(dir, "index.html") + "]]",
 	} {
-		if !strings.Contains(c.SystemOut, want) {
-			t.Errorf("system-out lacks %q:\n%s", want, c.SystemOut)
+		if !strings.Contains(c.SystemOut.Text, want) {
+			t.Errorf("system-out lacks %q:\n%s", want, c.SystemOut.Text)
 		}
 	}
 	if ts.Cases[1].Failure != nil || ts.Cases[1].Name != "fine" {
