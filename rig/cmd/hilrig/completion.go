@@ -68,8 +68,10 @@ func completeFlags(c *cobra.Command) {
 	fs := c.Flags()
 	fs.VisitAll(func(f *pflag.Flag) {
 		switch f.Name {
-		case "trace", "summary", "signals", "csv", "svg":
+		case "trace", "summary", "signals", "csv", "svg", "junit", "out":
 			cobra.MarkFlagFilename(fs, f.Name)
+		case "report":
+			cobra.MarkFlagDirname(fs, f.Name)
 		case "bench":
 			cobra.MarkFlagFilename(fs, f.Name, "yaml", "yml")
 		case "profile":

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig"
+	"github.com/hilrig/hilrig/rig/expect"
 	"github.com/hilrig/hilrig/rig/record"
 )
 
@@ -23,6 +24,7 @@ type demoFlags struct {
 	cut, profile, trace, signals, summary string
 	duration                              time.Duration
 	priority                              int
+	expects                               *[]string
 }
 
 func demoCommand() *cobra.Command {
@@ -46,6 +48,7 @@ and how far the loop strayed from the uncut car.`,
 	f.StringVar(&o.signals, "signals", "", "write the model's signals, a row per exchange, as CSV to `FILE`")
 	f.StringVar(&o.summary, "summary", "", "also write the JSON summary to `FILE`")
 	f.IntVar(&o.priority, "priority", 80, "SCHED_FIFO priority `N` of the executor (0: do not change the scheduling)")
+	o.expects = expectFlag(f)
 	completeFlags(c)
 	return c
 }
@@ -53,12 +56,18 @@ and how far the loop strayed from the uncut car.`,
 func runDemo(o demoFlags, stdout, stderr io.Writer) int {
 	opt := rig.DemoOptions{Cut: o.cut, Profile: o.profile, Duration: o.duration, Priority: o.priority, Log: stderr, Out: stdout}
 	opt.Status = stderr // redrawn in place on a terminal, plain lines otherwise
+	exps, err := demoExpectations(o)
+	if err != nil {
+		return fail(stderr, exitUsage, err)
+	}
 	var summaryOut io.Writer
 	closeOutputs, err := createOutputs(output{o.trace, &opt.Trace}, output{o.signals, &opt.Signals}, output{o.summary, &summaryOut})
 	defer closeOutputs()
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}
+	sig := &expect.Signals{}
+	opt.Signals = teeSignals(opt.Signals, sig, exps)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	summary, bench, err := rig.Demo(ctx, opt)
@@ -74,7 +83,25 @@ func runDemo(o demoFlags, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, exitFail, fmt.Errorf("run stopped: %w", err))
 	}
-	return exitOK
+	return judge(stderr, exps, &summary, sig)
+}
+
+// demoExpectations parses --expect against the demo's profile and bench.
+// A profile or cut the demo cannot use is left for the demo to report, in
+// its words.
+func demoExpectations(o demoFlags) ([]*expect.Expectation, error) {
+	if len(*o.expects) == 0 {
+		return nil, nil
+	}
+	p, err := profiles.Load(o.profile)
+	if err != nil || p.Flows.Len() < 2 {
+		return nil, nil
+	}
+	b, err := profiles.ParseBench("demo bench", []byte(rig.DemoBench(o.cut, os.TempDir(), [2]string{p.Flows.Names[0], p.Flows.Names[1]})), p)
+	if err != nil {
+		return nil, nil
+	}
+	return expectations(*o.expects, p, b)
 }
 
 // printDemo reports what the demo measured, in words.

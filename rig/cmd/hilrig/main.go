@@ -93,9 +93,9 @@ func newRoot() *cobra.Command {
 		fmt.Fprint(c.OutOrStdout(), commandHelp(c))
 	})
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(demoCommand(), simCommand(), runCommand(), coupleCommand(), modelsCommand(),
+	root.AddCommand(demoCommand(), simCommand(), runCommand(), testCommand(), reportCommand(), coupleCommand(), modelsCommand(),
 		checkCommand(), showCommand(), profilesCommand(), portsCommand(),
-		versionCommand(), completionCommand(root))
+		versionCommand(), completionCommand(root), expectTopic())
 	root.SetHelpCommand(helpCommand(root))
 	// What cobra would add when it executes, added now, so that help shows
 	// the whole tree however it is asked for.

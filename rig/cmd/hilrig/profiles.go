@@ -56,8 +56,9 @@ func checkCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "check PROFILE|DIR...",
 		Short: "validate profiles without running them (exit 0 if all are valid, 2 if not)",
-		Long: `A directory stands for every .yaml below it, except in benches/ and models/
-directories. Every problem is reported, with its file, line and column.`,
+		Long: `A directory stands for every .yaml below it, except in benches/, models/ and
+suites/ directories (hilrig test checks a suite before it runs it). Every
+problem is reported, with its file, line and column.`,
 		Args:              positional(1, -1),
 		ValidArgsFunction: completeProfiles,
 	}
@@ -115,9 +116,9 @@ func count(n int, one, many string) string {
 }
 
 // profileFiles expands a directory into the .yaml files below it, sorted,
-// leaving out directories named benches and models (bench and model files
-// live there, beside the profiles they run with); anything else is one
-// profile (a file or a shipped name).
+// leaving out directories named benches, models and suites (bench, model
+// and suite files live there, beside the profiles they run with); anything
+// else is one profile (a file or a shipped name).
 func profileFiles(arg string) ([]string, error) {
 	info, err := os.Stat(arg)
 	if err != nil || !info.IsDir() {
@@ -128,7 +129,7 @@ func profileFiles(arg string) ([]string, error) {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && (d.Name() == "benches" || d.Name() == "models") && path != arg {
+		if d.IsDir() && (d.Name() == "benches" || d.Name() == "models" || d.Name() == "suites") && path != arg {
 			return filepath.SkipDir
 		}
 		if !d.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {

@@ -17,6 +17,7 @@ import (
 	"github.com/hilrig/hilrig/drivers/realtime"
 	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig"
+	"github.com/hilrig/hilrig/rig/expect"
 	"github.com/hilrig/hilrig/rig/record"
 )
 
@@ -26,7 +27,7 @@ type runFlags struct {
 	record                         string
 	duration, spin                 time.Duration
 	priority                       int
-	sets, replays                  *[]string
+	sets, replays, expects         *[]string
 	live                           liveFlags
 }
 
@@ -54,6 +55,7 @@ at the start.`,
 	f.IntVar(&o.priority, "priority", 80, "SCHED_FIFO priority `N` of the executor (0: do not change the scheduling)")
 	f.Var(durationFlag{&o.spin}, "spin", "spin instead of sleeping for the last `D` before a deadline")
 	o.sets = setFlag(f)
+	o.expects = expectFlag(f)
 	o.replays = replayFlag(f)
 	f.StringVar(&o.record, "record", "", "record every frame read from a device and written to one, with its payload and times, to `FILE` (pcapng, which Wireshark reads; --replay plays it back)")
 	addLiveFlags(c, &o.live)
@@ -67,6 +69,10 @@ func runRun(ref string, o runFlags, stdout, stderr io.Writer) int {
 		return fail(stderr, exitUsage, err)
 	}
 	b, err := profiles.LoadBench(o.bench, p)
+	if err != nil {
+		return fail(stderr, exitUsage, err)
+	}
+	exps, err := expectations(*o.expects, p, b)
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}
@@ -84,6 +90,8 @@ func runRun(ref string, o runFlags, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}
+	sig := &expect.Signals{}
+	opt.Signals = teeSignals(opt.Signals, sig, exps)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var summary record.Summary
@@ -110,7 +118,7 @@ func runRun(ref string, o runFlags, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, exitFail, fmt.Errorf("run stopped: %w", err))
 	}
-	return exitOK
+	return judge(stderr, exps, &summary, sig)
 }
 
 func portsCommand() *cobra.Command {

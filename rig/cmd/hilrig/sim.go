@@ -15,6 +15,7 @@ import (
 
 	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig"
+	"github.com/hilrig/hilrig/rig/expect"
 	"github.com/hilrig/hilrig/rig/record"
 )
 
@@ -22,7 +23,7 @@ import (
 type simFlags struct {
 	duration                             time.Duration
 	seed, trace, summary, bench, signals string
-	sets, replays                        *[]string
+	sets, replays, expects               *[]string
 	record                               string
 	realtimeView                         bool
 	live                                 liveFlags
@@ -48,6 +49,7 @@ shipped profile (hilrig profiles lists them).`,
 	f.StringVar(&o.bench, "bench", "", "co-simulate the model endpoints of the bench file `BENCH`, their hardware parts standing in for the hardware")
 	f.StringVar(&o.signals, "signals", "", "write the model signals, a row per exchange step, as CSV to `FILE` (with --bench)")
 	o.sets = setFlag(f)
+	o.expects = expectFlag(f)
 	o.replays = replayFlag(f)
 	f.StringVar(&o.record, "record", "", "with --bench, record the frames its endpoints played in software sent and were sent to `FILE` (pcapng), in virtual time")
 	f.BoolVar(&o.realtimeView, "realtime-view", false, "pace the run to the wall clock, so that it can be watched (a status line; the dashboard with --listen) and changed live; it records what the run records as fast as the CPU allows")
@@ -89,6 +91,10 @@ func runSim(ref string, o simFlags, stdout, stderr io.Writer) int {
 		}
 		bench = b
 	}
+	exps, err := expectations(*o.expects, p, bench)
+	if err != nil {
+		return fail(stderr, exitUsage, err)
+	}
 	if err := o.live.check(); err != nil {
 		return fail(stderr, exitUsage, err)
 	}
@@ -101,6 +107,8 @@ func runSim(ref string, o simFlags, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}
+	sig := &expect.Signals{}
+	opt.Signals = teeSignals(opt.Signals, sig, exps)
 	var summary record.Summary
 	if o.realtimeView {
 		summary, err = simLive(p, bench, opt, o, stderr)
@@ -113,7 +121,7 @@ func runSim(ref string, o simFlags, stdout, stderr io.Writer) int {
 	if err := writeJSON(out, summary); err != nil {
 		return fail(stderr, exitFail, err)
 	}
-	return exitOK
+	return judge(stderr, exps, &summary, sig)
 }
 
 // simLive runs a sim paced to the wall clock, with a status line, and

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hilrig/hilrig/drivers/realtime"
+	"github.com/hilrig/hilrig/rig/report"
+	"github.com/hilrig/hilrig/rig/suite"
+)
+
+// testFlags are the flags of hilrig test.
+type testFlags struct {
+	junit, report, shard string
+	priority             int
+	spin                 time.Duration
+}
+
+func testCommand() *cobra.Command {
+	o := testFlags{spin: realtime.DefaultSpin}
+	c := &cobra.Command{
+		Use:   "test SUITE",
+		Short: "run a regression suite: profiles on a bench, with expectations and scripts; JUnit XML and an HTML report",
+		Long: `SUITE is a suite file (profiles/suites holds examples): a bench and cases, each a
+profile run in virtual or real time, with expectations on what it measures
+and, optionally, a script that talks to the controller under test through the
+emulated network. The whole suite is checked before anything runs. Exit 0 when
+every case passed, 1 when one failed, 2 when the suite is wrong (every problem
+at its line and column).`,
+		Args: positional(1, 1),
+		ValidArgsFunction: func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return yamlFiles()
+		},
+	}
+	c.RunE = action(func(c *cobra.Command, args []string) int {
+		return runTest(args[0], o, c.OutOrStdout(), c.ErrOrStderr())
+	})
+	f := c.Flags()
+	f.StringVar(&o.junit, "junit", "", "write the results as JUnit XML to `FILE`, for GitLab, Jenkins and GitHub")
+	f.StringVar(&o.report, "report", "", "write the HTML report, and each case's summary, trace and signals, into `DIR`")
+	f.StringVar(&o.shard, "shard", "", "run part `i/n` of the suite only, e.g. $CI_NODE_INDEX/$CI_NODE_TOTAL: the n parts are the suite, each case once")
+	f.IntVar(&o.priority, "priority", 80, "SCHED_FIFO priority `N` of the executor in real-time cases (0: do not change the scheduling)")
+	f.Var(durationFlag{&o.spin}, "spin", "in real-time cases, spin instead of sleeping for the last `D` before a deadline")
+	completeFlags(c)
+	return c
+}
+
+func runTest(path string, o testFlags, stdout, stderr io.Writer) int {
+	s, err := suite.Load(path)
+	if err != nil {
+		return fail(stderr, exitUsage, err)
+	}
+	cases := s.Cases
+	if o.shard != "" {
+		i, n, err := suite.ParseShard(o.shard)
+		if err != nil {
+			return fail(stderr, exitUsage, err)
+		}
+		cases = s.Shard(i, n)
+	}
+	// What the results go into is made before anything runs, so that a
+	// path that cannot be written is a usage error and not a lost run.
+	if o.report != "" {
+		if err := os.MkdirAll(o.report, 0o755); err != nil {
+			return fail(stderr, exitUsage, err)
+		}
+	}
+	var junit io.Writer
+	closeOutputs, err := createOutputs(output{o.junit, &junit})
+	defer closeOutputs()
+	if err != nil {
+		return fail(stderr, exitUsage, err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	part := ""
+	if o.shard != "" {
+		part = fmt.Sprintf(", part %s", o.shard)
+	}
+	fmt.Fprintf(stdout, "hilrig test %s: %d of its %d cases%s\n", s.Name, len(cases), len(s.Cases), part)
+	start := time.Now()
+	results := suite.Run(ctx, cases, suite.Options{Dir: o.report, Priority: o.priority, Spin: o.spin, Log: stderr, Progress: stdout})
+	code := exitOK
+	for _, r := range results {
+		if !r.Passed() {
+			code = exitFail
+		}
+	}
+	if len(results) < len(cases) {
+		fmt.Fprintf(stdout, "interrupted: %d of %d cases ran\n", len(results), len(cases))
+		code = exitFail
+	}
+	reportPath := ""
+	if o.report != "" {
+		if reportPath, err = suite.WriteReport(o.report, s, results, o.shard); err != nil {
+			return fail(stderr, exitFail, fmt.Errorf("the report: %w", err))
+		}
+	}
+	if junit != nil {
+		if err := suite.WriteJUnit(junit, s, results, suite.JUnitOptions{Shard: o.shard, Report: reportPath, Start: start}); err != nil {
+			return fail(stderr, exitFail, fmt.Errorf("the JUnit XML: %w", err))
+		}
+	}
+	fmt.Fprintln(stdout, suite.Summary(results))
+	if reportPath != "" {
+		fmt.Fprintf(stdout, "report: %s\n", reportPath)
+	}
+	return code
+}
+
+// reportFlags are the flags of hilrig report.
+type reportFlags struct{ out string }
+
+func reportCommand() *cobra.Command {
+	var o reportFlags
+	c := &cobra.Command{
+		Use:   "report RUN_DIR",
+		Short: "make the HTML report of a run's outputs, or of a suite's report directory",
+		Long: `RUN_DIR holds a run's JSON summary and, for the plots, its trace and signals
+(as hilrig sim, run and demo write them with --summary, --trace and --signals;
+they are found by their content, whatever their names), or is the directory
+of hilrig test --report. The report is one self-contained HTML page.`,
+		Args:              positional(1, 1),
+		ValidArgsFunction: cobra.FixedCompletions(nil, cobra.ShellCompDirectiveFilterDirs),
+	}
+	c.RunE = action(func(c *cobra.Command, args []string) int {
+		return runReport(args[0], o, c.OutOrStdout(), c.ErrOrStderr())
+	})
+	c.Flags().StringVar(&o.out, "out", "", "write the page to `FILE` (default: report.html in RUN_DIR)")
+	completeFlags(c)
+	return c
+}
+
+func runReport(dir string, o reportFlags, stdout, stderr io.Writer) int {
+	page, err := report.LoadDir(dir)
+	if err != nil {
+		return fail(stderr, exitUsage, err)
+	}
+	out := o.out
+	if out == "" {
+		out = filepath.Join(dir, "report.html")
+	}
+	if err := report.WriteFile(out, page); err != nil {
+		return fail(stderr, exitFail, err)
+	}
+	fmt.Fprintln(stdout, out)
+	return exitOK
+}
