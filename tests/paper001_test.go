@@ -70,13 +70,15 @@ func TestPaper001Couple(t *testing.T) {
 	if math.Abs(peak["CP1"]-20) > 5 || at["CP1"] < 25 || at["CP1"] > 40 || peak["CP2"] > -35 {
 		t.Errorf("peaks: CP1 %.1f dB at %.1f rad/s, CP2 %.1f dB", peak["CP1"], at["CP1"], peak["CP2"])
 	}
-	// The plot is well-formed SVG with a line per cut and panel.
+	// The plot is well-formed SVG with a line per cut and panel, each in
+	// its panel's legend.
 	f, err := os.Open(svgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	lines := 0
+	legends, paths := 0, 0
+	inText := false
 	dec := xml.NewDecoder(f)
 	for {
 		tok, err := dec.Token()
@@ -86,12 +88,20 @@ func TestPaper001Couple(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the SVG does not parse: %v", err)
 		}
-		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "polyline" {
-			lines++
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			inText = tok.Name.Local == "text"
+			if tok.Name.Local == "path" {
+				paths++
+			}
+		case xml.CharData:
+			if inText && (string(tok) == "CP1" || string(tok) == "CP2") {
+				legends++
+			}
 		}
 	}
-	if lines != 4 {
-		t.Errorf("%d lines in the plot, want 4", lines)
+	if legends != 4 || paths < 4 {
+		t.Errorf("%d legend entries and %d paths in the plot, want 4 entries (a cut in each panel)", legends, paths)
 	}
 }
 

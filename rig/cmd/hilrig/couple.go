@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/hilrig/hilrig/emulator/plant"
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/rig/report"
 )
 
 // coupleFlags are the flags of hilrig couple.
@@ -98,7 +98,13 @@ func runCouple(model string, o coupleFlags, stdout, stderr io.Writer) int {
 	}
 	if o.svg != "" {
 		title := fmt.Sprintf("%s: %s from %s, τ = %v each way", m.Name, output, input, delay)
-		if err := writeFile(o.svg, func(w io.Writer) error { return couplingSVG(w, title, results) }); err != nil {
+		if err := writeFile(o.svg, func(w io.Writer) error {
+			svg, err := report.CouplingPlot(title, results)
+			if err == nil {
+				_, err = w.Write(svg)
+			}
+			return err
+		}); err != nil {
 			return fail(stderr, exitFail, err)
 		}
 	}
@@ -189,75 +195,4 @@ func couplingCSV(w io.Writer, results []*plant.Analysis) error {
 		}
 	}
 	return nil
-}
-
-// couplingSVG draws distortion and sensitivity in dB against log ω, one
-// panel each, one line per cut.
-func couplingSVG(w io.Writer, title string, results []*plant.Analysis) error {
-	const (
-		width, height    = 760, 620
-		left, right      = 70, 20
-		panelH, gap, top = 230, 70, 50
-	)
-	colors := []string{"#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"}
-	b := &strings.Builder{}
-	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", width, height)
-	fmt.Fprintf(b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	fmt.Fprintf(b, `<text x="%d" y="24" font-size="14">%s</text>`+"\n", left, escapeXML(title))
-	lo, hi := results[0].Omega[0], results[0].Omega[len(results[0].Omega)-1]
-	xOf := func(om float64) float64 {
-		return left + (math.Log10(om)-math.Log10(lo))/(math.Log10(hi)-math.Log10(lo))*(width-left-right)
-	}
-	for p, panel := range []struct {
-		name string
-		get  func(a *plant.Analysis, i int) float64
-	}{
-		{"distortion |Θ| (dB)", func(a *plant.Analysis, i int) float64 { return plant.DB(a.Distortion[i]) }},
-		{"sensitivity |Sr| (dB)", func(a *plant.Analysis, i int) float64 { return plant.DB(a.Sensitivity[i]) }},
-	} {
-		y0 := float64(top + p*(panelH+gap))
-		ymin, ymax := math.Inf(1), math.Inf(-1)
-		for _, a := range results {
-			for i := range a.Omega {
-				v := panel.get(a, i)
-				if !math.IsInf(v, 0) && !math.IsNaN(v) {
-					ymin, ymax = min(ymin, v), max(ymax, v)
-				}
-			}
-		}
-		ymin, ymax = 20*math.Floor(ymin/20), 20*math.Ceil(ymax/20)
-		if ymax == ymin {
-			ymax = ymin + 20
-		}
-		yOf := func(v float64) float64 { return y0 + (ymax-v)/(ymax-ymin)*panelH }
-		fmt.Fprintf(b, `<rect x="%d" y="%.0f" width="%d" height="%d" fill="none" stroke="#444"/>`+"\n", left, y0, width-left-right, panelH)
-		for v := ymin; v <= ymax; v += 20 {
-			fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%d" y="%.1f" text-anchor="end">%.0f</text>`+"\n", left, width-right, yOf(v), yOf(v), left-6, yOf(v)+4, v)
-		}
-		for e := math.Ceil(math.Log10(lo) - 1e-9); e <= math.Log10(hi)+1e-9; e++ {
-			x := xOf(math.Pow(10, e))
-			fmt.Fprintf(b, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="#ddd"/><text x="%.1f" y="%.0f" text-anchor="middle">%g</text>`+"\n", x, x, y0, y0+panelH, x, y0+panelH+16, math.Pow(10, e))
-		}
-		fmt.Fprintf(b, `<text x="%d" y="%.0f">%s</text>`+"\n", left, y0-8, panel.name)
-		fmt.Fprintf(b, `<text x="%d" y="%.0f" text-anchor="middle">ω (rad/s)</text>`+"\n", (width+left)/2, y0+panelH+34)
-		for c, a := range results {
-			fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="1.5" points="`, colors[c%len(colors)])
-			for i, om := range a.Omega {
-				v := panel.get(a, i)
-				if math.IsInf(v, 0) || math.IsNaN(v) {
-					continue
-				}
-				fmt.Fprintf(b, "%.1f,%.1f ", xOf(om), yOf(v))
-			}
-			fmt.Fprint(b, `"/>`+"\n")
-			fmt.Fprintf(b, `<text x="%d" y="%.0f" fill="%s">%s</text>`+"\n", width-right-60, y0+18+float64(c)*16, colors[c%len(colors)], escapeXML(a.Cut))
-		}
-	}
-	fmt.Fprintln(b, "</svg>")
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-func escapeXML(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
 }
