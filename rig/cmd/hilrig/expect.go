@@ -90,7 +90,9 @@ names):
 		fmt.Fprintf(tw, "  %s\t%s\n", p.Path, doc)
 	}
 	tw.Flush()
-	return &cobra.Command{Use: "expect", Short: "the expectations of --expect and of suites", Long: b.String()}
+	c := &cobra.Command{Use: "expect", Short: "the expectations of --expect and of suites", Long: b.String()}
+	c.SetHelpFunc(func(c *cobra.Command, _ []string) { fmt.Fprint(c.OutOrStdout(), c.Long) })
+	return c
 }
 
 // teeSignals adds the accumulator of the expectations' signals to the
