@@ -47,9 +47,11 @@ type Result struct {
 	Summary record.Summary
 	Expect  []expect.Result
 	Script  []StepResult
-	// Err is the run's own failure: it could not start, or a device
-	// failed. The case then fails whatever its expectations say.
+	// Err is the run's own failure: it could not start (Started is
+	// false), or a device failed. The case then fails whatever its
+	// expectations say.
 	Err     error
+	Started bool
 	Elapsed time.Duration
 }
 
@@ -172,6 +174,7 @@ func RunCase(ctx context.Context, c *Case, opt Options) *Result {
 		script.Start(s.Executor().Network(), end)
 	}
 	r.Summary, r.Err = s.Run(ctx)
+	r.Started = r.Summary.Profile != "" // a device that cannot be opened stops it before
 	if err := closeAll(files); err != nil && r.Err == nil {
 		r.Err = err
 	}
