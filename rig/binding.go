@@ -93,7 +93,10 @@ func bind(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, devices []endp
 			continue
 		}
 		toHW, fromHW := modelFlows(b, p, name)
-		m, err := executor.NewModel(name, bm, toHW, fromHW, !real)
+		// In virtual time the hardware's part stands in for the device
+		// across the cut, unless the bench's endpoint there is played.
+		standIn := !real && !playedPeer(b, name, players)
+		m, err := executor.NewModel(name, bm, toHW, fromHW, standIn)
 		if err != nil {
 			return binding{}, fmt.Errorf("%s: %w", name, err)
 		}
@@ -110,7 +113,7 @@ func bind(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, devices []endp
 		if fromHW >= 0 {
 			bd.egress[fromHW] = m.Simulated()
 		}
-		if toHW >= 0 && !real {
+		if toHW >= 0 && standIn {
 			bd.egress[toHW] = m.StandIn()
 		}
 		bd.models = append(bd.models, m)
@@ -142,4 +145,17 @@ func stepping(st *profiles.Stepping) executor.Stepping {
 		out.Safe = sup.Safe
 	}
 	return out
+}
+
+// playedPeer reports whether an endpoint bound to or from the model
+// endpoint name is played in software.
+func playedPeer(b *profiles.LoadedBench, name string, players map[string]Player) bool {
+	for i := range b.Bind.Names {
+		bound := b.Bind.Values[i]
+		from, to := string(bound.From), string(bound.To)
+		if from == name && players[to] != nil || to == name && players[from] != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -42,13 +42,32 @@ func (e endpointEgress) deliver(x *Executor, f *emulator.Frame) bool {
 	if e.device {
 		x.releaseLate.Record(x.clock.Now() - x.net.Now())
 	}
-	if e.w.Write(f.Payload) != nil {
+	var err error
+	if tw, ok := e.w.(TimedWriter); ok {
+		err = tw.WriteAt(f.Payload, x.net.Now())
+	} else {
+		err = e.w.Write(f.Payload)
+	}
+	if err != nil {
 		return false
 	}
 	if x.recording != nil && e.iface >= 0 {
 		x.recording.Frame(e.iface, true, x.clock.Now(), f.Flow, f.Seq, f.Payload)
 	}
 	return true
+}
+
+// A TimedWriter is an endpoint played in software that wants to know when
+// each frame reached it (the engine's time), as a device's UART would.
+type TimedWriter interface {
+	WriteAt(payload []byte, at time.Duration) error
+}
+
+// An Answerer is a Source that may inject frames between its instants, in
+// answer to what it is written (a device answering a time request): the
+// executor hands it its means to inject once, before the run.
+type Answerer interface {
+	Answer(inject func(flow int, payload []byte))
 }
 
 // A Source injects frames into flows at instants of its own, in virtual
@@ -187,6 +206,9 @@ func New(cfg Config) (*Executor, error) {
 				x.recording.Frame(iface, false, x.net.Now(), flow, seq, payload)
 			}
 		})
+		if a, ok := x.sources[i].(Answerer); ok {
+			a.Answer(x.injects[i])
+		}
 	}
 	// The executor watches the frames only when it has something to do
 	// with them: a run with nothing to record or deliver (the summary
