@@ -240,7 +240,7 @@ func (o *Overrides) decodeNode(d *decoder, n *yaml.Node, path string) {
 func (o *Overrides) parseScalar(string) error { return nil }
 
 func (Overrides) typeInfo() typeInfo {
-	return typeInfo{"overrides", "{hops.core-up.rate: 2Mbit, duration: 5s}"}
+	return typeInfo{"an override set", "{hops.core-up.rate: 2Mbit, duration: 5s}"}
 }
 
 // String writes the overrides as a matrix point's name shows them.
