@@ -144,8 +144,10 @@ func (l limit) format(v value, u Unit) string {
 		return strconv.Quote(v.text)
 	case u == Flag:
 		return strconv.FormatBool(v.num != 0)
-	case l.show != "":
+	case l.show != "" && (u == Ratio || v.num == 0 || math.Abs(v.num/l.per) >= 1e-3):
 		return formatIn(v.num, l.show, l.per)
+	case l.show != "":
+		return Format(v.num, u) // too small for the limit's unit: 73ns, not 7.3e-05ms
 	case u == Ratio:
 		return formatIn(v.num, "", 1)
 	}

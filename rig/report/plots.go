@@ -183,8 +183,20 @@ func addBand(p *plot.Plot, name string, bs []bucket, c color.RGBA) error {
 	for k, b := range bs {
 		x[k], y[k] = b.t, b.mean
 	}
+	if len(bs) < sparse {
+		// Few points: each is marked, and one alone is seen at all.
+		s, err := plotter.NewScatter(xys(x, y))
+		if err != nil {
+			return err
+		}
+		s.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(1.8), Shape: draw.CircleGlyph{}}
+		p.Add(s)
+	}
 	return addLine(p, name, x, y, c, false)
 }
+
+// sparse is how few points a series has for each to be marked.
+const sparse = 60
 
 // headroom raises the top of the y axis above top so that the legend's
 // lines do not cover the data.
