@@ -35,7 +35,7 @@ type Part struct {
 	// replies: sends at once in answer to each frame it takes up, not at
 	// the exchanges.
 	replies bool
-	start   time.Duration // the clock's time at the model's time zero
+	data    *dataStepping // its model's, when it steps on data
 
 	framesOut, framesIn, badFrames uint64
 }
@@ -89,7 +89,7 @@ func (p *Part) Advance() {
 // cannot decode is delivered all the same, and counted by the part. A part
 // that steps on data keeps the frame's values for the step they are valid
 // for, stamped with the time the frame entered the rig less the nominal
-// delay from the device, on the model's time (zero at its start).
+// delay from the device, on the model's time (zero at its first message).
 func (p *Part) deliver(x *Executor, f *emulator.Frame) bool {
 	if p.inbox == nil {
 		if p.Take(f.Payload) == nil && p.replies && p.flow >= 0 {
@@ -103,7 +103,14 @@ func (p *Part) deliver(x *Executor, f *emulator.Frame) bool {
 		p.badFrames++
 		return true
 	}
-	p.inbox.Put(f.Sent - p.nominal - p.start)
+	at := f.Sent - p.nominal
+	if !p.data.started {
+		// The model's time starts with its data, as paper 004 aligns the
+		// twin's time with the physical twin's timestamps: a device that
+		// starts late is not the model falling behind.
+		p.data.begin(at)
+	}
+	p.inbox.Put(at - p.data.start)
 	p.framesIn++
 	return true
 }
@@ -179,6 +186,7 @@ type dataStepping struct {
 	inbox      *supervisor.Inbox
 	h          time.Duration // the part's simulated time since the start
 	start      time.Duration // the clock's time at h = 0
+	started    bool          // stepping on data: its first message has come
 	busyUntil  time.Duration // virtual time: the step being computed ends
 	waitSince  time.Duration // when the part began waiting for data, or -1
 	current    time.Duration // timestamp of the data last taken up
@@ -194,8 +202,17 @@ type dataStepping struct {
 	// For the watchdog of a real-time run, on another goroutine: the
 	// part's time, and an alarm it raised (at alarmAt, with alarmDiff).
 	hNow               atomic.Int64
+	startNs            atomic.Int64 // start, once started
+	startedNow         atomic.Bool
 	alarm              atomic.Bool
 	alarmAt, alarmDiff atomic.Int64
+}
+
+// begin starts the model's time at t (the clock's time at h = 0).
+func (d *dataStepping) begin(t time.Duration) {
+	d.start, d.started, d.nextCheck = t, true, t
+	d.startNs.Store(int64(t))
+	d.startedNow.Store(true)
 }
 
 // NewModel makes the model endpoint name of a bench. toHardware and
@@ -242,7 +259,7 @@ func (m *Model) SetStepping(st Stepping) error {
 	d := &dataStepping{waitSince: -1, nextCheck: -1}
 	if st.Wait {
 		d.inbox = supervisor.NewInbox(256, len(m.sim.in))
-		m.sim.inbox, m.sim.nominal = d.inbox, st.NominalDelay
+		m.sim.inbox, m.sim.nominal, m.sim.data = d.inbox, st.NominalDelay, d
 	}
 	if st.Supervisor != nil {
 		var err error
@@ -279,12 +296,16 @@ func (m *Model) StandIn() Egress {
 // exchange instants.
 func (m *Model) onData() bool { return m.wait != nil && m.stepping.Wait }
 
-// start begins the model's time at now.
+// start begins the exchanges at now; the model's own time starts then too,
+// or with its first message when it steps on data.
 func (m *Model) start(now time.Duration) {
 	m.next = now
-	if m.wait != nil {
-		m.wait.start, m.wait.nextCheck = now, now
-		m.sim.start = now
+	if d := m.wait; d != nil {
+		if m.onData() {
+			d.waitSince, d.blocked = now, true // for its first message
+		} else {
+			d.begin(now)
+		}
 	}
 }
 
@@ -372,6 +393,12 @@ func (m *Model) h() time.Duration {
 // for the timeout, or a Stop supervisor out of sync.
 func (m *Model) stepOnData(x *Executor, now time.Duration) error {
 	d := m.wait
+	if !d.started {
+		if m.stepping.Timeout > 0 && now-d.waitSince >= m.stepping.Timeout {
+			return fmt.Errorf("model %s: no data for %v since the start: stopping", m.name, m.stepping.Timeout)
+		}
+		return nil
+	}
 	for d.busyUntil <= now {
 		flagged := d.sup != nil && d.sup.Flagged()
 		lag := now - d.start - d.h // how far the part may step without running ahead
@@ -444,7 +471,7 @@ func (m *Model) stepOnData(x *Executor, now time.Duration) error {
 // and takes up an alarm the watchdog raised.
 func (m *Model) check(x *Executor, now time.Duration) error {
 	d := m.wait
-	if d == nil || d.sup == nil {
+	if d == nil || d.sup == nil || !d.started {
 		return nil
 	}
 	if d.alarm.Load() && !d.sup.Flagged() {
@@ -504,8 +531,11 @@ func (m *Model) watch(clock Clock, tell func(record.Event), done <-chan struct{}
 			return
 		case <-tick.C:
 		}
+		if !d.startedNow.Load() {
+			continue
+		}
 		now := clock.Now()
-		tdiff := now - d.start - time.Duration(d.hNow.Load())
+		tdiff := now - time.Duration(d.startNs.Load()) - time.Duration(d.hNow.Load())
 		if tdiff > d.sup.Config().ThetaSafe && !d.sup.FlaggedNow() && !d.alarm.Load() {
 			d.alarmAt.Store(int64(now))
 			d.alarmDiff.Store(int64(tdiff))
@@ -528,7 +558,7 @@ func (m *Model) deadline(x *Executor, now time.Duration) time.Duration {
 	if d == nil {
 		return next
 	}
-	if d.sup != nil {
+	if d.sup != nil && d.started {
 		next = min(next, d.nextCheck)
 	}
 	if !m.onData() {
