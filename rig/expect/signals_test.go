@@ -55,3 +55,30 @@ func TestSignalsAgreeWithSummary(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSignals: the accumulator takes any bytes in any pieces without
+// failing, and the same bytes give the same statistics however they are
+// cut.
+func FuzzSignals(f *testing.F) {
+	f.Add("t,car.x,car.ideal.x\n0,1,1\n0.002,2,1.5\n", 7)
+	f.Add("t,a\n0,abc\n", 1)
+	f.Fuzz(func(t *testing.T, csv string, cut int) {
+		whole, pieces := &expect.Signals{}, &expect.Signals{}
+		whole.Write([]byte(csv))
+		if cut < 0 {
+			cut = -cut
+		}
+		if cut > len(csv) {
+			cut = len(csv)
+		}
+		pieces.Write([]byte(csv[:cut]))
+		pieces.Write([]byte(csv[cut:]))
+		if whole.Rows() != pieces.Rows() || (whole.Err() == nil) != (pieces.Err() == nil) {
+			t.Fatalf("%q cut at %d: rows %d and %d, errors %v and %v", csv, cut, whole.Rows(), pieces.Rows(), whole.Err(), pieces.Err())
+		}
+		x, _ := expect.Parse("models.car.x.error_pct < 1", nil)
+		if a, b := x.Eval(nil, whole), x.Eval(nil, pieces); a.Measured != b.Measured || a.Missing != b.Missing {
+			t.Fatalf("%q cut at %d: %v and %v", csv, cut, a, b)
+		}
+	})
+}

@@ -193,3 +193,32 @@ func parsePage(t *testing.T, page []byte) (titles []string, text string) {
 	}
 	return titles, b.String()
 }
+
+// FuzzParseTrace: any input is a trace or an error; a trace's frames are
+// where they can be drawn.
+func FuzzParseTrace(f *testing.F) {
+	f.Add("flow,seq,bytes,t_send,t_recv,status\na,0,1,0.000000000,0.001000000,delivered\na,1,1,0.002000000,,queue_drop\n")
+	f.Add("flow,seq,bytes,t_send,t_recv,status,t_due\na,0,1,1.0,1.5,delivered,1.4\nb,,,2.0,,out_of_sync,\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		td, err := parseTrace(strings.NewReader(text))
+		if err != nil {
+			return
+		}
+		for _, fs := range td.flows {
+			if len(fs.sent) != len(fs.delay) {
+				t.Fatalf("%q: %d times for %d delays", text, len(fs.sent), len(fs.delay))
+			}
+			level := 0
+			for _, s := range fs.inFlight {
+				level += s.d
+			}
+			if level < 0 {
+				t.Fatalf("%q: %d frames in flight at the end", text, level)
+			}
+		}
+		// Drawing what was read never fails.
+		if _, err := delayPlot(td); err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -80,7 +81,7 @@ func parseTrace(r io.Reader) (*traceData, error) {
 			td.flows = append(td.flows, fs)
 		}
 		sent, err := strconv.ParseFloat(fields[3], 64)
-		if err != nil {
+		if err != nil || math.IsNaN(sent) || math.IsInf(sent, 0) {
 			return nil, fmt.Errorf("trace line %d: t_send %q", line, fields[3])
 		}
 		td.end = max(td.end, sent)
@@ -88,7 +89,7 @@ func parseTrace(r io.Reader) (*traceData, error) {
 		switch {
 		case fields[4] != "":
 			recv, err := strconv.ParseFloat(fields[4], 64)
-			if err != nil {
+			if err != nil || math.IsNaN(recv) || math.IsInf(recv, 0) {
 				return nil, fmt.Errorf("trace line %d: t_recv %q", line, fields[4])
 			}
 			td.end = max(td.end, recv)
@@ -100,7 +101,7 @@ func parseTrace(r io.Reader) (*traceData, error) {
 			fs.sent = append(fs.sent, sent)
 			fs.delay = append(fs.delay, recv-sent)
 			if td.real && len(fields) > 6 && fields[6] != "" {
-				if due, err := strconv.ParseFloat(fields[6], 64); err == nil {
+				if due, err := strconv.ParseFloat(fields[6], 64); err == nil && !math.IsNaN(due) && !math.IsInf(due, 0) {
 					fs.late = append(fs.late, point{due, recv - due})
 				}
 			}
