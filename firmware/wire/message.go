@@ -135,15 +135,28 @@ var (
 // A Sender numbers and stamps the messages one side of a link sends and
 // appends their bodies (unframed: a COBS framing frames them). Its zero
 // value starts at number 0, which tells a Tracker the sender (re)started.
+//
+// Time requests and responses carry the next number without taking it,
+// and a Tracker does not follow them: they are outside the numbered
+// stream, so that a third party (the rig) can exchange them with a device
+// whose stream it relays, and keep the answers, without making a gap or a
+// duplicate in what the device's peer receives.
 type Sender struct{ next uint32 }
 
 func (s *Sender) header(t Type, now time.Duration) Header {
 	h := Header{Type: t, Seq: s.next, Time: now}
+	if !numbered(t) {
+		return h
+	}
 	if s.next++; s.next == 0 {
 		s.next = 1 // 0 only ever means a fresh start
 	}
 	return h
 }
+
+// numbered reports whether messages of type t are in the sender's
+// numbered stream (time messages are not).
+func numbered(t Type) bool { return t != TimeRequest && t != TimeResponse }
 
 // Values appends a Sample or Command of values laid out by layout. It
 // panics if layout has more than MaxFields fields or t carries no values.

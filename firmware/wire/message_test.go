@@ -104,12 +104,13 @@ func TestMessagesRoundTrip(t *testing.T) {
 		t.Errorf("ack %+v, want %+v", m.Acknowledgement(), a)
 	}
 
+	// Time messages carry the next number without taking it.
 	body = s.TimeRequest(body[:0], 4)
 	check(TimeRequest, 4, 4)
 
 	r := TimeReply{Requested: 4, Received: 1 << 40}
 	body = s.TimeResponse(body[:0], 1<<41, r)
-	if m = check(TimeResponse, 5, 1<<41); m.TimeReply() != r {
+	if m = check(TimeResponse, 4, 1<<41); m.TimeReply() != r {
 		t.Errorf("time reply %+v, want %+v", m.TimeReply(), r)
 	}
 
@@ -266,6 +267,41 @@ func TestTracker(t *testing.T) {
 		if st.Messages != uint64(len(tc.seqs)) {
 			t.Errorf("%s: %d messages", tc.name, st.Messages)
 		}
+	}
+}
+
+// TestTimeMessagesAreOutsideTheStream: a third party's time requests
+// (the rig's, numbered by its own Sender) and a device's answers, kept by
+// that third party, leave the device's stream as its peer sees it without
+// a gap, a duplicate or a restart.
+func TestTimeMessagesAreOutsideTheStream(t *testing.T) {
+	var peer, rig, device Sender
+	var atDevice, atPeer Tracker
+	layout := testLayout(t)
+	for i := range 10 {
+		now := time.Duration(i) * time.Millisecond
+		// The peer's command and the rig's request reach the device.
+		if _, a, err := atDevice.Receive(peer.Values(nil, Command, now, layout, []float64{1, 2}), now); err != nil || a != InOrder {
+			t.Fatalf("command %d at the device: %s, %v", i, a, err)
+		}
+		req, a, err := atDevice.Receive(rig.TimeRequest(nil, now), now)
+		if err != nil || a != InOrder {
+			t.Fatalf("request %d: %s, %v", i, a, err)
+		}
+		// The device samples and answers; the rig keeps the answer, the
+		// peer gets the sample.
+		device.TimeResponse(nil, now, TimeReply{Requested: req.Time, Received: now})
+		if _, a, err := atPeer.Receive(device.Values(nil, Sample, now, layout, []float64{3, 4}), now); err != nil || a != InOrder {
+			t.Fatalf("sample %d at the peer: %s, %v", i, a, err)
+		}
+	}
+	for _, st := range []LinkStats{atDevice.Stats(), atPeer.Stats()} {
+		if st.Gaps != 0 || st.Missed != 0 || st.Duplicates != 0 || st.Late != 0 || st.Restarts != 0 {
+			t.Errorf("stats %+v", st)
+		}
+	}
+	if st := atDevice.Stats(); st.Messages != 20 {
+		t.Errorf("%d messages at the device, want 20 (the time requests counted)", st.Messages)
 	}
 }
 

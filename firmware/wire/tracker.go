@@ -70,9 +70,14 @@ func (t *Tracker) Receive(body []byte, at time.Duration) (Message, Arrival, erro
 	return m, t.Observe(m.Header, at), nil
 }
 
-// Observe tracks a message already parsed, received at at.
+// Observe tracks a message already parsed, received at at. A time request
+// or response is counted but not classified (InOrder): it is outside its
+// sender's numbered stream (see Sender).
 func (t *Tracker) Observe(h Header, at time.Duration) Arrival {
 	t.stats.Messages++
+	if !numbered(h.Type) {
+		return InOrder
+	}
 	d := int32(h.Seq - t.highest)
 	switch {
 	case !t.started || h.Seq == 0 && t.highest != 0 || d <= -window:
