@@ -125,6 +125,14 @@ func TestLineTime(t *testing.T) {
 	if got := s.LineTime(4); got != 5*time.Millisecond {
 		t.Errorf("8E2: %v", got)
 	}
+	// A COBS frame of 300 bytes is 300 + 3 + 1 bytes on the line: the two
+	// zeros around it, its first code byte and one more after 254 bytes
+	// (wire.COBS.Append's very output, checked), for bytes other than zero.
+	frame := wire.COBS{}.Append(nil, bytes.Repeat([]byte{7}, 300))
+	s = drivers.NewSerial(drivers.SerialConfig{Baud: 100000, DataBits: 8, Framing: wire.COBS{}})
+	if got, want := s.LineTime(300), time.Duration(len(frame))*100*time.Microsecond; len(frame) != 304 || got != want {
+		t.Errorf("COBS: %v for %d bytes, want %v", got, len(frame), want)
+	}
 	if got := drivers.NewPty(drivers.SerialConfig{Baud: 9600, DataBits: 8, Framing: line}, "").LineTime(100); got != 0 {
 		t.Errorf("a pseudo-terminal takes %v", got)
 	}

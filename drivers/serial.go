@@ -310,7 +310,7 @@ func (s *Serial) LineTime(payloadBytes int) time.Duration {
 	case wire.SLIP:
 		n += 2
 	case wire.COBS:
-		n += 2 + payloadBytes/254
+		n += 3 + payloadBytes/254 // the leading and the ending zero, the first code byte, a code byte per 254 more
 	}
 	return time.Duration(int64(n) * int64(s.cfg.charHalfBits()) * int64(time.Second) / (2 * int64(s.cfg.Baud)))
 }
