@@ -486,7 +486,7 @@ func (s *Suite) points(d *decoder, source string) []SuitePoint {
 						continue
 					}
 				}
-				played, scriptOK := checkScript(d, path+".script", c.Script, b, clock == "real")
+				played, scriptOK := checkScript(d, path+".script", c.Script, b)
 				if !scriptOK {
 					continue
 				}
@@ -633,7 +633,7 @@ func (d *decoder) placeOverride(n *yaml.Node, files map[*yaml.Node]string) *yaml
 
 // checkScript checks a case's script against its bench and returns the
 // endpoints it plays, in bench order.
-func checkScript(d *decoder, path string, script []ScriptStep, b *LoadedBench, real bool) ([]string, bool) {
+func checkScript(d *decoder, path string, script []ScriptStep, b *LoadedBench) ([]string, bool) {
 	if len(script) == 0 || b == nil {
 		return nil, true
 	}
@@ -652,19 +652,6 @@ func checkScript(d *decoder, path string, script []ScriptStep, b *LoadedBench, r
 		case b.Endpoints.Values[i].Model != nil:
 			d.errorAt(at, "%s is a model the rig simulates; a script plays the bench's other endpoints", name)
 			return false
-		}
-		if !real {
-			for _, other := range []string{feeds[name], fedBy[name]} {
-				j := b.Bind.Index(other)
-				if j < 0 {
-					continue
-				}
-				from, to := string(b.Bind.Values[j].From), string(b.Bind.Values[j].To)
-				if b.Models[from] != nil || b.Models[to] != nil {
-					d.errorAt(at, "%s is across the cut of a model: in virtual time the model's hardware part plays it", name)
-					return false
-				}
-			}
 		}
 		return true
 	}
