@@ -101,9 +101,9 @@ func TestSuiteErrors(t *testing.T) {
 			"testdata/s.yaml:6:9: cases.a.script[0].wait: unknown key (want send, expect)\ntestdata/s.yaml:6:9: cases.a.script[0]: want one of send, expect"},
 		{"bench: ../suites/benches/quarter-car-cp2.yaml\ncases:\n  a:\n    profile: internet-hil\n    script:\n      - send: {endpoint: car, line: x}\n",
 			"testdata/s.yaml:6:26: cases.a.script[0].send.endpoint: car is a model the rig simulates; a script plays the bench's other endpoints"},
-	{"bench: ../benches/virtual.yaml\ncases:\n  a:\n    profile: bottleneck\n    script:\n      - send: {endpoint: plant, line: x, at: -1s}\n",
-		"testdata/s.yaml:6:46: cases.a.script[0].send.at: \"-1s\" must not be negative"},
-		} {
+		{"bench: ../benches/virtual.yaml\ncases:\n  a:\n    profile: bottleneck\n    script:\n      - send: {endpoint: plant, line: x, at: -1s}\n",
+			"testdata/s.yaml:6:46: cases.a.script[0].send.at: \"-1s\" must not be negative"},
+	} {
 		_, err := ParseSuite("testdata/s.yaml", []byte(tc.src))
 		if err == nil {
 			t.Errorf("%q: no error, want %s", tc.src, tc.want)
