@@ -53,6 +53,7 @@ type FrameSettings struct {
 	FrameSize *Size        `yaml:"frame_size" doc:"fixed: the size of every frame"`
 	Gap       *Duration    `yaml:"gap" doc:"idle: the silence that ends a frame" default:"3.5 characters"`
 	MaxFrame  *Size        `yaml:"max_frame" doc:"longer frames are dropped and counted" default:"4096B"`
+	Codec     *LineCodec   `yaml:"codec" doc:"wire: the frames are rig wire protocol messages (firmware/README.md) in COBS frames; the rig forwards them as they are, tracks them and the device's heartbeat, and syncs with the device's clock to measure the one-way delay from it (the summary's wire)" default:"none: the frames are opaque"`
 }
 
 // SerialPort is a serial device.
@@ -133,6 +134,7 @@ type (
 	ParityName  string
 	FramingName string
 	PullName    string
+	LineCodec   string
 	EdgeName    string
 	LevelName   string
 	StopBitSpec string
@@ -143,6 +145,9 @@ func (v *ParityName) parseScalar(s string) error {
 }
 func (v *FramingName) parseScalar(s string) error {
 	return parseEnum(v, s, "a framing", "line", "slip", "cobs", "fixed", "idle")
+}
+func (v *LineCodec) parseScalar(s string) error {
+	return parseEnum(v, s, "a line codec", "wire")
 }
 func (v *PullName) parseScalar(s string) error {
 	return parseEnum(v, s, "a pull", "none", "up", "down")
@@ -160,6 +165,7 @@ func (v *StopBitSpec) parseScalar(s string) error {
 func (ParityName) typeInfo() typeInfo  { return typeInfo{"none, odd, even, mark or space", ""} }
 func (FramingName) typeInfo() typeInfo { return typeInfo{"line, slip, cobs, fixed or idle", ""} }
 func (PullName) typeInfo() typeInfo    { return typeInfo{"none, up or down", ""} }
+func (LineCodec) typeInfo() typeInfo   { return typeInfo{"wire", ""} }
 func (EdgeName) typeInfo() typeInfo    { return typeInfo{"rising, falling or both", ""} }
 func (LevelName) typeInfo() typeInfo   { return typeInfo{"low or high", ""} }
 func (StopBitSpec) typeInfo() typeInfo { return typeInfo{"1, 1.5 or 2", ""} }
@@ -309,8 +315,14 @@ var framingKeys = []struct{ key, framing string }{{"delimiter", "line"}, {"frame
 
 func (s *FrameSettings) check(d *decoder, path string) {
 	framing := "line"
+	if s.Codec != nil {
+		framing = "cobs" // the wire protocol's
+	}
 	if s.Framing != nil {
 		framing = string(*s.Framing)
+		if s.Codec != nil && framing != "cobs" {
+			d.errorAt(path+".framing", "codec wire carries COBS frames; leave framing out or make it cobs")
+		}
 	}
 	given := map[string]bool{"delimiter": s.Delimiter != nil, "frame_size": s.FrameSize != nil, "gap": s.Gap != nil}
 	for _, k := range framingKeys {
@@ -405,14 +417,19 @@ type FramingSpec struct {
 	// AnyLineEnd: a line framing without a delimiter given ends a received
 	// line at CR, LF or CRLF.
 	AnyLineEnd bool
-	Size      int
-	Gap       time.Duration // 0: 3.5 characters
-	MaxFrame  int
+	Size       int
+	Gap        time.Duration // 0: 3.5 characters
+	MaxFrame   int
+	// Wire: the frames are rig wire protocol messages (codec wire).
+	Wire bool
 }
 
 // Spec returns the framing settings with defaults filled in.
 func (s FrameSettings) Spec() FramingSpec {
 	f := FramingSpec{Name: "line", Delimiter: "\n", MaxFrame: DefaultMaxFrame}
+	if s.Codec != nil {
+		f.Name, f.Wire = "cobs", true
+	}
 	if s.Framing != nil {
 		f.Name = string(*s.Framing)
 	}

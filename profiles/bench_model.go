@@ -24,7 +24,7 @@ type ModelEndpoint struct {
 	Solver   *SolverName   `yaml:"solver" doc:"rk4, or trapezoidal (implicit, for stiff models)" default:"trapezoidal"`
 	Params   Map[float64]  `yaml:"params" doc:"a built-in model's parameters changed from their defaults, by name"`
 	Inputs   Map[Stimulus] `yaml:"inputs" doc:"the model's inputs driven otherwise than the model says, by name"`
-	Codec    *CodecSpec    `yaml:"codec" doc:"how the variables travel in a frame: csv, struct, or either with settings" default:"csv"`
+	Codec    *CodecSpec    `yaml:"codec" doc:"how the variables travel in a frame: csv, struct, wire, or any of them with settings" default:"csv"`
 	ModelStepping
 }
 
@@ -41,12 +41,13 @@ func (SolverName) typeInfo() typeInfo { return typeInfo{"rk4 or trapezoidal", ""
 type CodecSpec struct {
 	CSV    *CSVCodec    `yaml:"csv" doc:"one ASCII line per sample: the values separated by commas"`
 	Struct *StructCodec `yaml:"struct" doc:"a packed binary layout, one field per value"`
+	Wire   *WireCodec   `yaml:"wire" doc:"the rig wire protocol (firmware/README.md): numbered, time-stamped samples or commands with a CRC, in COBS frames, their values laid out as struct's"`
 }
 
 func (*CodecSpec) oneOf() {}
 
 func (CodecSpec) typeInfo() typeInfo {
-	return typeInfo{"a codec", "csv, struct, {struct: {fields: {v2: f32le}}}"}
+	return typeInfo{"a codec", "csv, struct, wire, {struct: {fields: {v2: f32le}}}"}
 }
 
 func (c *CodecSpec) decodeNode(d *decoder, n *yaml.Node, path string) {
@@ -56,8 +57,10 @@ func (c *CodecSpec) decodeNode(d *decoder, n *yaml.Node, path string) {
 			c.CSV = &CSVCodec{}
 		case "struct":
 			c.Struct = &StructCodec{}
+		case "wire":
+			c.Wire = &WireCodec{}
 		default:
-			d.errorf(n, path, "%q is not a codec (want csv or struct, or a mapping with settings)%s", n.Value, didYouMean(n.Value, []string{"csv", "struct"}))
+			d.errorf(n, path, "%q is not a codec (want csv, struct or wire, or a mapping with settings)%s", n.Value, didYouMean(n.Value, []string{"csv", "struct", "wire"}))
 		}
 		return
 	}
@@ -74,6 +77,21 @@ type CSVCodec struct {
 type StructCodec struct {
 	Fields Map[FieldSpec] `yaml:"fields" doc:"each variable's type, scale and offset, by name; the fields are packed in the order of the model's signals" default:"f64le for each"`
 }
+
+// WireCodec sets the wire codec.
+type WireCodec struct {
+	Fields Map[FieldSpec] `yaml:"fields" doc:"each variable's type, scale and offset, by name, as struct's" default:"f64le for each"`
+	Sends  *WireSends     `yaml:"sends" doc:"what the rig's part sends: sample (measurements: it simulates the plant and a controller is on the bench) or command (it simulates the controller and a plant node is on the bench); it takes the other" default:"sample"`
+}
+
+// WireSends is sample or command.
+type WireSends string
+
+func (v *WireSends) parseScalar(s string) error {
+	return parseEnum(v, s, "a message type", "sample", "command")
+}
+
+func (WireSends) typeInfo() typeInfo { return typeInfo{"sample or command", ""} }
 
 // FieldSpec lays out one variable: a type name, or {type, scale, offset}.
 type FieldSpec struct {
@@ -221,14 +239,19 @@ func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchMo
 			}
 		}
 		bm.Send, bm.Receive = c, c
-	case e.Codec.Struct != nil:
-		fields := e.Codec.Struct.Fields
+	case e.Codec.Struct != nil || e.Codec.Wire != nil:
+		fields, key := Map[FieldSpec]{}, "struct"
+		if e.Codec.Struct != nil {
+			fields = e.Codec.Struct.Fields
+		} else {
+			fields, key = e.Codec.Wire.Fields, "wire"
+		}
 		for _, name := range fields.Names {
 			if !slices.Contains(crossing, name) {
-				d.errorAt(path+".codec.struct.fields."+name, "is not a variable that crosses cut %s (they are: %s)", e.Cut, strings.Join(crossing, ", "))
+				d.errorAt(path+".codec."+key+".fields."+name, "is not a variable that crosses cut %s (they are: %s)", e.Cut, strings.Join(crossing, ", "))
 			}
 		}
-		layout := func(signals []string) wire.Codec {
+		layout := func(signals []string) *wire.Struct {
 			var fs []wire.Field
 			for _, s := range signals {
 				f := wire.Field{Type: wire.F64LE}
@@ -250,10 +273,25 @@ func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchMo
 			}
 			return s
 		}
-		bm.Send, bm.Receive = layout(bm.Simulated.Out()), layout(bm.Simulated.In())
+		send, receive := layout(bm.Simulated.Out()), layout(bm.Simulated.In())
+		switch {
+		case send == nil || receive == nil:
+		case e.Codec.Wire != nil:
+			// One Protocol per direction: each holds a sender's numbering
+			// or a receiver's tracking. The executor gives each part its
+			// own copies, stamped with its clock.
+			sends, answers := wire.Sample, wire.Command
+			if s := e.Codec.Wire.Sends; s != nil && *s == "command" {
+				sends, answers = wire.Command, wire.Sample
+			}
+			bm.Send = &wire.Protocol{Layout: send, Sends: sends}
+			bm.Receive = &wire.Protocol{Layout: receive, Sends: answers}
+		default:
+			bm.Send, bm.Receive = send, receive
+		}
 		for i, name := range fields.Names {
 			if s := fields.Values[i].Scale; s != nil && *s == 0 {
-				d.errorAt(path+".codec.struct.fields."+name+".scale", "must not be zero")
+				d.errorAt(path+".codec."+key+".fields."+name+".scale", "must not be zero")
 			}
 		}
 	}
@@ -299,6 +337,9 @@ func (b *Bench) checkModelBindings(d *decoder, models map[string]*BenchModel) {
 		if bm == nil {
 			continue
 		}
+		if _, ok := bm.Send.(*wire.Protocol); ok {
+			b.checkWirePeers(d, name)
+		}
 		out, in := bm.Simulated.Out(), bm.Simulated.In()
 		switch {
 		case len(out) > 0 && len(from) == 0:
@@ -311,6 +352,36 @@ func (b *Bench) checkModelBindings(d *decoder, models map[string]*BenchModel) {
 			d.errorAt(path, "cut %s receives %s from the hardware: bind a flow to %s", bm.Cut, strings.Join(in, ", "), name)
 		case len(in) == 0 && len(to) > 0:
 			d.errorAt("bind."+to[0]+".to", "cut %s receives nothing from the hardware", bm.Cut)
+		}
+	}
+}
+
+// checkWirePeers checks that the byte streams a model speaking the wire
+// protocol is bound to carry its COBS frames.
+func (b *Bench) checkWirePeers(d *decoder, model string) {
+	for j, flow := range b.Bind.Names {
+		bind := b.Bind.Values[j]
+		peer := string(bind.To)
+		if peer == model {
+			peer = string(bind.From)
+		} else if string(bind.From) != model {
+			continue
+		}
+		k := b.Endpoints.Index(peer)
+		if k < 0 {
+			continue
+		}
+		var fs *FrameSettings
+		switch e := b.Endpoints.Values[k]; {
+		case e.Serial != nil:
+			fs = &e.Serial.FrameSettings
+		case e.Pty != nil:
+			fs = &e.Pty.FrameSettings
+		case e.TCP != nil:
+			fs = &e.TCP.FrameSettings
+		}
+		if fs != nil && fs.Spec().Name != "cobs" {
+			d.errorAt("bind."+flow, "model %s speaks the wire protocol, in COBS frames; give endpoint %s codec: wire", model, peer)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/hilrig/hilrig/firmware/wire"
 )
 
 // issueBench is the bench of the issue, as written.
@@ -49,7 +51,7 @@ func TestMalformedBenches(t *testing.T) {
 		{"unknown endpoint", with("to: plant}", "to: plnat}"),
 			[]string{`x.yaml:5:31: bind.m2s.to: no endpoint named "plnat"; did you mean plant?`}},
 		{"misspelt key", with("baud: 115200, framing", "bauds: 115200, framing"),
-			[]string{`x.yaml:2:47: endpoints.controller.serial.bauds: unknown key; did you mean baud? (want device, reconnect, baud, data_bits, parity, stop_bits, framing, delimiter, frame_size, gap, max_frame)`}},
+			[]string{`x.yaml:2:47: endpoints.controller.serial.bauds: unknown key; did you mean baud? (want device, reconnect, baud, data_bits, parity, stop_bits, framing, delimiter, frame_size, gap, max_frame, codec)`}},
 		{"unknown framing", with("framing: line}}\n  plant", "framing: lines}}\n  plant"),
 			[]string{`x.yaml:2:70: endpoints.controller.serial.framing: "lines" is not a framing (want line, slip, cobs, fixed, idle); did you mean line?`}},
 		{"missing device", with("device: /dev/ttyUSB0, ", ""),
@@ -72,6 +74,10 @@ func TestMalformedBenches(t *testing.T) {
 			[]string{`x.yaml:2:21: endpoints.controller.udp: give listen or dial`}},
 		{"gpio to serial", with("{serial: {device: /dev/ttyUSB0, baud: 115200, framing: line}}", "{gpio: {inputs: [{pin: GPIO17}], outputs: [{pin: GPIO27, safe: low}]}}"),
 			[]string{`x.yaml:5:8: bind.m2s: GPIO edge frames go between gpio endpoints; controller and plant are not both gpio`, `x.yaml:6:8: bind.s2m: GPIO edge frames go between gpio endpoints; plant and controller are not both gpio`}},
+		{"codec wire with another framing", with("framing: line}}\n  plant", "framing: line, codec: wire}}\n  plant"),
+			[]string{`x.yaml:2:70: endpoints.controller.serial.framing: codec wire carries COBS frames; leave framing out or make it cobs`}},
+		{"an unknown line codec", with("framing: line}}\n  plant", "codec: csv}}\n  plant"),
+			[]string{`x.yaml:2:68: endpoints.controller.serial.codec: "csv" is not a line codec (want wire)`}},
 		{"output without a safe level", with("{serial: {device: /dev/ttyUSB0, baud: 115200, framing: line}}", "{gpio: {outputs: [{pin: GPIO27}]}}"),
 			[]string{
 				`x.yaml:2:33: endpoints.controller.gpio.outputs[0]: missing safe: want low or high`,
@@ -145,6 +151,22 @@ func TestModelBench(t *testing.T) {
 	if m := b.Models["car"]; m.Send.String() != "struct of 2 bytes" || m.Receive.String() != "struct of 8 bytes" {
 		t.Errorf("codecs %s, %s", m.Send, m.Receive)
 	}
+
+	// The wire codec: a Protocol each way with the struct's layouts; the
+	// rig sends commands here, so the seat answers with samples. Its
+	// device endpoint, codec wire, has COBS frames.
+	wired := strings.Replace(strings.Replace(modelBench, "step: 1ms}", "step: 1ms, codec: {wire: {fields: {v2: f32le}, sends: command}}}", 1), "{link: /tmp/seat}", "{link: /tmp/seat, codec: wire}", 1)
+	if b, err = ParseBench("b.yaml", []byte(wired), p); err != nil {
+		t.Fatal(err)
+	}
+	send, ok1 := b.Models["car"].Send.(*wire.Protocol)
+	receive, ok2 := b.Models["car"].Receive.(*wire.Protocol)
+	if !ok1 || !ok2 || send.Sends != wire.Command || receive.Sends != wire.Sample || send.Layout.Size() != 4 || receive.Layout.Size() != 8 {
+		t.Errorf("codecs %#v, %#v", b.Models["car"].Send, b.Models["car"].Receive)
+	}
+	if f := b.Endpoints.Values[1].Pty.Spec(); f.Name != "cobs" || !f.Wire {
+		t.Errorf("the seat's framing %+v", f)
+	}
 }
 
 func TestMalformedModelBenches(t *testing.T) {
@@ -170,13 +192,19 @@ func TestMalformedModelBenches(t *testing.T) {
 		{"unknown input", with("cut: CP2", "cut: CP2, inputs: {road: {constant: 1}}"),
 			[]string{`x.yaml:2:62: endpoints.car.model.inputs.road: model quarter-car has no input road (its inputs: v0)`}},
 		{"unknown codec", with("step: 1ms", "step: 1ms, codec: json"),
-			[]string{`x.yaml:2:80: endpoints.car.model.codec: "json" is not a codec (want csv or struct, or a mapping with settings)`}},
+			[]string{`x.yaml:2:80: endpoints.car.model.codec: "json" is not a codec (want csv, struct or wire, or a mapping with settings)`}},
 		{"field not crossing", with("step: 1ms", "step: 1ms, codec: {struct: {fields: {v3: f32le}}}"),
 			[]string{`x.yaml:2:103: endpoints.car.model.codec.struct.fields.v3: is not a variable that crosses cut CP2 (they are: v2, Fseat)`}},
 		{"bad field type", with("step: 1ms", "step: 1ms, codec: {struct: {fields: {v2: f16}}}"),
 			[]string{`x.yaml:2:103: endpoints.car.model.codec.struct.fields.v2: "f16" is not a field type`}},
 		{"nothing received", strings.Replace(modelBench, "  s2m: {from: seat, to: car}\n", "", 1),
 			[]string{`x.yaml:2:9: endpoints.car: cut CP2 receives Fseat from the hardware: bind a flow to car`}},
+		{"wire to a line", with("step: 1ms", "step: 1ms, codec: wire"),
+			[]string{`x.yaml:5:8: bind.m2s: model car speaks the wire protocol, in COBS frames; give endpoint seat codec: wire`, `x.yaml:6:8: bind.s2m: model car speaks the wire protocol, in COBS frames; give endpoint seat codec: wire`}},
+		{"wire sends neither", with("step: 1ms", "step: 1ms, codec: {wire: {sends: reply}}"),
+			[]string{`endpoints.car.model.codec.wire.sends: "reply" is not a message type (want sample, command)`}},
+		{"wire field not crossing", with("step: 1ms", "step: 1ms, codec: {wire: {fields: {v3: f32le}}}"),
+			[]string{`endpoints.car.model.codec.wire.fields.v3: is not a variable that crosses cut CP2 (they are: v2, Fseat)`}},
 		{"to gpio", with("{pty: {link: /tmp/seat}}", "{gpio: {inputs: [{pin: A}], outputs: [{pin: B, safe: low}]}}"),
 			[]string{`x.yaml:5:8: bind.m2s: GPIO edge frames go between gpio endpoints; car and seat are not both gpio`}},
 	} {
