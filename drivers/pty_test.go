@@ -11,6 +11,7 @@ import (
 
 	"github.com/hilrig/hilrig/drivers"
 	"github.com/hilrig/hilrig/drivers/driverstest"
+	"golang.org/x/sys/unix"
 
 	"go.bug.st/serial"
 
@@ -185,4 +186,15 @@ func TestTwoSerialsOneDevice(t *testing.T) {
 		t.Errorf("after the first stopped: %v", err)
 	}
 	second.Stop()
+}
+
+// TestReadErrorsNameAVanishedDevice: a device that went away reads as a
+// closed port or as EIO, depending on when the read caught it; both say
+// the device vanished.
+func TestReadErrorsNameAVanishedDevice(t *testing.T) {
+	for _, err := range []error{&os.PathError{Op: "read", Path: "/dev/pts/3", Err: unix.EIO}, fmt.Errorf("read: %w", unix.EIO)} {
+		if got := drivers.DescribeReadError(err); got.Error() != "device vanished (unplugged?)" {
+			t.Errorf("%v: %v", err, got)
+		}
+	}
 }

@@ -256,9 +256,12 @@ func (s *Serial) reconnect(port serial.Port, at time.Duration, err error) serial
 	return nil
 }
 
+// describeReadError says what a failed read means. A device that went away
+// reads as a closed port, or (a tty whose other side hung up, a USB adapter
+// pulled out mid-read) as EIO.
 func describeReadError(err error) error {
 	var pe *serial.PortError
-	if errors.As(err, &pe) && pe.Code() == serial.PortClosed {
+	if errors.As(err, &pe) && pe.Code() == serial.PortClosed || errors.Is(err, unix.EIO) {
 		return errors.New("device vanished (unplugged?)")
 	}
 	return fmt.Errorf("read failed: %w", err)

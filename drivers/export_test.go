@@ -1,0 +1,4 @@
+package drivers
+
+// DescribeReadError is describeReadError, for the external tests.
+var DescribeReadError = describeReadError
