@@ -44,8 +44,13 @@ type Options struct {
 	Seed     *uint64       // nil: the profile's
 	Trace    io.Writer     // one CSV row per frame; nil: none
 	Signals  io.Writer     // the models' signals as CSV, a row per exchange; nil: none
-	Monitor  *record.Monitor
-	Log      io.Writer // announcements and warnings; nil: discarded
+	// Queues receives what each hop holds (bytes and frames waiting, frames
+	// held by an outage) as CSV, a row every QueueEvery (0: 10 ms); nil:
+	// none.
+	Queues     io.Writer
+	QueueEvery time.Duration
+	Monitor    *record.Monitor
+	Log        io.Writer // announcements and warnings; nil: discarded
 	// Players play bench endpoints in software, by name: those endpoints
 	// are not opened, and the players send and take their frames.
 	Players map[string]Player
@@ -93,6 +98,7 @@ type Session struct {
 	devices   []endpoint
 	trace     *record.Trace
 	signals   *record.Signals
+	queues    *record.Signals
 	recording *record.Recording
 	timing    record.TimingSummary
 	ran       bool
@@ -197,6 +203,13 @@ func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (
 	if opt.Signals != nil && len(bd.models) > 0 {
 		s.signals = record.NewSignals(opt.Signals, executor.SignalColumns(bd.models), real)
 	}
+	queueEvery := opt.QueueEvery
+	if opt.Queues != nil {
+		s.queues = record.NewSignals(opt.Queues, executor.QueueColumns(p.Hops.Names), real)
+		if queueEvery <= 0 {
+			queueEvery = 10 * time.Millisecond
+		}
+	}
 	if opt.Record != nil && b != nil {
 		// A virtual-time recording starts at the epoch: its times are the
 		// run's.
@@ -218,6 +231,7 @@ func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (
 		Network: cfg, Clock: clock, End: end, Egress: bd.egress,
 		Ingress: ingress, FlowOf: bd.flowOf, Reconnects: bd.reconnects, Models: bd.models, Sources: bd.sources, SourceInterfaces: bd.playerAt,
 		Trace: s.trace, Phases: phases, Signals: s.signals, Monitor: opt.Monitor, Recording: s.recording,
+		Queues: s.queues, QueueEvery: queueEvery,
 		Notify: func(e record.Event) {
 			s.logf("%s at %.3f s: %s", strings.ReplaceAll(e.Kind, "_", " "), e.AtS, e.Detail)
 		},
@@ -438,6 +452,11 @@ func (s *Session) closeWriters(failure error) error {
 	if s.signals != nil {
 		if err := s.signals.Close(); err != nil && failure == nil {
 			failure = fmt.Errorf("writing the signals: %w", err)
+		}
+	}
+	if s.queues != nil {
+		if err := s.queues.Close(); err != nil && failure == nil {
+			failure = fmt.Errorf("writing the queues: %w", err)
 		}
 	}
 	if s.recording != nil {

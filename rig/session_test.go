@@ -5,6 +5,7 @@ import (
 	"io"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -253,5 +254,32 @@ bind:
 		if exact := o.MaxError == 0; exact != tc.exact || o.Peak == 0 {
 			t.Errorf("stand_in %s: %+v", tc.standIn, o)
 		}
+	}
+}
+
+// TestQueues: the queues file samples what each hop holds every 10 ms.
+// Paper 000's bottleneck fills its 30 000 B queue with 1000 B frames while
+// the cross traffic is on, and the sampled depth never exceeds the limit.
+func TestQueues(t *testing.T) {
+	var q strings.Builder
+	s, err := Sim(load(t, "bottleneck"), nil, Options{Duration: 10 * time.Second, Queues: &q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(q.String()), "\n")
+	head := strings.Split(lines[0], ",")
+	if len(lines) != 1001 || len(head) != 1+3*len(s.Hops) || head[4] != "core-up.queue_bytes" {
+		t.Fatalf("%d rows, header %q", len(lines)-1, lines[0])
+	}
+	var peak float64
+	for _, l := range lines[1:] {
+		v, err := strconv.ParseFloat(strings.Split(l, ",")[4], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		peak = max(peak, v)
+	}
+	if peak < 28000 || peak > 30000 || float64(s.Hops[1].PeakQueueBytes) < peak {
+		t.Errorf("core-up sampled up to %v B; its peak was %d B, its limit 30000 B", peak, s.Hops[1].PeakQueueBytes)
 	}
 }

@@ -109,7 +109,12 @@ type Config struct {
 	Trace   *record.Trace
 	Phases  *record.Phases
 	Signals *record.Signals
-	Monitor *record.Monitor
+	// Queues receives every QueueEvery what each hop holds: the bytes and
+	// frames waiting for its serialiser and the frames an outage holds
+	// (columns QueueColumns names).
+	Queues     *record.Signals
+	QueueEvery time.Duration
+	Monitor    *record.Monitor
 	// Recording keeps every frame read from a device and written to one.
 	Recording *record.Recording
 	// Notify, when set, hears of events as they happen (a supervisor's
@@ -134,15 +139,17 @@ type Executor struct {
 	injects []func(flow int, payload []byte) // per source
 	spare   []byte                           // the buffer the ingress ring swaps frames into
 
-	trace     *record.Trace
-	phases    *record.Phases
-	signals   *record.Signals
-	recording *record.Recording
-	signalCol []signalColumn
-	monitor   *record.Monitor
-	published time.Duration
-	publish   func(*record.Snapshot)
-	flowNames []string
+	trace              *record.Trace
+	phases             *record.Phases
+	signals            *record.Signals
+	queues             *record.Signals
+	queueEvery, queued time.Duration
+	recording          *record.Recording
+	signalCol          []signalColumn
+	monitor            *record.Monitor
+	published          time.Duration
+	publish            func(*record.Snapshot)
+	flowNames          []string
 
 	endpoints []endpointState
 	tell      func(record.Event)
@@ -175,6 +182,7 @@ func New(cfg Config) (*Executor, error) {
 		clock: cfg.Clock, real: cfg.Clock.Real(), end: cfg.End, egress: cfg.Egress,
 		in: cfg.Ingress, flowOf: cfg.FlowOf, models: cfg.Models, sources: cfg.Sources,
 		trace: cfg.Trace, phases: cfg.Phases, signals: cfg.Signals, monitor: cfg.Monitor, recording: cfg.Recording,
+		queues: cfg.Queues, queueEvery: cfg.QueueEvery,
 		spare: make([]byte, 0, slotBytes), ctx: context.Background(), published: -record.PublishEvery,
 		tell: cfg.Notify,
 	}
@@ -222,6 +230,28 @@ func New(cfg Config) (*Executor, error) {
 		return nil, err
 	}
 	return x, nil
+}
+
+// QueueColumns names the columns of a queues file for hops: three per hop.
+func QueueColumns(hops []string) []string {
+	var names []string
+	for _, h := range hops {
+		names = append(names, h+".queue_bytes", h+".queue_frames", h+".held_frames")
+	}
+	return names
+}
+
+// sampleQueues writes a row of what each hop holds now.
+func (x *Executor) sampleQueues(now time.Duration) {
+	row := x.queues.Row(now)
+	if row == nil {
+		return
+	}
+	for i := range x.net.NumHops() {
+		h := x.net.HopNow(i)
+		row[3*i], row[3*i+1], row[3*i+2] = float64(h.QueueBytes), float64(h.QueueFrames), float64(h.HeldFrames)
+	}
+	x.queues.Publish()
 }
 
 // SignalColumns names the columns of the models' signals, in the order
@@ -296,6 +326,15 @@ func (x *Executor) Step() (next time.Duration, done bool) {
 			x.net.Advance(now) // what arrives at once
 		}
 		next = min(next, src.Next())
+	}
+	if x.queues != nil && x.queueEvery > 0 {
+		if now >= x.queued {
+			x.sampleQueues(now)
+			for x.queued <= now {
+				x.queued += x.queueEvery
+			}
+		}
+		next = min(next, x.queued)
 	}
 	if x.monitor != nil {
 		if now-x.published >= record.PublishEvery {

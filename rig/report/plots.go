@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -278,6 +279,44 @@ func inFlightPlot(td *traceData) (Figure, error) {
 	headroom(p, top, len(td.flows))
 	svg, err := svg(p)
 	return Figure{Title: "Frames in the network", Caption: "Each flow's frames between entering the network and leaving it, the most at once in each slice of the run: the depth of the queues they wait in, plus those on the wire. Dropped frames never count.", SVG: svg}, err
+}
+
+// queuePlot is what each hop held over time: the bytes waiting for its
+// serialiser, sampled every 10 ms of the run (hops that never held
+// anything are left out).
+func queuePlot(qd *signalsData, end float64) (Figure, bool, error) {
+	p := newPlot("Queue depth", "time (s)", "bytes waiting")
+	p.X.Min, p.X.Max, p.Y.Min = 0, max(end, qd.t[len(qd.t)-1]), 0
+	top, shown := 0.0, 0
+	for _, col := range qd.columns {
+		hop, ok := strings.CutSuffix(col, ".queue_bytes")
+		if !ok {
+			continue
+		}
+		v := qd.column(col)
+		if slices.Max(v) == 0 {
+			continue
+		}
+		var x, y []float64
+		for _, b := range inSlices(qd.t, v, p.X.Max, buckets/3) {
+			x, y = append(x, b.t), append(y, b.hi)
+			top = max(top, b.hi)
+		}
+		l, err := plotter.NewLine(xys(x, y))
+		if err != nil {
+			return Figure{}, false, err
+		}
+		l.Color, l.Width, l.StepStyle = colorOf(shown), vg.Points(1.2), plotter.PostStep
+		p.Add(l)
+		p.Legend.Add(hop, l)
+		shown++
+	}
+	if shown == 0 {
+		return Figure{}, false, nil
+	}
+	headroom(p, top, shown)
+	svg, err := svg(p)
+	return Figure{Title: "Queue depth", Caption: "The bytes waiting for each hop's serialiser (not counting the frame being sent), the most at once in each slice of the run, from samples every 10 ms.", SVG: svg}, true, err
 }
 
 // latenessPlot is, in real time, how late frames were written to their

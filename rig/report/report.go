@@ -3,7 +3,8 @@
 // its verdict (the expectations with what was measured, the script's
 // steps), the network's figures, and plots drawn with gonum.org/v1/plot as
 // inline SVG: one-way delay over time per flow with the drops marked, the
-// delay distribution, the frames in the network, the models' signals
+// delay distribution, the frames in the network, each hop's queue, the
+// models' signals
 // against the uncut reference, and in real time the executor's lateness.
 //
 // A report is made from a run's files alone (LoadRun): the summary, and
@@ -34,12 +35,12 @@ type Run struct {
 	Summary *record.Summary
 	Verdict *Verdict // nil: no suite judged it
 	// The files found, or empty.
-	SummaryFile, TraceFile, SignalsFile string
+	SummaryFile, TraceFile, SignalsFile, QueuesFile string
 }
 
 // LoadRun finds a run's outputs in dir by their content: a JSON summary,
-// a trace (its header), a signals file (a CSV whose first column is t),
-// and a verdict.
+// a trace (its header), a queues file (a CSV of t and HOP.queue_bytes…),
+// a signals file (another CSV whose first column is t), and a verdict.
 func LoadRun(dir string) (*Run, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -68,6 +69,10 @@ func LoadRun(dir string) (*Run, error) {
 			case head == record.TraceHeader || head == record.RealTraceHeader:
 				if r.TraceFile == "" {
 					r.TraceFile = path
+				}
+			case strings.HasPrefix(head, "t,") && strings.HasSuffix(strings.SplitN(head, ",", 3)[1], ".queue_bytes"):
+				if r.QueuesFile == "" {
+					r.QueuesFile = path
 				}
 			case strings.HasPrefix(head, "t,"):
 				if r.SignalsFile == "" {
@@ -273,6 +278,14 @@ func figures(r *Run) (figs []Figure, problems []string) {
 		}
 	} else {
 		problems = append(problems, "no trace: the delay and queue plots need one (--trace)")
+	}
+	if r.QueuesFile != "" {
+		qd, err := readSignals(r.QueuesFile)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", filepath.Base(r.QueuesFile), err))
+		} else {
+			add(queuePlot(qd, r.Summary.Duration))
+		}
 	}
 	if len(r.Summary.Models) > 0 {
 		if r.SignalsFile == "" {

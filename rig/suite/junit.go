@@ -143,7 +143,7 @@ func systemOut(r *Result, reportPath string) string {
 		fmt.Fprintf(&b, "%s %s\n", passWord(s.OK), s)
 	}
 	if r.Dir != "" {
-		for _, name := range []string{SummaryFile, TraceFile, SignalsFile} {
+		for _, name := range []string{SummaryFile, TraceFile, SignalsFile, QueuesFile} {
 			path := filepath.Join(r.Dir, name)
 			if info, err := os.Stat(path); err == nil && info.Size() > 0 {
 				fmt.Fprintf(&b, "[[ATTACHMENT|%s]]\n", path)

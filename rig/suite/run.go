@@ -20,7 +20,7 @@ import (
 // Options control how a suite runs.
 type Options struct {
 	// Dir, when set, keeps each case's outputs in a directory of its own
-	// under it (Case.Dir): summary.json, trace.csv, signals.csv and the
+	// under it (Case.Dir): summary.json, trace.csv, signals.csv, queues.csv and the
 	// verdict, from which the report is made.
 	Dir string
 	// Real time only: the executor's SCHED_FIFO priority (0: leave the
@@ -38,6 +38,7 @@ const (
 	SummaryFile = "summary.json"
 	TraceFile   = "trace.csv"
 	SignalsFile = "signals.csv"
+	QueuesFile  = "queues.csv"
 )
 
 // Result is what became of a case.
@@ -143,7 +144,7 @@ func RunCase(ctx context.Context, c *Case, opt Options) *Result {
 		for _, f := range []struct {
 			name string
 			into *io.Writer
-		}{{TraceFile, &ropt.Trace}, {SignalsFile, &ropt.Signals}} {
+		}{{TraceFile, &ropt.Trace}, {SignalsFile, &ropt.Signals}, {QueuesFile, &ropt.Queues}} {
 			bf, err := createBuffered(filepath.Join(r.Dir, f.name))
 			if err != nil {
 				r.Err = err

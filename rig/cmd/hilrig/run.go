@@ -24,7 +24,7 @@ import (
 // runFlags are the flags of hilrig run.
 type runFlags struct {
 	bench, trace, signals, summary string
-	record                         string
+	record, queues                 string
 	duration, spin                 time.Duration
 	priority                       int
 	sets, replays, expects         *[]string
@@ -57,6 +57,7 @@ at the start.`,
 	o.sets = setFlag(f)
 	o.expects = expectFlag(f)
 	o.replays = replayFlag(f)
+	f.StringVar(&o.queues, "queues", "", "write what each hop holds (bytes and frames waiting, frames held by an outage), a row every 10 ms, as CSV to `FILE`")
 	f.StringVar(&o.record, "record", "", "record every frame read from a device and written to one, with its payload and times, to `FILE` (pcapng, which Wireshark reads; --replay plays it back)")
 	addLiveFlags(c, &o.live)
 	completeFlags(c)
@@ -85,7 +86,7 @@ func runRun(ref string, o runFlags, stdout, stderr io.Writer) int {
 		return fail(stderr, exitUsage, err)
 	}
 	out := stdout
-	closeOutputs, err := createOutputs(output{o.trace, &opt.Trace}, output{o.signals, &opt.Signals}, output{o.record, &opt.Record}, output{o.summary, &out})
+	closeOutputs, err := createOutputs(output{o.trace, &opt.Trace}, output{o.signals, &opt.Signals}, output{o.record, &opt.Record}, output{o.queues, &opt.Queues}, output{o.summary, &out})
 	defer closeOutputs()
 	if err != nil {
 		return fail(stderr, exitUsage, err)

@@ -24,7 +24,7 @@ type simFlags struct {
 	duration                             time.Duration
 	seed, trace, summary, bench, signals string
 	sets, replays, expects               *[]string
-	record                               string
+	record, queues                       string
 	realtimeView                         bool
 	live                                 liveFlags
 }
@@ -51,6 +51,7 @@ shipped profile (hilrig profiles lists them).`,
 	o.sets = setFlag(f)
 	o.expects = expectFlag(f)
 	o.replays = replayFlag(f)
+	f.StringVar(&o.queues, "queues", "", "write what each hop holds (bytes and frames waiting, frames held by an outage), a row every 10 ms, as CSV to `FILE`")
 	f.StringVar(&o.record, "record", "", "with --bench, record the frames its endpoints played in software sent and were sent to `FILE` (pcapng), in virtual time")
 	f.BoolVar(&o.realtimeView, "realtime-view", false, "pace the run to the wall clock, so that it can be watched (a status line; the dashboard with --listen) and changed live; it records what the run records as fast as the CPU allows")
 	addLiveFlags(c, &o.live)
@@ -102,7 +103,7 @@ func runSim(ref string, o simFlags, stdout, stderr io.Writer) int {
 		return fail(stderr, exitUsage, fmt.Errorf("--listen serves a sim paced to the wall clock: give --realtime-view too (without it the run is over in milliseconds)"))
 	}
 	out := stdout
-	closeOutputs, err := createOutputs(output{o.trace, &opt.Trace}, output{o.signals, &opt.Signals}, output{o.record, &opt.Record}, output{o.summary, &out})
+	closeOutputs, err := createOutputs(output{o.trace, &opt.Trace}, output{o.signals, &opt.Signals}, output{o.record, &opt.Record}, output{o.queues, &opt.Queues}, output{o.summary, &out})
 	defer closeOutputs()
 	if err != nil {
 		return fail(stderr, exitUsage, err)
