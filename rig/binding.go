@@ -23,6 +23,9 @@ type binding struct {
 	sources    []executor.Source // the players
 	interfaces []string          // the recording's: the devices, then the players
 	playerAt   []int             // per source: its interface
+	// The wire links of the endpoints with codec wire: per device and
+	// per source (nil for the others).
+	deviceWire, sourceWire []*executor.WireLink
 }
 
 // A Player plays a bench endpoint in software, in virtual and real time
@@ -49,11 +52,18 @@ func bind(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, devices []endp
 	}
 	real := mode == RealTime
 	device, player := map[string]int{}, map[string]int{}
+	links := map[string]*executor.WireLink{} // by endpoint
 	for i, d := range devices {
 		device[d.Name()] = i
 		bd.flowOf = append(bd.flowOf, -1)
 		bd.reconnects = append(bd.reconnects, d.reconnects)
 		bd.interfaces = append(bd.interfaces, d.Name())
+		var l *executor.WireLink
+		if d.wire {
+			l = executor.NewWireLink(d.Name(), d)
+			links[d.Name()] = l
+		}
+		bd.deviceWire = append(bd.deviceWire, l)
 	}
 	for _, name := range b.Endpoints.Names {
 		if _, ok := players[name]; ok {
@@ -83,11 +93,19 @@ func bind(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, devices []endp
 			}
 		}
 	}
-	for _, name := range b.Endpoints.Names {
+	for i, name := range b.Endpoints.Names {
 		if pl, ok := players[name]; ok {
 			bd.sources = append(bd.sources, pl)
 			bd.playerAt = append(bd.playerAt, player[name])
+			var l *executor.WireLink
+			if speaksWire(b.Endpoints.Values[i]) {
+				l = executor.NewWireLink(name, pl)
+				links[name] = l
+			}
+			bd.sourceWire = append(bd.sourceWire, l)
 		}
+	}
+	for _, name := range b.Endpoints.Names {
 		bm := b.Models[name]
 		if bm == nil {
 			continue
@@ -112,6 +130,9 @@ func bind(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, devices []endp
 		}
 		if fromHW >= 0 {
 			bd.egress[fromHW] = m.Simulated()
+			if l := links[string(b.Bind.Values[b.Bind.Index(p.Flows.Names[fromHW])].From)]; l != nil {
+				m.SetPeer(l)
+			}
 		}
 		if toHW >= 0 && standIn {
 			bd.egress[toHW] = m.StandIn()
@@ -156,6 +177,20 @@ func playedPeer(b *profiles.LoadedBench, name string, players map[string]Player)
 		if from == name && players[to] != nil || to == name && players[from] != nil {
 			return true
 		}
+	}
+	return false
+}
+
+// speaksWire reports whether a bench endpoint's frames are wire protocol
+// messages (codec wire).
+func speaksWire(e *profiles.Endpoint) bool {
+	switch {
+	case e.Serial != nil:
+		return e.Serial.Spec().Wire
+	case e.Pty != nil:
+		return e.Pty.Spec().Wire
+	case e.TCP != nil:
+		return e.TCP.Spec().Wire
 	}
 	return false
 }

@@ -19,6 +19,7 @@ type endpoint struct {
 	kind       string // serial, pty, gpio, udp, tcp
 	device     string // what the user called it: a path, an address, pins
 	reconnects bool
+	wire       bool // codec wire
 }
 
 // buildEndpoints makes the drivers for a bench's devices: every endpoint
@@ -38,7 +39,7 @@ func buildEndpoints(b *profiles.LoadedBench, players map[string]Player, readerTh
 			var cfg drivers.SerialConfig
 			if cfg, err = serialConfig(name, e.Serial.LineSettings, e.Serial.FrameSettings, e.Serial.Reconnect, readerThread); err == nil {
 				cfg.Device = string(e.Serial.Device)
-				ep = endpoint{drivers.NewSerial(cfg), "serial", cfg.Device, cfg.Reconnect > 0}
+				ep = endpoint{drivers.NewSerial(cfg), "serial", cfg.Device, cfg.Reconnect > 0, false}
 			}
 		case e.Pty != nil:
 			var cfg drivers.SerialConfig
@@ -52,7 +53,7 @@ func buildEndpoints(b *profiles.LoadedBench, players map[string]Player, readerTh
 				if e.Pty.Link != nil {
 					link = *e.Pty.Link
 				}
-				ep = endpoint{drivers.NewPty(cfg, link), "pty", "pseudo-terminal", cfg.Reconnect > 0}
+				ep = endpoint{drivers.NewPty(cfg, link), "pty", "pseudo-terminal", cfg.Reconnect > 0, false}
 			}
 		case e.GPIO != nil:
 			ep = gpioEndpoint(name, e.GPIO, readerThread)
@@ -62,7 +63,7 @@ func buildEndpoints(b *profiles.LoadedBench, players map[string]Player, readerTh
 			if e.UDP.MaxFrame != nil {
 				cfg.MaxFrame = int(*e.UDP.MaxFrame)
 			}
-			ep = endpoint{drivers.NewUDP(cfg), "udp", "udp " + cfg.Listen + cfg.Dial, false}
+			ep = endpoint{drivers.NewUDP(cfg), "udp", "udp " + cfg.Listen + cfg.Dial, false, false}
 		case e.TCP != nil:
 			var framing wire.Framing
 			spec := e.TCP.FrameSettings.Spec()
@@ -72,12 +73,13 @@ func buildEndpoints(b *profiles.LoadedBench, players map[string]Player, readerTh
 					cfg.Reconnect = time.Duration(*e.TCP.Reconnect)
 				}
 				// A listening endpoint always waits for its next client.
-				ep = endpoint{drivers.NewTCP(cfg), "tcp", "tcp " + cfg.Listen + cfg.Dial, cfg.Reconnect > 0 || cfg.Listen != ""}
+				ep = endpoint{drivers.NewTCP(cfg), "tcp", "tcp " + cfg.Listen + cfg.Dial, cfg.Reconnect > 0 || cfg.Listen != "", false}
 			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: endpoints.%s: %w", b.Source, name, err)
 		}
+		ep.wire = speaksWire(e)
 		out = append(out, ep)
 	}
 	return out, nil
@@ -138,5 +140,5 @@ func gpioEndpoint(name string, g *profiles.GPIOPins, readerThread func()) endpoi
 		cfg.Outputs = append(cfg.Outputs, drivers.GPIOOutput{Pin: string(out.Pin), Safe: out.Safe == "high"})
 		device += " " + string(out.Pin)
 	}
-	return endpoint{drivers.NewGPIO(cfg), "gpio", device, false}
+	return endpoint{drivers.NewGPIO(cfg), "gpio", device, false, false}
 }

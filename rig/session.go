@@ -94,6 +94,7 @@ type Session struct {
 	logf    func(format string, args ...any)
 
 	x         *executor.Executor
+	bind      binding
 	real      *executor.Real // the clock, in real time
 	devices   []endpoint
 	trace     *record.Trace
@@ -184,6 +185,7 @@ func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (
 		return nil, err
 	}
 	cfg.Flows = bd.flows
+	s.bind = bd
 	real := mode == RealTime
 	if opt.Trace != nil {
 		// The flows' rows, then the rows of the models' supervisors.
@@ -191,8 +193,8 @@ func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (
 		for i := range traced {
 			traced[i] = p.Traced(i)
 		}
-		for _, m := range bd.models {
-			names, traced = append(names, m.Name()), append(traced, true)
+		for _, name := range executor.EventRowNames(bd.models, bd.deviceWire, bd.sourceWire) {
+			names, traced = append(names, name), append(traced, true)
 		}
 		s.trace = record.NewTrace(opt.Trace, names, traced, real)
 	}
@@ -230,6 +232,7 @@ func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (
 	s.x, err = executor.New(executor.Config{
 		Network: cfg, Clock: clock, End: end, Egress: bd.egress,
 		Ingress: ingress, FlowOf: bd.flowOf, Reconnects: bd.reconnects, Models: bd.models, Sources: bd.sources, SourceInterfaces: bd.playerAt,
+		DeviceWire: bd.deviceWire, SourceWire: bd.sourceWire,
 		Trace: s.trace, Phases: phases, Signals: s.signals, Monitor: opt.Monitor, Recording: s.recording,
 		Queues: s.queues, QueueEvery: queueEvery,
 		Notify: func(e record.Event) {
@@ -408,7 +411,16 @@ func (s *Session) summary(stopped string, failure error) (record.Summary, error)
 		sum.Phases = ph.Summary()
 	}
 	sum.Events = slices.Clone(s.x.Events())
+	// The endpoints played in software that speak the wire protocol: what
+	// their firmware sent.
+	var played []record.EndpointSummary
+	for i, l := range s.bind.sourceWire {
+		if l != nil {
+			played = append(played, record.EndpointSummary{Name: s.bind.interfaces[s.bind.playerAt[i]], Kind: "played", Device: "played in software", Wire: s.x.WireSummary(l)})
+		}
+	}
 	if s.mode == Virtual {
+		sum.Endpoints = played
 		return sum, failure
 	}
 	sum.Endpoints = []record.EndpointSummary{}
@@ -423,8 +435,10 @@ func (s *Session) summary(stopped string, failure error) (record.Summary, error)
 			es.LineTime = l.LineMode()
 		}
 		es.Gaps, es.Error = s.x.EndpointState(i)
+		es.Wire = s.x.WireSummary(s.bind.deviceWire[i])
 		sum.Endpoints = append(sum.Endpoints, es)
 	}
+	sum.Endpoints = append(sum.Endpoints, played...)
 	timing := s.timing
 	s.x.Timing(&timing)
 	if s.trace != nil {

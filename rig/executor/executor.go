@@ -102,6 +102,12 @@ type Config struct {
 	// interface in the recording (-1: not recorded).
 	Sources          []Source
 	SourceInterfaces []int
+	// DeviceWire and SourceWire follow the wire protocol on the frames
+	// that endpoints (per device, as FlowOf) and sources (per source)
+	// send, for those with codec wire (nil for the others). Their event
+	// rows in the trace come after the models', devices' first
+	// (EventRowNames).
+	DeviceWire, SourceWire []*WireLink
 
 	// What to record; each may be nil.
 	// Trace's names are the flows' and then the models' (for the rows
@@ -137,6 +143,8 @@ type Executor struct {
 	models  []*Model
 	sources []Source
 	injects []func(flow int, payload []byte) // per source
+	wire    []*WireLink                      // per device, or nil
+	wires   []*WireLink                      // every one, devices' then sources'
 	spare   []byte                           // the buffer the ingress ring swaps frames into
 
 	trace              *record.Trace
@@ -188,6 +196,14 @@ func New(cfg Config) (*Executor, error) {
 	}
 	for i, m := range x.models {
 		m.traceIndex = int32(len(cfg.Network.Flows) + i)
+		m.setClock(x.netNow)
+	}
+	x.wire = cfg.DeviceWire
+	for _, l := range slices.Concat(cfg.DeviceWire, cfg.SourceWire) {
+		if l != nil {
+			l.trace = int32(len(cfg.Network.Flows) + len(x.models) + len(x.wires))
+			x.wires = append(x.wires, l)
+		}
 	}
 	if len(x.egress) < len(cfg.Network.Flows) {
 		x.egress = append(x.egress, make([]Egress, len(cfg.Network.Flows)-len(x.egress))...)
@@ -208,7 +224,14 @@ func New(cfg Config) (*Executor, error) {
 		if i < len(cfg.SourceInterfaces) {
 			iface = cfg.SourceInterfaces[i]
 		}
+		var wl *WireLink
+		if i < len(cfg.SourceWire) {
+			wl = cfg.SourceWire[i]
+		}
 		x.injects = append(x.injects, func(flow int, payload []byte) {
+			if wl != nil && wl.take(x, payload, x.net.Now()) || flow < 0 {
+				return // the answer to the rig's time request, or a source that feeds nothing
+			}
 			seq := x.net.Inject(flow, payload)
 			if x.recording != nil && iface >= 0 {
 				x.recording.Frame(iface, false, x.net.Now(), flow, seq, payload)
@@ -252,6 +275,26 @@ func (x *Executor) sampleQueues(now time.Duration) {
 		row[3*i], row[3*i+1], row[3*i+2] = float64(h.QueueBytes), float64(h.QueueFrames), float64(h.HeldFrames)
 	}
 	x.queues.Publish()
+}
+
+// netNow is the engine's time: what the models' wire messages are stamped
+// with (a method value, made once).
+func (x *Executor) netNow() time.Duration { return x.net.Now() }
+
+// EventRowNames are the names of the trace's rows that are events rather
+// than frames, after the flows': the models' (their supervisors'), then
+// the wire links' (their devices' heartbeats), devices' first.
+func EventRowNames(models []*Model, deviceWire, sourceWire []*WireLink) []string {
+	var names []string
+	for _, m := range models {
+		names = append(names, m.Name())
+	}
+	for _, l := range slices.Concat(deviceWire, sourceWire) {
+		if l != nil {
+			names = append(names, l.Name())
+		}
+	}
+	return names
 }
 
 // SignalColumns names the columns of the models' signals, in the order
@@ -320,6 +363,9 @@ func (x *Executor) Step() (next time.Duration, done bool) {
 	x.runPosted(now)
 	x.exchange(now)
 	next = x.end
+	for _, l := range x.wires {
+		next = min(next, l.sync(now))
+	}
 	for i, src := range x.sources {
 		if src.Next() <= now {
 			src.Emit(now, x.injects[i])
@@ -377,7 +423,12 @@ func (x *Executor) ingest() {
 		if !ok {
 			return
 		}
-		if flow := x.flowOf[f.endpoint]; flow >= 0 && f.at < x.end {
+		if l := x.wireOf(f.endpoint); l != nil && l.take(x, f.payload, f.at) {
+			// The answer to the rig's own time request: not forwarded.
+			if x.recording != nil {
+				x.recording.Frame(f.endpoint, false, f.at, -1, 0, f.payload)
+			}
+		} else if flow := x.flowOf[f.endpoint]; flow >= 0 && f.at < x.end {
 			x.net.Advance(f.at) // what was due before the frame arrived
 			seq := x.net.Inject(flow, f.payload)
 			if x.recording != nil {
@@ -390,6 +441,14 @@ func (x *Executor) ingest() {
 		}
 		x.spare = f.payload
 	}
+}
+
+// wireOf is device i's wire link, or nil.
+func (x *Executor) wireOf(i int) *WireLink {
+	if i < len(x.wire) {
+		return x.wire[i]
+	}
+	return nil
 }
 
 // exchange runs the model exchanges due by now, all models due at an
@@ -560,6 +619,14 @@ func (x *Executor) Summary() (emulator.Summary, []record.ModelSummary) {
 		models = append(models, s)
 	}
 	return x.net.Summary(), models
+}
+
+// WireSummary is a wire link's account so far (nil for none).
+func (x *Executor) WireSummary(l *WireLink) *record.WireSummary {
+	if l == nil {
+		return nil
+	}
+	return l.Summary(x.net.Now())
 }
 
 // EndpointState is the gaps and the last failure of endpoint i, times in

@@ -36,6 +36,8 @@ type Part struct {
 	// the exchanges.
 	replies bool
 	data    *dataStepping // its model's, when it steps on data
+	// wire is set when the codec is the wire protocol.
+	wire *partWire
 
 	framesOut, framesIn, badFrames uint64
 }
@@ -48,8 +50,10 @@ func NewPart(part *plant.Part, bm *profiles.BenchModel, send, receive wire.Codec
 	if err != nil {
 		return nil, err
 	}
-	return &Part{it: it, send: send, receive: receive, substeps: int(bm.Exchange / bm.Step), flow: -1,
-		out: make([]float64, len(part.Out())), in: make([]float64, len(part.In())), payload: make([]byte, 0, 256)}, nil
+	p := &Part{it: it, send: send, receive: receive, substeps: int(bm.Exchange / bm.Step), flow: -1,
+		out: make([]float64, len(part.Out())), in: make([]float64, len(part.In())), payload: make([]byte, 0, 256)}
+	p.wire = newPartWire(p)
+	return p, nil
 }
 
 // Frame samples the part and encodes what it sends. The payload is reused
@@ -66,9 +70,11 @@ func (p *Part) Frame() []byte {
 
 // Take decodes a received frame into the held inputs; a frame that does
 // not decode is counted and changes nothing.
-func (p *Part) Take(payload []byte) error {
-	if err := p.receive.Decode(payload, p.in); err != nil {
-		p.badFrames++
+func (p *Part) Take(payload []byte) error { return p.take(payload, 0) }
+
+// take is Take of a frame that arrived at at.
+func (p *Part) take(payload []byte, at time.Duration) error {
+	if err := p.decode(payload, at, p.in); err != nil {
 		return err
 	}
 	for i, v := range p.in {
@@ -76,6 +82,22 @@ func (p *Part) Take(payload []byte) error {
 	}
 	p.framesIn++
 	return nil
+}
+
+// decode decodes a frame that arrived at at into values; one that does
+// not decode is counted bad. A wire message without values (a heartbeat)
+// or stale (a duplicate, a late one) is not bad, but decodes nothing.
+func (p *Part) decode(payload []byte, at time.Duration, values []float64) error {
+	var err error
+	if p.wire != nil {
+		err = p.wire.receive(payload, at, values)
+	} else {
+		err = p.receive.Decode(payload, values)
+	}
+	if err != nil && err != wire.ErrNoValues && err != wire.ErrStale {
+		p.badFrames++
+	}
+	return err
 }
 
 // Advance integrates to the next exchange.
@@ -92,18 +114,17 @@ func (p *Part) Advance() {
 // delay from the device, on the model's time (zero at its first message).
 func (p *Part) deliver(x *Executor, f *emulator.Frame) bool {
 	if p.inbox == nil {
-		if p.Take(f.Payload) == nil && p.replies && p.flow >= 0 {
+		if p.take(f.Payload, f.Done) == nil && p.replies && p.flow >= 0 {
 			// Answered at the instant the frame arrived; the engine takes
 			// the answer up as an event of this same instant.
 			x.net.Inject(p.flow, p.Frame())
 		}
 		return true
 	}
-	if err := p.receive.Decode(f.Payload, p.inbox.Slot()); err != nil {
-		p.badFrames++
+	if p.decode(f.Payload, f.Done, p.inbox.Slot()) != nil {
 		return true
 	}
-	at := f.Sent - p.nominal
+	at := p.stamp(f)
 	if !p.data.started {
 		// The model's time starts with its data, as paper 004 aligns the
 		// twin's time with the physical twin's timestamps: a device that
@@ -113,6 +134,21 @@ func (p *Part) deliver(x *Executor, f *emulator.Frame) bool {
 	p.inbox.Put(at - p.data.start)
 	p.framesIn++
 	return true
+}
+
+// stamp is the time a message that steps the part is valid from: the
+// time its sender stamped it with, on the rig's clock, when that is known
+// (codec wire); otherwise the time it entered the rig less the nominal
+// delay from the device.
+func (p *Part) stamp(f *emulator.Frame) time.Duration {
+	if p.wire != nil {
+		if t, ok := p.wire.senderTime(); ok {
+			p.wire.bySender++
+			return t
+		}
+		p.wire.byIngress++
+	}
+	return f.Sent - p.nominal
 }
 
 // apply sets the inputs to values (a message the inbox chose).
@@ -149,6 +185,8 @@ type Model struct {
 	wait     *dataStepping // nil: neither steps on data nor is supervised
 
 	traceIndex int32 // its supervisor's rows in the trace
+
+	sends, takes []string // the variables crossing the cut, each way
 }
 
 // Stepping is what a model endpoint's parts step on.
@@ -225,7 +263,7 @@ func NewModel(name string, bm *profiles.BenchModel, toHardware, fromHardware int
 		return nil, err
 	}
 	sim.flow = toHardware
-	m := &Model{name: name, bm: bm, sim: sim, exchange: bm.Exchange}
+	m := &Model{name: name, bm: bm, sim: sim, exchange: bm.Exchange, sends: bm.Simulated.Out(), takes: bm.Simulated.In()}
 	var hwIt *plant.Integrator
 	if standIn {
 		if m.hw, err = NewPart(bm.Hardware, bm, bm.Receive, bm.Send); err != nil {
@@ -279,6 +317,29 @@ func (m *Model) SetStepping(st Stepping) error {
 
 // Name is the endpoint's name in the bench.
 func (m *Model) Name() string { return m.name }
+
+// SetPeer says which wire link follows the endpoint the model's part
+// receives from (codec wire): the times its messages are stamped with are
+// mapped to the rig's clock through that link's estimate of the device's
+// clock. Without a peer, a model with a stand-in shares its sender's clock
+// (virtual time), and one without knows nothing of it.
+func (m *Model) SetPeer(l *WireLink) {
+	if w := m.sim.wire; w != nil {
+		w.peer = l
+	}
+}
+
+// setClock makes the model's wire messages carry the executor's time now.
+func (m *Model) setClock(now func() time.Duration) {
+	for _, p := range []*Part{m.sim, m.hw} {
+		if p != nil && p.wire != nil {
+			p.wire.send.Clock = now
+		}
+	}
+	if w := m.sim.wire; w != nil && m.hw != nil {
+		w.sameClock = true // the stand-in stamps with the executor's time too
+	}
+}
 
 // Simulated is the rig's part, the egress of the flow from the hardware.
 func (m *Model) Simulated() Egress { return m.sim }
@@ -592,6 +653,9 @@ func (m *Model) Summary(late bool) record.ModelSummary {
 	if m.hw != nil {
 		s.Hardware = m.hw.endSummary()
 	}
+	if w := m.sim.wire; w != nil {
+		s.Wire = w.summary()
+	}
 	if late {
 		s.StepLateness, s.Overruns = m.late.Summarize(), m.overruns
 	}
@@ -600,10 +664,7 @@ func (m *Model) Summary(late bool) record.ModelSummary {
 		if m.onData() {
 			s.Stepping = "wait"
 			s.SimTimeS = d.h.Seconds()
-			s.Timestamps = "ingress"
-			if m.stepping.NominalDelay > 0 {
-				s.Timestamps = fmt.Sprintf("ingress less a nominal delay of %v", m.stepping.NominalDelay)
-			}
+			s.Timestamps = m.sim.timestamps(m.stepping.NominalDelay)
 		}
 		s.Messages = &record.MessageCounts{Generated: d.generated, Skipped: d.skipped, SkippedDisruption: d.skippedDisrupted}
 		s.GapSteps = d.gapSteps
@@ -695,6 +756,18 @@ func (m *Model) progress() record.ModelProgress {
 	if ref := m.ref; ref.output >= 0 {
 		mp.Output, mp.Value, mp.Ideal = ref.name, ref.cut.Signal(ref.output), ref.ideal.Signal(ref.output)
 		mp.Peak, mp.MaxError = ref.peak, ref.maxErr
+	}
+	for i, name := range m.sends {
+		if mp.NCut < record.MaxCut {
+			mp.Cut[mp.NCut] = record.CutValue{Name: name, Value: m.sim.it.Out(i), ToHardware: true}
+			mp.NCut++
+		}
+	}
+	for i, name := range m.takes {
+		if mp.NCut < record.MaxCut {
+			mp.Cut[mp.NCut] = record.CutValue{Name: name, Value: m.sim.it.In(i)}
+			mp.NCut++
+		}
 	}
 	return mp
 }

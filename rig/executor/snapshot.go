@@ -26,6 +26,9 @@ func (x *Executor) fillSnapshot(s *record.Snapshot) {
 		mp.Sync = m.syncProgress(s.Time)
 		s.Models = append(s.Models, mp)
 	}
+	for _, l := range x.wires {
+		s.Wire = append(s.Wire, l.progress())
+	}
 	if x.real {
 		var dropped uint64
 		if x.in != nil {

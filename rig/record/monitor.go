@@ -106,6 +106,7 @@ type Snapshot struct {
 	Flows  []FlowProgress
 	Hops   []HopProgress
 	Models []ModelProgress
+	Wire   []WireProgress
 	Timing TimingProgress
 	Events int // how many events the run has recorded (Executor.Event)
 
@@ -174,6 +175,31 @@ type ModelProgress struct {
 	MaxError                                 float64 // largest |Value − Ideal| so far
 	Exchanges, Overruns, FramesOut, FramesIn uint64
 	Sync                                     SyncProgress
+	// Cut are the variables crossing the cut now: what the rig's part
+	// last sent, then what it last took up (the first MaxCut of them).
+	Cut  [MaxCut]CutValue
+	NCut int
+}
+
+// MaxCut is how many of a cut's variables a snapshot shows.
+const MaxCut = 8
+
+// CutValue is a variable crossing a cut.
+type CutValue struct {
+	Name       string
+	Value      float64
+	ToHardware bool // sent by the rig's part, rather than taken up
+}
+
+// WireProgress is an endpoint speaking the rig wire protocol so far.
+type WireProgress struct {
+	Name                               string
+	Messages, CRCErrors, Malformed     uint64
+	Missed, Duplicates, Late, Restarts uint64
+	Heard                              bool          // a heartbeat has come
+	Fault, Safe                        bool          // the last heartbeat's flags
+	ClockKnown                         bool          // a time exchange was answered
+	OneWay                             time.Duration // the last message's one-way delay, once ClockKnown
 }
 
 // SyncProgress is a model's time supervisor now (paper 004); the zero
@@ -229,7 +255,7 @@ func overall(h *emulator.DelayHistogram) DelayProgress {
 // Reset starts filling the snapshot for the run's time t.
 func (s *Snapshot) Reset(t time.Duration, wall time.Time) {
 	s.Time, s.Wall = t, wall
-	s.Flows, s.Hops, s.Models = s.Flows[:0], s.Hops[:0], s.Models[:0]
+	s.Flows, s.Hops, s.Models, s.Wire = s.Flows[:0], s.Hops[:0], s.Models[:0], s.Wire[:0]
 	s.Timing, s.Events = TimingProgress{}, 0
 }
 
@@ -275,10 +301,11 @@ func (s *Snapshot) SetTiming(release, wake *emulator.DelayHistogram, wakeups, in
 
 // copyFrom makes s a copy of src, reusing s's slices.
 func (s *Snapshot) copyFrom(src *Snapshot) {
-	flows, hops, models := s.Flows, s.Hops, s.Models
+	flows, hops, models, wire := s.Flows, s.Hops, s.Models, s.Wire
 	*s = *src
 	s.windows = nil
 	s.Flows = append(flows[:0], src.Flows...)
 	s.Hops = append(hops[:0], src.Hops...)
 	s.Models = append(models[:0], src.Models...)
+	s.Wire = append(wire[:0], src.Wire...)
 }

@@ -58,6 +58,53 @@ type EndpointSummary struct {
 	LineTime string       `json:"line_time,omitempty"`
 	Gaps     [][2]float64 `json:"gaps_s,omitempty"` // [from, to) while the device was away
 	Error    string       `json:"error,omitempty"`
+	// Wire is, for an endpoint with codec wire, the protocol's account of
+	// what the device sent (counted as the frames were read, before the
+	// emulated network), and of the device's clock.
+	Wire *WireSummary `json:"wire,omitempty"`
+}
+
+// WireSummary is what one sender's rig wire protocol messages showed the
+// rig (firmware/README.md): the messages and what was wrong with them, the
+// one-way delay from the sender, its clock against the rig's, and its
+// heartbeat.
+type WireSummary struct {
+	// Messages are the well-formed messages. A frame that is no message
+	// failed its CRC or is malformed (too short, an unknown version or
+	// type, a payload that does not fit its type). Of the messages, by
+	// their numbers: gaps are the times numbers were skipped, missed the
+	// numbers skipped and not received since, duplicates and late ones
+	// (out of order) are stale, and restarts are the sender starting its
+	// numbers again.
+	Messages   uint64 `json:"messages"`
+	CRCErrors  uint64 `json:"crc_errors"`
+	Malformed  uint64 `json:"malformed"`
+	Gaps       uint64 `json:"gaps"`
+	Missed     uint64 `json:"missed"`
+	Duplicates uint64 `json:"duplicates"`
+	Late       uint64 `json:"late"`
+	Restarts   uint64 `json:"restarts"`
+	// OneWayDelay is each message's arrival less the time the sender
+	// stamped it with, mapped to the rig's clock: from the sender's clock
+	// through its line, the rig's reader and, for a model, the emulated
+	// network. A device's messages are measured once its clock is known
+	// (after the first time exchange); a negative delay (the estimate's
+	// error) counts as zero.
+	OneWayDelay *emulator.DelaySummary `json:"one_way_delay_s,omitempty"`
+	// TimeExchanges are the time requests the rig sent the device (once a
+	// second, directly, not through the emulated network) that were
+	// answered. ClockOffsetS is the device's clock less the rig's at the
+	// end, and ClockDrift its rate less the rig's (50e-6: it gains 50 µs
+	// a second), fitted to the last 32 answers; absent without answers.
+	TimeExchanges uint64   `json:"time_exchanges,omitempty"`
+	ClockOffsetS  *float64 `json:"clock_offset_s,omitempty"`
+	ClockDrift    *float64 `json:"clock_drift,omitempty"`
+	// Heartbeats counts the sender's heartbeats; Status is the last one's:
+	// ok, fault (a controller's measurements stopped), safe (a plant
+	// node's watchdog holds its outputs safe), or both. Each change is an
+	// event of the run and a row of the trace.
+	Heartbeats uint64 `json:"heartbeats,omitempty"`
+	Status     string `json:"status,omitempty"`
 }
 
 // ModelSummary is what a model endpoint did.
@@ -98,13 +145,22 @@ type ModelSummary struct {
 	// last took up instead of waiting for ever.
 	GapSteps uint64 `json:"gap_steps,omitempty"`
 	// Timestamps says what the messages the part steps on are stamped
-	// with: the sender's clock, or the rig's ingress less a nominal delay.
+	// with: the sender's clock (codec wire: mapped to the rig's), or the
+	// rig's ingress less a nominal delay (for a device that stamps
+	// nothing, and for a wire device's first messages, before its clock
+	// is known: then both are said, with how many each).
 	Timestamps string `json:"timestamps,omitempty"`
 	// Messages counts what the part sends across the cut, one message per
 	// step, as paper 004's Tables 3 and 4 do.
 	Messages *MessageCounts `json:"messages,omitempty"`
 	// Sync is the supervisor's account.
 	Sync *SyncSummary `json:"sync,omitempty"`
+	// Wire is, for a model whose codec is wire, the protocol's account of
+	// the messages its part received, after the emulated network; its
+	// one-way delay is from the sender's stamp (the stand-in's, on the
+	// rig's clock, in virtual time; a device's, mapped through its
+	// endpoint's clock estimate, in real time).
+	Wire *WireSummary `json:"wire,omitempty"`
 }
 
 // MessageCounts are the messages a supervised part generated, one per

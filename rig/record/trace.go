@@ -17,15 +17,23 @@ const (
 
 // Statuses of the trace beyond the engine's. EgressDrop is a frame the
 // engine delivered but whose egress device would not take it
-// (disconnected, or a write error). The others are the rows of a model
-// endpoint's supervisor, not of a frame: the model fell out of sync, came
-// back in sync, or suppressed a message while out of sync; their flow is
-// the endpoint's name and they have no seq or bytes.
+// (disconnected, or a write error). The others are event rows, not
+// frames: their flow is an endpoint's name and they have no seq or bytes.
+// A model endpoint's supervisor writes OutOfSync, InSync and Suppressed
+// (the model fell out of sync, came back in sync, or suppressed a message
+// while out of sync); an endpoint speaking the wire protocol writes the
+// changes of its device's heartbeat: a controller's fault flag raised or
+// cleared, a plant node's watchdog tripped (its outputs driven safe) or
+// cleared (commanded again).
 const (
 	EgressDrop emulator.Status = 255 - iota
 	OutOfSync
 	InSync
 	Suppressed
+	FaultRaised
+	FaultCleared
+	WatchdogTripped
+	WatchdogCleared
 )
 
 // StatusName is the trace's word for a status.
@@ -39,12 +47,20 @@ func StatusName(s emulator.Status) string {
 		return "in_sync"
 	case Suppressed:
 		return "suppressed"
+	case FaultRaised:
+		return "fault_raised"
+	case FaultCleared:
+		return "fault_cleared"
+	case WatchdogTripped:
+		return "watchdog_tripped"
+	case WatchdogCleared:
+		return "watchdog_cleared"
 	}
 	return s.String()
 }
 
-// isEvent reports whether a status is a supervisor's row.
-func isEvent(s emulator.Status) bool { return s >= Suppressed && s < EgressDrop }
+// isEvent reports whether a status is an event's row.
+func isEvent(s emulator.Status) bool { return s >= WatchdogCleared && s < EgressDrop }
 
 // TraceRow is a finished frame. Recv and Due are negative when empty.
 type TraceRow struct {
