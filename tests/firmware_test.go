@@ -304,3 +304,49 @@ func TestFirmwareLoopWithDelay(t *testing.T) {
 }
 
 func deg(rad float64) float64 { return rad * 180 / math.Pi }
+
+// TestMotorSpeedControllerIsTheFirmwaresLaw: motor-speed's controller, the
+// stand-in for the firmware in virtual time, computes what pid.Law does,
+// hit for hit, with derivative action, its filter and saturation in play.
+func TestMotorSpeedControllerIsTheFirmwaresLaw(t *testing.T) {
+	set := map[string]float64{"kp": 0.5, "ki": 4, "kd": 0.02, "tf": 0.005, "umin": -3, "umax": 2}
+	b, _ := plant.LookupBuiltin("motor-speed")
+	m, err := b.Model(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plant.New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, hw, err := p.Cut("controller")
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := plant.NewIntegrator(hw, plant.Trapezoidal, 10*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	law := pid.Law{Gains: pid.Gains{Kp: 0.5, Ki: 4, Kd: 0.02}, Period: 10 * time.Millisecond, Min: -3, Max: 2, FilterTime: 5 * time.Millisecond}
+	in := hw.In()
+	ri, yi := slices.Index(in, "r"), slices.Index(in, "wL")
+	saturated := 0
+	for k := range 500 {
+		r := 5 * math.Sin(float64(k)/40)
+		y := 4*math.Sin(float64(k)/23) + math.Cos(float64(k)*1.7)
+		it.SetIn(ri, r)
+		it.SetIn(yi, y)
+		it.Sample()
+		want := law.Update(r, y)
+		if got := it.Out(0); got != want {
+			t.Fatalf("hit %d: the model's controller says %v, the firmware's law %v", k, got, want)
+		}
+		if want == -3 || want == 2 {
+			saturated++
+		}
+		it.Advance()
+	}
+	if saturated < 50 {
+		t.Errorf("the limits were reached only %d times", saturated)
+	}
+}
