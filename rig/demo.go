@@ -4,25 +4,45 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"go.bug.st/serial"
 
 	"github.com/hilrig/hilrig/drivers/realtime"
+	"github.com/hilrig/hilrig/emulator/plant"
+	"github.com/hilrig/hilrig/firmware/device"
+	"github.com/hilrig/hilrig/firmware/pid"
+	"github.com/hilrig/hilrig/firmware/plantnode"
 	"github.com/hilrig/hilrig/firmware/wire"
 	"github.com/hilrig/hilrig/profiles"
-	"github.com/hilrig/hilrig/rig/executor"
 	"github.com/hilrig/hilrig/rig/record"
 )
 
+// The demo's scenarios.
+const (
+	// ScenarioFirmware: the reference PID firmware on a pseudo-terminal
+	// controls motor-speed, simulated by the rig.
+	ScenarioFirmware = "firmware"
+	// ScenarioQuarterCar: paper 001's quarter car simulated by the rig,
+	// its seat on a pseudo-terminal, played by the reference plant node.
+	ScenarioQuarterCar = "quarter-car"
+)
+
+// DemoScenarios are the scenarios, the default first.
+var DemoScenarios = []string{ScenarioFirmware, ScenarioQuarterCar}
+
 // DemoOptions set up the built-in virtual bench.
 type DemoOptions struct {
-	Cut      string        // where the quarter car is cut: CP1 or CP2
-	Profile  string        // the network between car and seat
+	Scenario string        // a DemoScenarios; "" is the first
+	Cut      string        // quarter-car: where the car is cut, CP1 or CP2
+	Profile  string        // the network between the rig and the device
 	Duration time.Duration // 0: 10 s
 	Priority int
 	Trace    io.Writer
@@ -32,10 +52,12 @@ type DemoOptions struct {
 	Out      io.Writer // what the demo is, once it is set up
 }
 
-// DemoBench is the bench of the demo: paper 001's quarter car cut at cut,
-// the rig simulating wheel, suspension and body, the seat on a
-// pseudo-terminal, the road a bump every second. flows are the profile's
-// two flows: the car's frames to the seat, and back.
+// DemoBench is the bench of the quarter-car scenario: paper 001's quarter
+// car cut at cut, the rig simulating wheel, suspension and body, the seat
+// on a pseudo-terminal in dir, the road a bump every second; the car's
+// body velocity goes to the seat as a wire command, the seat force comes
+// back as a sample. flows are the profile's two flows: to the seat, and
+// back.
 func DemoBench(cut, dir string, flows [2]string) string {
 	return fmt.Sprintf(`name: demo
 endpoints:
@@ -45,49 +67,213 @@ endpoints:
       cut: %s
       exchange: 2ms
       inputs: {v0: {square: {amplitude: 0.1, period: 2s}}}
-  seat: {pty: {link: %s, framing: line}}
+      codec: {wire: {sends: command}}
+  seat: {pty: {link: %s, codec: wire}}
 bind:
   %s: {from: car, to: seat}
   %s: {from: seat, to: car}
 `, cut, filepath.Join(dir, "seat"), flows[0], flows[1])
 }
 
-// Demo runs a complete hardware-in-the-loop run with no hardware: the rig
-// simulates the quarter car cut at a coupling point and exchanges the
-// coupling variables through the emulated network with a virtual device
-// that plays the part on the bench. The device attaches to a real
-// pseudo-terminal through the serial driver, runs the model's hardware
-// part on a thread of its own at the same exchange rate, and answers each
-// frame as hardware would.
-func Demo(ctx context.Context, opt DemoOptions) (record.Summary, *profiles.LoadedBench, error) {
-	if opt.Duration <= 0 {
-		opt.Duration = 10 * time.Second
+// FirmwareDemoBench is the bench of the firmware scenario: motor-speed cut
+// at its controller, the rig simulating the motor, its load and the
+// setpoint (a square wave between 5 and 15 rad/s, 4 s a period), the
+// controller on a pseudo-terminal in dir with codec wire.
+func FirmwareDemoBench(dir string, flows [2]string) string {
+	return fmt.Sprintf(`name: demo-firmware
+endpoints:
+  motor:
+    model:
+      name: motor-speed
+      cut: controller
+      exchange: 2ms
+      inputs: {setpoint: {square: {amplitude: 5, offset: 10, period: 4s}}}
+      codec: wire
+  controller: {pty: {link: %s, codec: wire}}
+bind:
+  %s: {from: motor, to: controller}
+  %s: {from: controller, to: motor}
+`, filepath.Join(dir, "controller"), flows[0], flows[1])
+}
+
+// DemoSetup is a scenario made ready: its profile and bench, and the
+// device on the pseudo-terminal.
+type DemoSetup struct {
+	Scenario string
+	Profile  *profiles.Loaded
+	Bench    *profiles.LoadedBench
+	endpoint string // the device's, in the bench
+	about    string // what the demo is, in a sentence
+	build    func(uart device.UART, clock device.Clock) (device.Firmware, error)
+}
+
+// SetUpDemo checks the options and makes the scenario's bench, its
+// pseudo-terminal in dir.
+func SetUpDemo(opt DemoOptions, dir string) (*DemoSetup, error) {
+	scenario := opt.Scenario
+	if scenario == "" {
+		scenario = DemoScenarios[0]
 	}
-	car, err := profiles.LoadModel("quarter-car", nil)
-	if err != nil {
-		return record.Summary{}, nil, err
+	if !slices.Contains(DemoScenarios, scenario) {
+		return nil, fmt.Errorf("--scenario: no scenario %q (want %s)", scenario, strings.Join(DemoScenarios, " or "))
 	}
-	if _, _, err := car.Cut(opt.Cut); err != nil {
-		return record.Summary{}, nil, fmt.Errorf("--cut: %w", err)
+	if opt.Cut != "" && scenario != ScenarioQuarterCar {
+		return nil, fmt.Errorf("--cut cuts the quarter car; scenario %s is cut at its controller", scenario)
 	}
 	p, err := profiles.Load(opt.Profile)
 	if err != nil {
-		return record.Summary{}, nil, err
+		return nil, err
 	}
 	if p.Flows.Len() < 2 {
-		return record.Summary{}, nil, fmt.Errorf("profile %s has %d flows; the demo needs two, to the seat and back", p.Name, p.Flows.Len())
+		return nil, fmt.Errorf("profile %s has %d flows; the demo needs two, to the device and back", p.Name, p.Flows.Len())
+	}
+	flows := [2]string{p.Flows.Names[0], p.Flows.Names[1]}
+	d := &DemoSetup{Scenario: scenario, Profile: p}
+	var text string
+	switch scenario {
+	case ScenarioQuarterCar:
+		cut := opt.Cut
+		if cut == "" {
+			cut = "CP2"
+		}
+		car, err := profiles.LoadModel("quarter-car", nil)
+		if err != nil {
+			return nil, err
+		}
+		if _, _, err := car.Cut(cut); err != nil {
+			return nil, fmt.Errorf("--cut: %w", err)
+		}
+		text, d.endpoint = DemoBench(cut, dir, flows), "seat"
+		d.about = fmt.Sprintf("paper 001's quarter car cut at %s, the driver's seat on a pseudo-terminal played by the reference plant node (firmware/plantnode), its pins wired to the seat's physics", cut)
+	case ScenarioFirmware:
+		text, d.endpoint = FirmwareDemoBench(dir, flows), "controller"
+		d.about = "the reference PID firmware (firmware/pid) on a pseudo-terminal, opened through the serial driver as a USB adapter is, controlling the speed of a DC motor the rig simulates (motor-speed)"
+	}
+	if d.Bench, err = profiles.ParseBench("demo bench", []byte(text), p); err != nil {
+		return nil, err
+	}
+	bm := d.Bench.Models[d.Bench.Endpoints.Names[0]]
+	switch scenario {
+	case ScenarioQuarterCar:
+		d.build = func(uart device.UART, clock device.Clock) (device.Firmware, error) { return seatNode(bm, uart, clock) }
+	case ScenarioFirmware:
+		d.build = func(uart device.UART, _ device.Clock) (device.Firmware, error) {
+			cfg, err := pidFor(bm, d.Bench.Endpoints.Values[0].Model.Params)
+			if err != nil {
+				return nil, err
+			}
+			return pid.New(cfg, uart, nil)
+		}
+	}
+	return d, nil
+}
+
+// pidFor is the reference PID firmware's configuration for motor-speed's
+// controller as bm has it, with params: the model's law, rate and limits; samples of
+// the variables the rig sends (wL, r: measurement and setpoint), f64 each
+// as the wire codec lays them out by default; commands of V. It holds its
+// command and raises its fault flag after 100 ms without a measurement,
+// and says so in a heartbeat every 100 ms.
+func pidFor(bm *profiles.BenchModel, params profiles.Map[float64]) (pid.Config, error) {
+	par := map[string]float64{}
+	if b, ok := plant.LookupBuiltin(bm.Name); ok {
+		for _, p := range b.Params {
+			par[p.Name] = p.Value
+		}
+	}
+	for i, name := range params.Names {
+		par[name] = *params.Values[i]
+	}
+	sends := bm.Simulated.Out()
+	y, r := slices.Index(sends, "wL"), slices.Index(sends, "r")
+	if bm.Name != "motor-speed" || y < 0 || r < 0 || len(bm.Simulated.In()) != 1 {
+		return pid.Config{}, fmt.Errorf("the PID firmware is motor-speed's controller, not %s's cut %s", bm.Name, bm.Cut)
+	}
+	samples, _ := wire.NewStruct(slices.Repeat([]wire.Field{{Type: wire.F64LE}}, len(sends)))
+	command, _ := wire.NewStruct([]wire.Field{{Type: wire.F64LE}})
+	return pid.Config{
+		Law: pid.Law{Gains: pid.Gains{Kp: par["kp"], Ki: par["ki"], Kd: par["kd"]}, Period: time.Duration(math.Round(1e9 / par["rate"])),
+			Min: par["umin"], Max: par["umax"], FilterTime: time.Duration(par["tf"] * 1e9), TrackingTime: time.Duration(par["tt"] * 1e9)},
+		Measurement: samples, MeasurementField: y, SetpointField: r, Command: command,
+		Timeout: 100 * time.Millisecond, Heartbeat: 100 * time.Millisecond,
+	}, nil
+}
+
+// seatNode is the reference plant node with the seat on its pins: the
+// command it applies is the body's velocity, the input it samples every
+// exchange is the seat force, and between the two the seat's own
+// equations (the quarter car's hardware part at CP2, or the suspension
+// and body at CP1) run on the device's clock. Its watchdog holds the
+// input at rest (0) when the car's commands stop for 100 ms.
+func seatNode(bm *profiles.BenchModel, uart device.UART, clock device.Clock) (device.Firmware, error) {
+	it, err := plant.NewIntegrator(bm.Hardware, bm.Solver, bm.Step)
+	if err != nil {
+		return nil, err
+	}
+	if len(bm.Hardware.In()) != 1 || len(bm.Hardware.Out()) != 1 {
+		return nil, fmt.Errorf("the seat node has one input and one output; cut %s has %d and %d", bm.Cut, len(bm.Hardware.Out()), len(bm.Hardware.In()))
+	}
+	one, _ := wire.NewStruct([]wire.Field{{Type: wire.F64LE}})
+	pins := &physicsPins{it: it, clock: clock, at: -1}
+	return plantnode.New(plantnode.Config{Period: bm.Exchange, Samples: one, Commands: one, Safe: []float64{0},
+		Watchdog: 100 * time.Millisecond, Heartbeat: 100 * time.Millisecond}, uart, []device.AnalogIn{pins}, []device.AnalogOut{pins})
+}
+
+// physicsPins are a plant node's output and input wired to a model part's
+// equations, one input and one output: what the output drives is the
+// part's input from that instant, and the input reads the part's output
+// now, the part integrated up to the device's clock in whole steps.
+type physicsPins struct {
+	it    *plant.Integrator
+	clock device.Clock
+	at    time.Duration // the device's time of the integrator's, or -1 before the first use
+}
+
+func (p *physicsPins) catchUp() {
+	now := p.clock.Now()
+	if p.at < 0 {
+		p.at = now
+	}
+	for p.at+p.it.Step() <= now {
+		p.it.Advance()
+		p.at += p.it.Step()
+	}
+}
+
+func (p *physicsPins) Out(v float64) error {
+	p.catchUp()
+	p.it.SetIn(0, v)
+	return nil
+}
+
+func (p *physicsPins) Read() (float64, error) {
+	p.catchUp()
+	p.it.Sample()
+	return p.it.Out(0), nil
+}
+
+// Demo runs a complete hardware-in-the-loop run with no hardware: the rig
+// simulates the scenario's model, cut at a coupling point, and exchanges
+// the coupling variables through the emulated network with reference
+// firmware on a real pseudo-terminal, attached through the serial driver
+// as a microcontroller on a USB adapter would be, and running on threads
+// of its own on its own clock. Both sides speak the wire protocol: the
+// rig follows the device's messages, its clock and its heartbeat.
+func Demo(ctx context.Context, opt DemoOptions) (record.Summary, *DemoSetup, error) {
+	if opt.Duration <= 0 {
+		opt.Duration = 10 * time.Second
 	}
 	dir, err := os.MkdirTemp("", "hilrig-demo-")
 	if err != nil {
 		return record.Summary{}, nil, err
 	}
 	defer os.RemoveAll(dir)
-	b, err := profiles.ParseBench("demo bench", []byte(DemoBench(opt.Cut, dir, [2]string{p.Flows.Names[0], p.Flows.Names[1]})), p)
+	d, err := SetUpDemo(opt, dir)
 	if err != nil {
 		return record.Summary{}, nil, err
 	}
 	if opt.Out != nil {
-		fmt.Fprintf(opt.Out, "hilrig demo: paper 001's quarter car cut at %s, a virtual seat on a pseudo-terminal, %s between them, for %v.\n", opt.Cut, p.Name, opt.Duration)
+		fmt.Fprintf(opt.Out, "hilrig demo (%s): %s, %s between them, for %v.\n", d.Scenario, d.about, d.Profile.Name, opt.Duration)
 	}
 	mon := &record.Monitor{}
 	ctx, cancel := context.WithCancel(ctx)
@@ -98,16 +284,16 @@ func Demo(ctx context.Context, opt DemoOptions) (record.Summary, *profiles.Loade
 	}
 	done := make(chan result, 1)
 	go func() {
-		s, err := Run(ctx, p, b, Options{Duration: opt.Duration, Trace: opt.Trace, Signals: opt.Signals, Priority: opt.Priority, Log: opt.Log, Monitor: mon})
+		s, err := Run(ctx, d.Profile, d.Bench, Options{Duration: opt.Duration, Trace: opt.Trace, Signals: opt.Signals, Priority: opt.Priority, Log: opt.Log, Monitor: mon})
 		done <- result{s, err}
 	}()
-	device, err := startSeat(ctx, filepath.Join(dir, "seat"), b.Models["car"], opt.Priority-2)
+	dev, err := startDevice(ctx, filepath.Join(dir, d.endpoint), d.build, opt.Priority-2)
 	if err != nil {
 		cancel()
 		if r := <-done; r.err != nil {
-			return r.s, b, r.err // the run failed first: that is the news
+			return r.s, d, r.err // the run failed first: that is the news
 		}
-		return record.Summary{}, b, fmt.Errorf("the virtual seat: %w", err)
+		return record.Summary{}, d, fmt.Errorf("the device on %s: %w", d.endpoint, err)
 	}
 	var status *Status
 	if opt.Status != nil {
@@ -118,11 +304,11 @@ func Demo(ctx context.Context, opt DemoOptions) (record.Summary, *profiles.Loade
 	for {
 		select {
 		case r := <-done:
-			device.stop()
+			dev.stop()
 			if status != nil {
 				status.Close(mon)
 			}
-			return r.s, b, r.err
+			return r.s, d, r.err
 		case <-ticker.C:
 			if status != nil {
 				status.Show(mon)
@@ -131,22 +317,29 @@ func Demo(ctx context.Context, opt DemoOptions) (record.Summary, *profiles.Loade
 	}
 }
 
-// seatDevice is the virtual hardware: the model's hardware part behind a
-// pseudo-terminal, as a microcontroller on a USB adapter would be. It runs
-// the same modelEnd as the rig's side of a cut, with the codecs swapped.
-type seatDevice struct {
+// hostDevice runs a firmware on the device side of a pseudo-terminal, as
+// a host build does (firmware/cmd): the bytes it reads go in as they
+// arrive, stamped with the device's own clock, and its ticks run on a
+// thread of its own, at real-time priority when allowed, woken at each
+// tick's time.
+type hostDevice struct {
 	port    serial.Port
-	line    wire.Framing
-	mu      sync.Mutex
-	latest  []byte // the last frame received, not yet taken up
-	fresh   bool
+	fw      device.Firmware
+	clock   *realtime.Monotonic
+	mu      sync.Mutex // the firmware is single-threaded: one of the two at a time
 	quit    chan struct{}
 	stopped sync.WaitGroup
 }
 
-// startSeat attaches to the device side of the pseudo-terminal at path
-// and runs the hardware part there.
-func startSeat(ctx context.Context, path string, bm *profiles.BenchModel, priority int) (*seatDevice, error) {
+// portUART is the firmware's UART on a port the device's reader reads.
+type portUART struct{ port serial.Port }
+
+func (u portUART) Read([]byte) (int, error)    { return 0, nil } // the reader gives the firmware its bytes
+func (u portUART) Write(p []byte) (int, error) { return u.port.Write(p) }
+
+// startDevice attaches to the pseudo-terminal at path, once the run has
+// made it, and starts the firmware build makes on it.
+func startDevice(ctx context.Context, path string, build func(device.UART, device.Clock) (device.Firmware, error), priority int) (*hostDevice, error) {
 	var port serial.Port
 	var err error
 	for deadline := time.Now().Add(5 * time.Second); ; {
@@ -158,39 +351,34 @@ func startSeat(ctx context.Context, path string, bm *profiles.BenchModel, priori
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	end, err := executor.NewPart(bm.Hardware, bm, bm.Receive, bm.Send)
-	if err != nil {
+	d := &hostDevice{port: port, clock: realtime.NewMonotonic(), quit: make(chan struct{})}
+	if d.fw, err = build(portUART{port}, d.clock); err != nil {
 		port.Close()
 		return nil, err
 	}
-	line, _ := wire.NewFraming("line", wire.FramingOptions{})
-	d := &seatDevice{port: port, line: line, quit: make(chan struct{})}
 	d.stopped.Add(2)
 	go d.read()
-	go d.step(end, bm.Exchange, priority)
+	go d.tick(priority)
 	return d, nil
 }
 
-// read keeps the latest frame the rig sent, for the stepping thread.
-func (d *seatDevice) read() {
+func (d *hostDevice) read() {
 	defer d.stopped.Done()
-	dec := d.line.NewDecoder(4096)
 	buf := make([]byte, 4096)
 	for {
 		n, err := d.port.Read(buf)
+		if n > 0 {
+			d.mu.Lock()
+			d.fw.Receive(buf[:n], d.clock.Now())
+			d.mu.Unlock()
+		}
 		if err != nil || n == 0 && d.closed() {
 			return
 		}
-		dec.Feed(buf[:n], 0, func(frame []byte, _ time.Duration) {
-			d.mu.Lock()
-			d.latest = append(d.latest[:0], frame...)
-			d.fresh = true
-			d.mu.Unlock()
-		})
 	}
 }
 
-func (d *seatDevice) closed() bool {
+func (d *hostDevice) closed() bool {
 	select {
 	case <-d.quit:
 		return true
@@ -199,47 +387,36 @@ func (d *seatDevice) closed() bool {
 	}
 }
 
-// step runs the hardware part at the exchange rate on a real-time thread:
-// take up what arrived, answer with the part's outputs, integrate.
-func (d *seatDevice) step(end *executor.Part, exchange time.Duration, priority int) {
+// tick runs the firmware's periodic work at its times.
+func (d *hostDevice) tick(priority int) {
 	defer d.stopped.Done()
 	runtime.LockOSThread() // never unlocked: the thread may have been raised
 	if priority > 0 {
 		realtime.RaiseThread(priority)
 	}
-	clock := realtime.NewMonotonic()
-	w, err := realtime.NewWaiter(clock, realtime.DefaultSpin)
+	w, err := realtime.NewWaiter(d.clock, realtime.DefaultSpin)
 	if err != nil {
 		return
 	}
 	defer w.Close()
-	var frame, taken []byte
-	never := func() bool { return false }
-	for next := time.Duration(0); !d.closed(); next += exchange {
-		w.Until(next, never)
+	quit := func() bool { return d.closed() }
+	for !d.closed() {
 		d.mu.Lock()
-		fresh := d.fresh
-		taken, d.fresh = append(taken[:0], d.latest...), false
+		now := d.clock.Now()
+		if d.fw.Next() <= now {
+			d.fw.Tick(now)
+		}
+		next := d.fw.Next()
 		d.mu.Unlock()
-		if fresh {
-			end.Take(taken)
-		}
-		frame = d.line.Append(frame[:0], end.Frame())
-		if _, err := d.port.Write(frame); err != nil {
-			return
-		}
-		end.Advance()
-		// Fallen behind by whole exchanges (the machine was busy): the
-		// seat's physics went on meanwhile, so integrate through them.
-		for clock.Now() >= next+2*exchange {
-			end.Advance()
-			next += exchange
-		}
+		w.Until(next, quit)
 	}
 }
 
-func (d *seatDevice) stop() {
+func (d *hostDevice) stop() {
 	close(d.quit)
 	d.port.Close()
 	d.stopped.Wait()
+	if n, ok := d.fw.(interface{ GoSafe() }); ok {
+		n.GoSafe() // a node's outputs to their safe levels, as its host build does at its stop
+	}
 }

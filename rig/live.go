@@ -113,13 +113,23 @@ func StatusLine(s *record.Snapshot, total time.Duration, width int) string {
 			add(fmt.Sprintf("  %s DOWN", h.Name))
 		}
 	}
+	// A device's heartbeat: a controller's fault flag, a plant node's
+	// watchdog holding its outputs safe.
+	for _, w := range s.Wire {
+		if w.Fault {
+			add(fmt.Sprintf("  %s FAULT", w.Name))
+		}
+		if w.Safe {
+			add(fmt.Sprintf("  %s SAFE", w.Name))
+		}
+	}
 	for _, m := range s.Models {
 		if m.Output != "" {
 			errPct := 0.0
 			if m.Peak > 0 {
 				errPct = 100 * m.MaxError / m.Peak
 			}
-			add(fmt.Sprintf("  %s %+.3g (uncut %+.3g) worst error %.2f%% of peak", m.Output, m.Value, m.Ideal, errPct))
+			add(fmt.Sprintf("  %s %+.3g (uncut %+.3g)%s worst error %.2f%% of peak", m.Output, m.Value, m.Ideal, crossing(&m), errPct))
 		}
 		if m.Sync.Supervised && !m.Sync.OutOfSync {
 			add(fmt.Sprintf("  %s in sync", m.Endpoint))
@@ -135,6 +145,22 @@ func StatusLine(s *record.Snapshot, total time.Duration, width int) string {
 		}
 		if lost := f.Lost(); lost > 0 {
 			part += fmt.Sprintf(" lost %d", lost)
+		}
+		add(part)
+	}
+	for _, w := range s.Wire {
+		part := fmt.Sprintf("  %s %d msgs", w.Name, w.Messages)
+		if bad := w.CRCErrors + w.Malformed; bad > 0 {
+			part += fmt.Sprintf(" %d bad", bad)
+		}
+		if w.Missed > 0 {
+			part += fmt.Sprintf(" missed %d", w.Missed)
+		}
+		if w.ClockKnown {
+			part += " " + formatDelay(w.OneWay)
+		}
+		if w.Heard && !w.Fault && !w.Safe {
+			part += " ok"
 		}
 		add(part)
 	}
@@ -154,4 +180,22 @@ func formatDelay(d time.Duration) string {
 		return fmt.Sprintf("%.3gms", float64(d)/1e6)
 	}
 	return fmt.Sprintf("%.3gµs", float64(d)/1e3)
+}
+
+// crossing is the other variables crossing a model's cut, after its
+// output: what the rig sends, then → what it takes up.
+func crossing(m *record.ModelProgress) string {
+	var b strings.Builder
+	arrow := false
+	for _, c := range m.Cut[:m.NCut] {
+		if c.Name == m.Output {
+			continue
+		}
+		if !c.ToHardware && !arrow {
+			b.WriteString(" →")
+			arrow = true
+		}
+		fmt.Fprintf(&b, " %s %+.3g", c.Name, c.Value)
+	}
+	return b.String()
 }

@@ -12,8 +12,14 @@ import (
 func sampleSnapshot(t time.Duration) func(*record.Snapshot) {
 	return func(s *record.Snapshot) {
 		s.Reset(t, time.Time{})
-		s.Models = append(s.Models, record.ModelProgress{Endpoint: "car", Output: "x", Value: 0.0123, Ideal: 0.0121, Peak: 0.05, MaxError: 0.0004,
-			Sync: record.SyncProgress{Supervised: true, OutOfSync: true, TDiff: 312 * time.Millisecond}})
+		m := record.ModelProgress{Endpoint: "car", Output: "x", Value: 0.0123, Ideal: 0.0121, Peak: 0.05, MaxError: 0.0004,
+			Sync: record.SyncProgress{Supervised: true, OutOfSync: true, TDiff: 312 * time.Millisecond}, NCut: 3}
+		m.Cut[0] = record.CutValue{Name: "x", Value: 0.0123, ToHardware: true}
+		m.Cut[1] = record.CutValue{Name: "r", Value: 0.02, ToHardware: true}
+		m.Cut[2] = record.CutValue{Name: "F", Value: -3.5}
+		s.Models = append(s.Models, m)
+		s.Wire = append(s.Wire, record.WireProgress{Name: "seat", Messages: 512, CRCErrors: 1, Missed: 2, Heard: true, Safe: true, ClockKnown: true, OneWay: 1500 * time.Microsecond},
+			record.WireProgress{Name: "controller", Messages: 30, Heard: true})
 		s.Flows = append(s.Flows,
 			record.FlowProgress{Name: "to-seat", Sent: 1500, Delivered: 1490, LossDrops: 2, Recent: record.DelayProgress{Count: 50, P50: 19 * time.Millisecond}},
 			record.FlowProgress{Name: "from-seat", Sent: 1500, Delivered: 1495})
@@ -29,7 +35,8 @@ func TestStatusLineFits(t *testing.T) {
 	mon.Publish(sampleSnapshot(2500 * time.Millisecond))
 	s := mon.Snapshot()
 	full := StatusLine(&s, 10*time.Second, 0)
-	for _, want := range []string{"  2.5/10s", "x +0.0123 (uncut +0.0121)", "worst error 0.80% of peak", "car OUT OF SYNC (t_diff 312ms)",
+	for _, want := range []string{"  2.5/10s", "x +0.0123 (uncut +0.0121) r +0.02 → F -3.5", "worst error 0.80% of peak", "car OUT OF SYNC (t_diff 312ms)",
+		"seat SAFE", "seat 512 msgs 1 bad missed 2 1.5ms", "controller 30 msgs ok",
 		"to-seat 1490/1500 19ms lost 2", "from-seat 1495/1500", "wan DOWN", "release p99 42µs"} {
 		if !strings.Contains(full, want) {
 			t.Errorf("%q lacks %q", full, want)

@@ -52,8 +52,16 @@ type WireLink struct {
 // written to requests (the endpoint's device, or the player of the
 // endpoint); nil sends none, and then no one-way delay is measured.
 func NewWireLink(name string, requests drivers.Writer) *WireLink {
-	return &WireLink{name: name, requests: requests, body: make([]byte, 0, wire.Overhead)}
+	l := &WireLink{name: name, requests: requests, body: make([]byte, 0, wire.Overhead)}
+	l.clock.MaxExcessDelay = TimeSyncExcess
+	return l
 }
+
+// TimeSyncExcess is how much longer than the quickest in the window a
+// time exchange may take and still count: one that took longer waited
+// somewhere (a busy reader, a preempted device), which biases its offset
+// by half the wait.
+const TimeSyncExcess = time.Millisecond
 
 // Name is the endpoint's.
 func (l *WireLink) Name() string { return l.name }

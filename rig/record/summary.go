@@ -95,7 +95,9 @@ type WireSummary struct {
 	// second, directly, not through the emulated network) that were
 	// answered. ClockOffsetS is the device's clock less the rig's at the
 	// end, and ClockDrift its rate less the rig's (50e-6: it gains 50 µs
-	// a second), fitted to the last 32 answers; absent without answers.
+	// a second), fitted to the last 32 answers (leaving out those that took 1 ms
+	// longer than the quickest: they waited somewhere); absent without
+	// answers.
 	TimeExchanges uint64   `json:"time_exchanges,omitempty"`
 	ClockOffsetS  *float64 `json:"clock_offset_s,omitempty"`
 	ClockDrift    *float64 `json:"clock_drift,omitempty"`
