@@ -123,3 +123,30 @@ func TestFirmwareAllocatesNothing(t *testing.T) {
 		t.Errorf("%d frames sent", n)
 	}
 }
+
+// FuzzFirmware writes arbitrary frames to a played plant node (as if the
+// network delivered them, damaged or not), between its ticks: nothing
+// panics, and everything it sends is a well-formed message.
+func FuzzFirmware(f *testing.F) {
+	var s wire.Sender
+	one, _ := wire.NewStruct([]wire.Field{{Type: wire.F64LE}})
+	f.Add(s.Values(nil, wire.Command, 0, one, []float64{2.5}))
+	f.Add(s.TimeRequest(nil, 7))
+	f.Add([]byte{0, 0, 1, 2, 0, 3})
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		fw, _ := newNode(t)
+		fw.Feed(1)
+		check := func(flow int, payload []byte) {
+			if _, err := wire.Parse(payload); err != nil || flow != 1 {
+				t.Fatalf("sent %x on flow %d: %v", payload, flow, err)
+			}
+		}
+		fw.Answer(check)
+		for now := time.Duration(0); now < 30*time.Millisecond; now += 5 * time.Millisecond {
+			fw.WriteAt(frame, now)
+			if fw.Next() <= now {
+				fw.Emit(now, check)
+			}
+		}
+	})
+}

@@ -400,3 +400,75 @@ bind:
 		}
 	}
 }
+
+// FuzzWireIngest feeds frames from a device with codec wire into the rig,
+// which follows them and forwards them to a model speaking the wire
+// protocol: whatever the bytes, each frame is one message, CRC failure or
+// malformed frame to the device's link, nothing panics, and the model
+// takes up only frames that are samples of its layout.
+func FuzzWireIngest(f *testing.F) {
+	var s wire.Sender
+	one, _ := wire.NewStruct([]wire.Field{{Type: wire.F64LE}})
+	seed := func(bodies ...[]byte) []byte {
+		var out []byte
+		for _, b := range bodies {
+			out = append(out, byte(len(b)))
+			out = append(out, b...)
+		}
+		return out
+	}
+	f.Add(seed(s.Values(nil, wire.Sample, 1, one, []float64{2}), s.Heartbeat(nil, 2, wire.StatusFault), s.Heartbeat(nil, 3, 0)))
+	f.Add(seed(s.Heartbeat(nil, 1, wire.StatusSafe), s.Heartbeat(nil, 2, 0), s.Heartbeat(nil, 3, wire.StatusSafe|wire.StatusFault)))
+	f.Add(seed(s.TimeResponse(nil, 5, wire.TimeReply{Requested: 0, Received: 4}), s.Ack(nil, 6, wire.Acknowledgement{Seq: 1})))
+	f.Add(seed([]byte{1, 2, 3}, s.Values(nil, wire.Command, 9, one, []float64{1})))
+	p := parse(f, carLink)
+	b, err := profiles.ParseBench("b.yaml", []byte(`endpoints:
+  car:  {model: {name: quarter-car, cut: CP2, exchange: 2ms, codec: {wire: {sends: command}}}}
+  seat: {pty: {codec: wire}}
+bind:
+  m2s: {from: car, to: seat}
+  s2m: {from: seat, to: car}
+`), p)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		car, err := executor.NewModel("car", b.Models["car"], 0, 1, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clock := &stepClock{}
+		seat := driverstest.NewEndpoint("seat", 1)
+		link := executor.NewWireLink("seat", seat)
+		car.SetPeer(link)
+		in := executor.NewIngress(64, func() {})
+		x, err := executor.New(executor.Config{
+			Network: p.Config, Clock: clock, End: time.Hour,
+			Egress:  []executor.Egress{executor.ToDevice(0, seat), car.Simulated()}, Ingress: in, FlowOf: []int{1},
+			DeviceWire: []*executor.WireLink{link}, Models: []*executor.Model{car},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seat.Start(clock, in, 0)
+		x.Start()
+		frames := 0
+		for len(data) > 0 {
+			n := min(int(data[0]), len(data)-1)
+			seat.Send(data[1 : 1+n])
+			data = data[1+n:]
+			frames++
+			clock.Add(time.Millisecond)
+			x.Step()
+		}
+		clock.Add(10 * time.Millisecond)
+		x.Step()
+		w := x.WireSummary(link)
+		if got := w.Messages + w.CRCErrors + w.Malformed; got != uint64(frames) {
+			t.Errorf("%d frames, %d messages, %d CRC failures, %d malformed", frames, w.Messages, w.CRCErrors, w.Malformed)
+		}
+		if s := car.Summary(true); s.FramesIn+s.BadFrames > uint64(frames) {
+			t.Errorf("the model took %d and refused %d of %d frames", s.FramesIn, s.BadFrames, frames)
+		}
+	})
+}
