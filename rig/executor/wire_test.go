@@ -444,7 +444,7 @@ bind:
 		in := executor.NewIngress(64, func() {})
 		x, err := executor.New(executor.Config{
 			Network: p.Config, Clock: clock, End: time.Hour,
-			Egress:  []executor.Egress{executor.ToDevice(0, seat), car.Simulated()}, Ingress: in, FlowOf: []int{1},
+			Egress: []executor.Egress{executor.ToDevice(0, seat), car.Simulated()}, Ingress: in, FlowOf: []int{1},
 			DeviceWire: []*executor.WireLink{link}, Models: []*executor.Model{car},
 		})
 		if err != nil {
