@@ -30,7 +30,7 @@ func init() {
 		Source: "motor, gear and load: dc-motor's; controller: the reference PID firmware's law (firmware/pid: Åström and Hägglund's discrete PID, " +
 			"derivative on the measurement with a first-order filter, output limits, back-calculation anti-windup), written out here, so that the stand-in " +
 			"for the firmware runs the firmware's very law; default gains: a PI with Ti the motor's mechanical time constant, crossing over at about 6 rad/s " +
-			"with some 85° of phase margin (firmware/README.md has the command line that matches them)",
+			"with some 85° of phase margin (firmware/cmd/pid matches them with --rate 100 --kp 0.04 --ki 1.75 --min -12 --max 12 --sample-layout f64le,f64le --setpoint-field 2)",
 		Params: ps,
 		build:  motorSpeed,
 		check: func(p params) error {
