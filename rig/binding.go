@@ -99,7 +99,13 @@ func bind(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, devices []endp
 			bd.playerAt = append(bd.playerAt, player[name])
 			var l *executor.WireLink
 			if speaksWire(b.Endpoints.Values[i]) {
-				l = executor.NewWireLink(name, pl)
+				// Only a player that answers between its instants (firmware)
+				// is asked for its time; a script or a replay is followed.
+				var requests drivers.Writer
+				if _, ok := pl.(executor.Answerer); ok {
+					requests = pl
+				}
+				l = executor.NewWireLink(name, requests)
 				links[name] = l
 			}
 			bd.sourceWire = append(bd.sourceWire, l)
