@@ -472,3 +472,51 @@ bind:
 		}
 	})
 }
+
+// BenchmarkForwardingWire is BenchmarkForwarding with the controller on
+// codec wire: each frame a wire sample, parsed and tracked as it enters
+// the rig (with a time request a second of the clock).
+func BenchmarkForwardingWire(b *testing.B) {
+	for _, withWire := range []bool{false, true} {
+		b.Run(map[bool]string{false: "opaque", true: "wire"}[withWire], func(b *testing.B) {
+			p := parse(b, `duration: 1h
+hops:
+  link: {rate: 10Mbit, delay: 1ms, jitter: {dist: normal, sigma: 100us}, loss: {gilbert: {p: 1%, r: 30%}}}
+flows:
+  m2s: {route: [link]}
+`)
+			clock := &stepClock{}
+			controller, plant := driverstest.NewEndpoint("controller", 1), driverstest.NewEndpoint("plant", 16)
+			in := executor.NewIngress(64, func() {})
+			var links []*executor.WireLink
+			if withWire {
+				links = []*executor.WireLink{executor.NewWireLink("controller", controller), nil}
+			}
+			x, err := executor.New(executor.Config{
+				Network: p.Config, Clock: clock, End: time.Hour,
+				Egress: []executor.Egress{executor.ToDevice(1, plant)}, Ingress: in, FlowOf: []int{0, -1}, DeviceWire: links,
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			controller.Start(clock, in, 0)
+			var s wire.Sender
+			body := make([]byte, 0, 64)
+			two, _ := wire.NewStruct([]wire.Field{{Type: wire.F32LE}, {Type: wire.F32LE}})
+			forward := func() {
+				clock.Add(time.Millisecond)
+				body = s.Values(body[:0], wire.Sample, clock.Now(), two, []float64{1, 2})
+				controller.Send(body)
+				x.Step()
+			}
+			for range 2000 {
+				forward()
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				forward()
+			}
+		})
+	}
+}
