@@ -7,5 +7,7 @@
 // summary, trace and signals file (package record).
 //
 // The loop itself is package executor; the devices are package drivers;
-// the demo is a session on a virtual bench with a virtual device.
+// the demo is a session on a bench of pseudo-terminals with the reference
+// firmware on their device side; Firmware plays any device firmware as a
+// bench endpoint in software.
 package rig

@@ -11,6 +11,11 @@
 // late it woke. A virtual-time run is thus the exact reference for a
 // real-time one.
 //
+// Frames from an endpoint that speaks the rig wire protocol are followed
+// as they enter (WireLink: their numbers, the device's clock from a time
+// exchange a second, its heartbeat's changes as events); a model whose
+// codec is the wire protocol numbers and stamps what it sends.
+//
 // The executor knows nothing of benches or devices: the rig binds a
 // profile's flows to endpoints and models and hands it the result.
 package executor
