@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/xml"
 	"io"
 	"os"
@@ -97,9 +98,14 @@ func TestSuiteEndToEnd(t *testing.T) {
 	}
 	svgs, text := readReport(t, page)
 	// Each case has a trace (delay, its distribution, frames in the
-	// network); none has a model; none ran in real time.
-	if len(svgs) != 3*10 {
-		t.Errorf("%d plots, want 30: %q", len(svgs), svgs)
+	// network) and a queue-depth plot when one of its hops ever held a
+	// byte; none has a model; none ran in real time.
+	queued := casesThatQueued(t, report)
+	if queued == 0 || queued == 10 {
+		t.Errorf("%d of 10 cases queued: the shipped suite has both kinds", queued)
+	}
+	if want := 3*10 + queued; len(svgs) != want || strings.Count(strings.Join(svgs, "\n"), "Queue depth") != queued {
+		t.Errorf("%d plots, want %d (%d queue-depth plots): %q", len(svgs), want, queued, svgs)
 	}
 	for _, want := range []string{"FAIL: 1 of 10 failed", "flows.m2s.delay.p95 < 60ms", "65.7654ms", "A control budget that the bottleneck's plateau exceeds, on purpose.",
 		`expect line "PING 49" at plant within 4.1ms`} {
@@ -158,6 +164,42 @@ func validateJUnit(t *testing.T, path string) {
 // readReport parses a report as XML (it is written well-formed) and
 // returns the titles of its plots, each checked to draw lines and text,
 // and the page's text outside them.
+// casesThatQueued counts the suite's cases whose queues.csv has a hop that
+// held at least one byte at a sample.
+func casesThatQueued(t *testing.T, report string) int {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(report, "*", "queues.csv"))
+	if err != nil || len(files) != 10 {
+		t.Fatalf("queues.csv of %d cases (%v), want 10", len(files), err)
+	}
+	n := 0
+	for _, f := range files {
+		rows, err := csv.NewReader(mustOpen(t, f)).ReadAll()
+		if err != nil || len(rows) < 2 {
+			t.Fatalf("%s: %d rows, %v", f, len(rows), err)
+		}
+		held := false
+		for c, col := range rows[0] {
+			for _, row := range rows[1:] {
+				held = held || strings.HasSuffix(col, ".queue_bytes") && row[c] != "0"
+			}
+		}
+		if held {
+			n++
+		}
+	}
+	return n
+}
+
+func mustOpen(t *testing.T, path string) io.Reader {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.NewReader(data)
+}
+
 func readReport(t *testing.T, page []byte) (titles []string, text string) {
 	t.Helper()
 	d := xml.NewDecoder(bytes.NewReader(page))

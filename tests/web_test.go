@@ -511,9 +511,11 @@ func (l *live) reader(rate string) (stop func()) {
 }
 
 // TestStuckClientDoesNotDelayReleases runs the virtual bench in real time
-// with a frame each way every millisecond, and alternates, second by
+// with a frame each way every millisecond, and alternates, every half
 // second of the run, between no stream client and five: one that never
 // reads (its receive buffer 4 KiB, at 50 Hz) and four that read at 10 Hz.
+// Alternating often spreads whatever else the machine does (other test
+// packages run beside this one) evenly over both sides.
 // The executor only ever copies a snapshot into a slot nobody reads, so
 // the release lateness must not change. How late each frame was released
 // is in the trace (t_recv − t_due).
@@ -523,13 +525,13 @@ func (l *live) reader(rate string) (stop func()) {
 // without, with probability 0.01, so that the fraction k/n₁ of the n₁
 // releases with clients above q has mean 0.01 and, q itself estimated
 // from n₀ releases, standard deviation σ = √(0.01·0.99·(1/n₀ + 1/n₁)).
-// The test allows 0.01 + 4σ (about 1.8 % for 5000 releases each). The
-// 150 ms after each switch belong to neither side.
+// The test allows 0.01 + 4σ (about 1.7 % for 6400 releases each). The
+// 100 ms after each switch belong to neither side.
 func TestStuckClientDoesNotDelayReleases(t *testing.T) {
 	trace := filepath.Join(t.TempDir(), "trace.csv")
 	l := liveRun{profile: twoWay, period: time.Millisecond, trace: trace, priority: 80,
 		web: web.Options{StreamQueue: 2, WriteWait: 200 * time.Millisecond, PongWait: 30 * time.Second}}.start(t)
-	const phase, phases = time.Second, 6
+	const phase, phases, settle = 500 * time.Millisecond, 17, 100 * time.Millisecond
 	var switches []time.Duration // run time of each switch
 	var stopClients []func()
 	for k := 1; k <= phases; k++ {
@@ -539,7 +541,7 @@ func TestStuckClientDoesNotDelayReleases(t *testing.T) {
 			stop()
 		}
 		stopClients = nil
-		if k%2 == 1 && k < phases { // clients from 1 s to 2 s, 3 s to 4 s, 5 s to 6 s
+		if k%2 == 1 && k < phases { // clients in the odd phases
 			stuck, _, err := stuckDialer.Dial("ws"+strings.TrimPrefix(l.url, "http")+"/api/v1/stream?rate=50", nil)
 			if err != nil {
 				t.Fatal(err)
@@ -564,7 +566,7 @@ func TestStuckClientDoesNotDelayReleases(t *testing.T) {
 		for k < len(switches) && switches[k] <= r.recv {
 			k++
 		}
-		if k == 0 || r.recv-switches[k-1] < 150*time.Millisecond {
+		if k == 0 || r.recv-switches[k-1] < settle {
 			continue // before the first switch, or just after one
 		}
 		if k%2 == 1 && k < len(switches) {
