@@ -11,6 +11,7 @@ const (
 	evApply                       // a schedule entry takes effect
 	evRevert                      // a schedule entry's duration ends
 	evStart                       // a flow's source reaches its start time
+	evBus                         // a shared bus has a station to move on
 )
 
 // Event classes order simultaneous events: schedule changes at t act on

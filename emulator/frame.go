@@ -16,19 +16,21 @@ const (
 	QueueDrop
 	OutageDrop
 	LossDrop
-	Corrupted // delivered with flipped bits
-	Duplicate // a copy made by a hop, delivered
+	Corrupted     // delivered with flipped bits
+	Duplicate     // a copy made by a hop, delivered
+	CollisionDrop // dropped by a shared bus after its last attempt
 	numStatus
 )
 
 var statusNames = [numStatus]string{
-	InFlight:   "in_flight",
-	Delivered:  "delivered",
-	QueueDrop:  "queue_drop",
-	OutageDrop: "outage_drop",
-	LossDrop:   "loss_drop",
-	Corrupted:  "corrupted",
-	Duplicate:  "duplicate",
+	InFlight:      "in_flight",
+	Delivered:     "delivered",
+	QueueDrop:     "queue_drop",
+	OutageDrop:    "outage_drop",
+	LossDrop:      "loss_drop",
+	Corrupted:     "corrupted",
+	Duplicate:     "duplicate",
+	CollisionDrop: "collision_drop",
 }
 
 func (s Status) String() string {
@@ -39,7 +41,9 @@ func (s Status) String() string {
 }
 
 // Dropped reports whether the status is a drop reason.
-func (s Status) Dropped() bool { return s == QueueDrop || s == OutageDrop || s == LossDrop }
+func (s Status) Dropped() bool {
+	return s == QueueDrop || s == OutageDrop || s == LossDrop || s == CollisionDrop
+}
 
 // Arrived reports whether the frame reached the end of its route.
 func (s Status) Arrived() bool { return s == Delivered || s == Corrupted || s == Duplicate }

@@ -97,6 +97,10 @@ func (p *HopParams) copyFields(src *HopParams, set HopField) {
 type HopConfig struct {
 	Name string
 	HopParams
+	// Bus, when set, makes the hop a shared bus: the flows that cross it
+	// contend for it as stations, and the bus, not Rate and Queue, decides
+	// when each frame has been sent.
+	Bus *Bus
 }
 
 // HopStats counts what happened at a hop.
@@ -126,6 +130,8 @@ type hop struct {
 	sending    *Frame // frame being serialised, nil when idle
 	carry      uint64 // serialisation remainder, kept while back to back
 	lastFinish time.Duration
+
+	bus *bus // a shared bus's stations and channel, or nil
 
 	outage    OutageMode
 	holdLimit Limit

@@ -28,11 +28,15 @@ func (n *Network) NumHops() int { return len(n.hops) }
 // HopNow returns hop i's parameters and what it holds now.
 func (n *Network) HopNow(i int) HopState {
 	h := &n.hops[i]
-	return HopState{
+	s := HopState{
 		Name: h.name, Params: h.HopParams,
 		QueueBytes: h.waiting.bytes, QueueFrames: h.waiting.len(), Sending: h.sending != nil,
 		HeldFrames: h.held.len(), HeldBytes: h.held.bytes, Outage: h.outage,
 	}
+	if h.bus != nil {
+		s.QueueBytes, s.QueueFrames, s.Sending = h.bus.holding()
+	}
+	return s
 }
 
 // DelayWindow follows a DelayHistogram and describes, at each Look, the

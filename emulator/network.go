@@ -137,6 +137,7 @@ func New(cfg Config, obs Observer) (*Network, error) {
 		}
 		n.flows = append(n.flows, f)
 	}
+	errs = append(errs, n.buildBuses(cfg)...)
 	for _, s := range cfg.Schedule {
 		if err := s.Change.check(n); err != nil {
 			errs = append(errs, fmt.Errorf("schedule at %v: %w", s.At, err))
@@ -248,6 +249,8 @@ func (n *Network) dispatch(ev *event) {
 		s.Change.revert(n, &s.saved)
 	case evStart:
 		n.switchSource(int(ev.index), true)
+	case evBus:
+		n.hops[ev.index].bus.wake(n.now)
 	}
 }
 
@@ -342,6 +345,8 @@ func (n *Network) enter(f *Frame, h *hop, at *flowHop, hopIndex int, t time.Dura
 		h.stats.Corrupted++
 	}
 	switch {
+	case h.bus != nil:
+		h.bus.enter(f, t)
 	case h.Rate == 0:
 		n.propagate(f, h, t)
 	case h.sending == nil:
@@ -476,6 +481,9 @@ func (n *Network) Finish() {
 			for q.len() > 0 {
 				inside = append(inside, q.pop())
 			}
+		}
+		if h.bus != nil {
+			h.bus.drain(func(f *Frame) { inside = append(inside, f) })
 		}
 	}
 	slices.SortFunc(inside, func(a, b *Frame) int {

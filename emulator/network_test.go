@@ -324,8 +324,8 @@ func bottleneck(seed uint64, cross Traffic) Config {
 	return Config{
 		Seed: seed,
 		Hops: []HopConfig{
-			{"edge-c", edge}, {"core-up", core}, {"edge-p", edge},
-			{"edge-p-r", edge}, {"core-dn", core}, {"edge-c-r", edge},
+			{Name: "edge-c", HopParams: edge}, {Name: "core-up", HopParams: core}, {Name: "edge-p", HopParams: edge},
+			{Name: "edge-p-r", HopParams: edge}, {Name: "core-dn", HopParams: core}, {Name: "edge-c-r", HopParams: edge},
 		},
 		Flows: []FlowConfig{
 			{Name: "m2s", Route: []int{0, 1, 2}, Traffic: CBR{Interval: 20 * ms, Size: 1000, Start: 1300 * time.Microsecond}},

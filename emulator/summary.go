@@ -82,6 +82,8 @@ type HopSummary struct {
 	PeakQueueBytes  int64             `json:"peak_queue_bytes"`
 	PeakQueueFrames int               `json:"peak_queue_frames"`
 	PeakHeldFrames  int               `json:"peak_held_frames"`
+	// Bus is a shared bus's channel and stations.
+	Bus *BusSummary `json:"bus,omitempty"`
 }
 
 func seconds(d time.Duration) float64 { return d.Seconds() }
@@ -116,6 +118,11 @@ func (n *Network) Summary() Summary {
 			PeakQueueFrames: h.waiting.peakFrames,
 			PeakHeldFrames:  h.held.peakFrames,
 		})
+		if h.bus != nil {
+			last := &sum.Hops[len(sum.Hops)-1]
+			last.Bus = h.bus.summary(n.now)
+			last.PeakQueueBytes, last.PeakQueueFrames = h.bus.peak()
+		}
 	}
 	return sum
 }

@@ -1,0 +1,245 @@
+package emulator
+
+import (
+	"container/heap"
+	"math"
+	"testing"
+	"time"
+)
+
+// busRig drives a bus on its own: frames given at instants, an event
+// queue for its wake-ups, and what came out.
+type busRig struct {
+	b       *bus
+	now     time.Duration
+	wakes   timeHeap
+	sent    []*Frame
+	sentAt  []time.Duration
+	dropped []*Frame
+}
+
+type timeHeap []time.Duration
+
+func (h timeHeap) Len() int           { return len(h) }
+func (h timeHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h timeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *timeHeap) Push(x any)        { *h = append(*h, x.(time.Duration)) }
+func (h *timeHeap) Pop() any          { o := *h; x := o[len(o)-1]; *h = o[:len(o)-1]; return x }
+
+func (r *busRig) busSent(f *Frame, t time.Duration) {
+	r.sent, r.sentAt = append(r.sent, f), append(r.sentAt, t)
+}
+func (r *busRig) busDropped(f *Frame, _ Status, _ time.Duration) { r.dropped = append(r.dropped, f) }
+func (r *busRig) busWake(t time.Duration)                        { heap.Push(&r.wakes, t) }
+
+func newBusRig(t testing.TB, cfg Bus, flows int, seed uint64) *busRig {
+	r := &busRig{}
+	names := make([]string, flows)
+	for i := range names {
+		names[i] = string(rune('a' + i))
+	}
+	var err error
+	if r.b, err = newBus(cfg, names, seed, "bus", r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// until runs the bus's wake-ups up to t.
+func (r *busRig) until(t time.Duration) {
+	r.run(func(w time.Duration) bool { return w <= t })
+	r.now = max(r.now, t)
+}
+
+// run runs the bus's wake-ups while due says so.
+func (r *busRig) run(due func(time.Duration) bool) {
+	for r.wakes.Len() > 0 && due(r.wakes[0]) {
+		w := heap.Pop(&r.wakes).(time.Duration)
+		for r.wakes.Len() > 0 && r.wakes[0] == w {
+			heap.Pop(&r.wakes)
+		}
+		r.now = w
+		r.b.wake(w)
+	}
+}
+
+// frame gives the bus a frame of flow at t. As in the network's event
+// queue, frames that arrive at one instant all arrive before a wake-up
+// that their arrival asked for at that instant.
+func (r *busRig) frame(flow, size int, t time.Duration) {
+	r.run(func(w time.Duration) bool { return w < t })
+	r.b.enter(&Frame{Flow: flow, Size: size, Sent: t}, t)
+}
+
+// TestOneStationNeverCollides: frames of one station, however close,
+// go one after the other, each its frame time plus the gap after the
+// previous, and none collides.
+func TestOneStationNeverCollides(t *testing.T) {
+	r := newBusRig(t, StandardBus(CSMACD, 0), 1, 1)
+	for i := range 1000 {
+		r.frame(0, 100, time.Duration(i)*50*time.Microsecond) // faster than the bus carries them
+	}
+	r.until(time.Second)
+	st := r.b.Stats().Stations[0]
+	// 100 B at 10 Mbit/s: 80 µs, then 9.6 µs of gap before the next.
+	if st.Collisions != 0 || st.Sent != 1000 || len(r.dropped) != 0 {
+		t.Fatalf("%+v", st)
+	}
+	for i := 1; i < len(r.sentAt); i++ {
+		if d := r.sentAt[i] - r.sentAt[i-1]; d != 89600*time.Nanosecond {
+			t.Fatalf("frame %d sent %v after the one before; want 80 µs + 9.6 µs", i, d)
+		}
+	}
+}
+
+// TestTwoStationsInOneSlot: two stations whose frames arrive at the same
+// instant collide on their first attempt; each then backs off r slots, r
+// uniform on {0, 1}, and they collide again exactly when they draw the
+// same r: with probability 1/2 for both back-offs (2^1 values for the
+// exponential, min(1+1, 10) for the linear). After a second collision the
+// windows are 4 (exponential) and 3 (linear) values: a third collision has
+// probability 1/4 or 1/3. Over n trials the fraction with a second
+// collision is p ± 4·√(p(1−p)/n).
+func TestTwoStationsInOneSlot(t *testing.T) {
+	for _, tc := range []struct {
+		backOff   BackOff
+		p2, p3of2 float64
+	}{{ExponentialBackOff, 0.5, 0.25}, {LinearBackOff, 0.5, 1.0 / 3}} {
+		const n = 4000
+		second, third := 0, 0
+		for trial := range n {
+			cfg := StandardBus(CSMACD, 0)
+			cfg.BackOff = tc.backOff
+			r := newBusRig(t, cfg, 2, uint64(trial))
+			r.frame(0, 100, 0)
+			r.frame(1, 100, 0)
+			r.until(time.Second)
+			st := r.b.Stats().Stations
+			if st[0].Collisions < 1 || st[0].Collisions != st[1].Collisions || len(r.sent) != 2 {
+				t.Fatalf("trial %d: %+v, %d sent", trial, st, len(r.sent))
+			}
+			if st[0].Collisions >= 2 {
+				second++
+			}
+			if st[0].Collisions >= 3 {
+				third++
+			}
+		}
+		p2 := float64(second) / n
+		p3 := float64(third) / float64(second)
+		tol2 := 4 * math.Sqrt(tc.p2*(1-tc.p2)/n)
+		tol3 := 4 * math.Sqrt(tc.p3of2*(1-tc.p3of2)/float64(second))
+		t.Logf("backoff %d: second collision %.4f (want %.4f ± %.4f), third after a second %.4f (want %.4f ± %.4f)", tc.backOff, p2, tc.p2, tol2, p3, tc.p3of2, tol3)
+		if math.Abs(p2-tc.p2) > tol2 || math.Abs(p3-tc.p3of2) > tol3 {
+			t.Errorf("backoff %d: P(second) %.4f, P(third | second) %.4f", tc.backOff, p2, p3)
+		}
+	}
+}
+
+// TestDroppedAfterSixteenAttempts: a station that collides on every
+// attempt (three always start together: with a back-off capped at 1 slot
+// value, r is always 0) drops its frame after 16.
+func TestDroppedAfterSixteenAttempts(t *testing.T) {
+	cfg := StandardBus(CSMACD, 0)
+	cfg.BackOffCap, cfg.BackOff = 1, LinearBackOff
+	r := newBusRig(t, cfg, 2, 1)
+	r.frame(0, 100, 0)
+	r.frame(1, 100, 0)
+	r.until(time.Second)
+	st := r.b.Stats().Stations
+	if len(r.dropped) != 2 || st[0].Collisions != 16 || st[0].Dropped != 1 || st[0].Attempts[15] != 1 {
+		t.Errorf("%d dropped, %+v", len(r.dropped), st[0])
+	}
+}
+
+// TestCANLowestIdentifierWins: three stations with frames ready at once:
+// they go in the order of their identifiers, one after the other, each a
+// CAN frame's time plus the intermission, and none collides.
+func TestCANLowestIdentifierWins(t *testing.T) {
+	cfg := StandardBus(CANBus, 0)
+	cfg.IDs, cfg.StationNames, cfg.Stations = []uint32{0x300, 0x100, 0x200}, []string{"a", "b", "c"}, []int{0, 1, 2}
+	r := newBusRig(t, cfg, 3, 1)
+	for f := range 3 {
+		r.frame(f, 8, 0)
+	}
+	r.until(time.Second)
+	// 8 data bytes: 47 + 64 bits and ⌊(34 + 64 − 1)/4⌋ = 24 stuff bits,
+	// 135 bits at 500 kbit/s: 270 µs; the intermission 3 bits, 6 µs.
+	order := []int{1, 2, 0}
+	for i, f := range r.sent {
+		if f.Flow != order[i] || r.sentAt[i] != time.Duration(i)*276*time.Microsecond+270*time.Microsecond {
+			t.Errorf("frame %d: flow %d at %v", i, f.Flow, r.sentAt[i])
+		}
+	}
+	st := r.b.Stats().Stations
+	if st[0].LostArbitrate != 2 || st[2].LostArbitrate != 1 || st[1].LostArbitrate != 0 || st[0].Collisions != 0 {
+		t.Errorf("%+v", st)
+	}
+}
+
+// countStatus counts the frames of each fate.
+type countStatus map[Status]int
+
+func (c countStatus) Finished(f *Frame) { c[f.Status]++ }
+
+// TestBusInNetwork: two synchronous CBR stations on an IEEE bus, a frame
+// each every millisecond at the same instant. Each pair collides on its
+// first attempt (the stations start together), so every frame is sent,
+// each station counts at least one collision per frame, and the bus's
+// totals are its stations' sums; the summary and the live view say so.
+func TestBusInNetwork(t *testing.T) {
+	bus := StandardBus(CSMACD, 0)
+	obs := countStatus{}
+	n, err := New(Config{
+		Seed: 7,
+		Hops: []HopConfig{{Name: "bus", HopParams: HopParams{Delay: time.Microsecond}, Bus: &bus}},
+		Flows: []FlowConfig{
+			{Name: "a", Route: []int{0}, Traffic: CBR{Interval: time.Millisecond, Size: 100}},
+			{Name: "b", Route: []int{0}, Traffic: CBR{Interval: time.Millisecond, Size: 100}},
+		},
+	}, obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Run(time.Second)
+	sum := n.Summary()
+	b := sum.Hops[0].Bus
+	if b == nil || len(b.Stations) != 2 {
+		t.Fatalf("bus summary %+v", b)
+	}
+	if obs[Delivered] != 2000 || b.Sent != 2000 || b.CollisionDrops != 0 {
+		t.Errorf("delivered %d, sent %d, dropped %d; want 2000, 2000, 0", obs[Delivered], b.Sent, b.CollisionDrops)
+	}
+	var collisions uint64
+	for _, st := range b.Stations {
+		if st.Sent != 1000 || st.Collisions < 1000 {
+			t.Errorf("station %s: %+v; want 1000 sent after at least 1000 collisions", st.Name, st)
+		}
+		collisions += st.Collisions
+	}
+	if collisions != b.Collisions {
+		t.Errorf("the bus counts %d collisions, its stations %d", b.Collisions, collisions)
+	}
+	// Each frame: at least the frame time (80 µs) and the hop's 1 µs.
+	if d := sum.Flows[0].Delay; d == nil || d.Min < 81e-6 {
+		t.Errorf("delay %+v: shorter than the frame time and delay", d)
+	}
+	if b.Utilisation <= 0.16 || b.Utilisation >= 1 {
+		t.Errorf("utilisation %.3f: two 80 µs frames a millisecond, and collisions, take more than 16 %%", b.Utilisation)
+	}
+}
+
+// TestBusRefusesSerialiserSettings: a bus's rate, queue and overhead are
+// its own; giving the hop one, or scheduling one, is an error.
+func TestBusRefusesSerialiserSettings(t *testing.T) {
+	bus := StandardBus(CSMACD, 0)
+	flows := []FlowConfig{{Name: "a", Route: []int{0}}}
+	if _, err := New(Config{Hops: []HopConfig{{Name: "bus", HopParams: HopParams{Rate: Mbitps}, Bus: &bus}}, Flows: flows}, nil); err == nil {
+		t.Error("a bus hop with a rate was accepted")
+	}
+	_, err := New(Config{Hops: []HopConfig{{Name: "bus", Bus: &bus}}, Flows: flows,
+		Schedule: []Scheduled{{At: time.Second, Change: SetHop{Hop: 0, Set: FieldRate, Params: HopParams{Rate: Mbitps}}}}}, nil)
+	if err == nil {
+		t.Error("a schedule changing a bus's rate was accepted")
+	}
+}
