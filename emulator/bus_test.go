@@ -243,3 +243,117 @@ func TestBusRefusesSerialiserSettings(t *testing.T) {
 		t.Error("a schedule changing a bus's rate was accepted")
 	}
 }
+
+// TestSaturatedThroughput: two stations that always have a 1500 B frame,
+// on paper 002's reference bus (no propagation, jam or gap; linear
+// back-off; frames of 24 whole slots). Their throughput follows from a
+// Markov chain embedded at the instants both stations start together, its
+// state (a, b) the failed attempts of each one's frame so far. Both
+// collide; a frame at its 16th attempt is dropped and its station starts
+// its next frame at once. Otherwise each draws r uniform on
+// [0, min(k+1, 10)) for its k-th collision: equal draws meet again r slots
+// later; the smaller wins, sends its frame F = 24 slots after r slots, and
+// both start together again when it ends (the loser deferred to it). So
+// S = F·E[successes per step] / E[time per step] under the chain's
+// stationary law. The run is cut into 20 one-second batches; the measured
+// throughput is within 4 standard errors of the batch means of S.
+func TestSaturatedThroughput(t *testing.T) {
+	const F, attempts = 24, 16 // slots; attempts before a drop
+	window := func(k int) int { return min(k+1, 10) }
+	type state struct{ a, b int }
+	type move struct {
+		to        state
+		p, time   float64 // probability; slots until the next step
+		successes float64
+	}
+	moves := func(s state) (out []move) {
+		a, b := s.a+1, s.b+1
+		switch {
+		case a >= attempts && b >= attempts:
+			return []move{{state{0, 0}, 1, 0, 0}}
+		case a >= attempts || b >= attempts:
+			// One drops; the other's draw is 0 (starts with it again at
+			// once) or not (the dropper's next frame goes alone first).
+			k := b
+			to := state{0, b}
+			if b >= attempts {
+				k, to = a, state{a, 0}
+			}
+			w := float64(window(k))
+			return []move{{to, 1 / w, 0, 0}, {to, 1 - 1/w, F, 1}}
+		}
+		wa, wb := window(a), window(b)
+		p := 1 / float64(wa*wb)
+		for ra := range wa {
+			for rb := range wb {
+				switch {
+				case ra == rb:
+					out = append(out, move{state{a, b}, p, float64(ra), 0})
+				case ra < rb:
+					out = append(out, move{state{0, b}, p, float64(ra) + F, 1})
+				default:
+					out = append(out, move{state{a, 0}, p, float64(rb) + F, 1})
+				}
+			}
+		}
+		return out
+	}
+	// The stationary law by power iteration, until it stops changing.
+	pi := map[state]float64{{0, 0}: 1}
+	for change := 1.0; change > 1e-12; {
+		next := map[state]float64{}
+		for s, p := range pi {
+			for _, m := range moves(s) {
+				next[m.to] += p * m.p
+			}
+		}
+		change = 0
+		for s, p := range next {
+			change = max(change, math.Abs(p-pi[s]))
+		}
+		pi = next
+	}
+	var successes, slots float64
+	for s, p := range pi {
+		for _, m := range moves(s) {
+			successes += p * m.p * m.successes
+			slots += p * m.p * m.time
+		}
+	}
+	predicted := F * successes / slots
+
+	bus := StandardBus(CSMACD, 0)
+	bus.Jam, bus.Gap, bus.BackOff, bus.FrameTime = 0, 0, LinearBackOff, SlotTime
+	n, err := New(Config{
+		Seed: 3,
+		Hops: []HopConfig{{Name: "bus", Bus: &bus}},
+		Flows: []FlowConfig{ // more than either can send: the queues never empty
+			{Name: "a", Route: []int{0}, Traffic: CBR{Interval: time.Millisecond, Size: 1500}},
+			{Name: "b", Route: []int{0}, Traffic: CBR{Interval: time.Millisecond, Size: 1500}},
+		},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := 24 * bus.Slot
+	var batches []float64
+	var sentBefore uint64
+	for k := 1; k <= 20; k++ {
+		n.Advance(time.Duration(k) * time.Second)
+		sent := n.Summary().Hops[0].Bus.Sent
+		batches = append(batches, float64(sent-sentBefore)*float64(frame)/float64(time.Second))
+		sentBefore = sent
+	}
+	var mean, sq float64
+	for _, x := range batches {
+		mean += x / 20
+	}
+	for _, x := range batches {
+		sq += (x - mean) * (x - mean)
+	}
+	se := math.Sqrt(sq/19) / math.Sqrt(20)
+	t.Logf("saturated throughput: measured %.4f ± %.4f (standard error), the chain %.4f", mean, se, predicted)
+	if math.Abs(mean-predicted) > 4*se+1e-3 {
+		t.Errorf("throughput %.4f, want %.4f ± %.4f", mean, predicted, 4*se)
+	}
+}

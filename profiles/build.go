@@ -27,7 +27,16 @@ func (p *Profile) build(d *decoder) emulator.Config {
 		if h.Reorder != nil && h.Reorder.Mode == "gap" && h.Delay == nil && h.Jitter == nil {
 			d.errorAt(path+".reorder", "sending some frames at once needs a delay to overtake; give the hop a delay")
 		}
-		if h.Rate == nil {
+		if h.Bus != nil {
+			for _, given := range []struct {
+				key string
+				set bool
+			}{{"rate", h.Rate != nil}, {"queue", h.Queue != nil}, {"overhead", h.Overhead != nil}} {
+				if given.set {
+					d.errorAt(path+"."+given.key, "a bus has its own %s: give it under bus", given.key)
+				}
+			}
+		} else if h.Rate == nil {
 			if h.Queue != nil {
 				d.errorAt(path+".queue", "a hop without a rate has no queue; give it a rate or remove the queue")
 			}
@@ -55,6 +64,11 @@ func (p *Profile) build(d *decoder) emulator.Config {
 			fc.Traffic = f.Traffic.build(d, path+".traffic")
 		}
 		cfg.Flows = append(cfg.Flows, fc)
+	}
+	for i, h := range p.Hops.Values {
+		if h.Bus != nil {
+			cfg.Hops[i].Bus = p.buildBus(d, "hops."+p.Hops.Names[i], i, h)
+		}
 	}
 	cfg.Schedule, p.phases = p.buildSchedule(d)
 	return cfg

@@ -111,6 +111,7 @@ func (*Corrupt) oneOf() {}
 // Hop is one unidirectional stage of the network.
 type Hop struct {
 	HopSettings
+	Bus *Bus `yaml:"bus" doc:"makes the hop a shared bus: its flows contend for one channel as stations (see Shared buses); the bus has its own rate, queue and overhead, and the hop's delay and impairments apply after it" default:"none: a point-to-point hop"`
 }
 
 // Flow is a stream of frames along a route.

@@ -1,0 +1,208 @@
+package profiles
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hilrig/hilrig/emulator"
+)
+
+// Bus makes a hop a shared medium: every flow that crosses it sends from a
+// station, and the stations contend for one channel.
+type Bus struct {
+	Kind        BusKind         `yaml:"kind,required" doc:"csma-cd: half-duplex Ethernet's carrier sense, collisions and back-off; can: CAN's arbitration by identifier"`
+	Rate        *Rate           `yaml:"rate" doc:"bit rate of the channel" default:"10Mbit (csma-cd), 500kbit (can)"`
+	Slot        *Duration       `yaml:"slot" doc:"csma-cd: the back-off's unit" default:"512 bit times"`
+	Jam         *Duration       `yaml:"jam" doc:"csma-cd: how long a station that detects a collision goes on sending" default:"32 bit times"`
+	Gap         *Duration       `yaml:"gap" doc:"how long the channel must have been idle before a station sends (csma-cd: the inter-frame gap; can: the intermission)" default:"96 bit times (csma-cd), 3 bit times (can)"`
+	Propagation *Duration       `yaml:"propagation" doc:"csma-cd: how long a station's signal takes to reach the others; stations that start within it of each other collide" default:"0s"`
+	BackOff     *BackOffRule    `yaml:"backoff" doc:"csma-cd: after the k-th collision of a frame wait r slots, r uniform on [0, 2^min(k, cap)) (exponential: IEEE 802.3) or on [0, min(k+1, cap)) (linear: paper 002's reference implementation)" default:"exponential"`
+	BackOffCap  *int            `yaml:"backoff_cap" doc:"csma-cd: the back-off's cap" default:"10"`
+	Attempts    *int            `yaml:"attempts" doc:"csma-cd: attempts after which a frame is dropped (status collision_drop)" default:"16"`
+	FrameTime   *FrameTimeRule  `yaml:"frame_time" doc:"csma-cd: exact, (size+overhead)·8/rate; or slots, whole slots: 1 + ⌊(size+overhead)·8 / bits per slot⌋ (paper 002's reference implementation: 100 B take 2 slots)" default:"exact"`
+	Overhead    *Size           `yaml:"overhead" doc:"bytes added to every frame on the channel (preamble, header, checksum)" default:"0B"`
+	Queue       *Limit          `yaml:"queue" doc:"limit on what waits at each station, not counting the frame it is sending; a frame over it is dropped (queue_drop)" default:"unlimited"`
+	Stations    Map[BusStation] `yaml:"stations" doc:"stations that send several flows from one queue, by name; a flow not listed is a station of its own, named after it"`
+	IDs         Map[CANID]      `yaml:"ids" doc:"can: identifiers by station (or flow) name; the lower wins arbitration" default:"stations in order: listed stations first, then flows, from 0"`
+}
+
+// BusStation is a station that sends several flows.
+type BusStation struct {
+	Flows []FlowName `yaml:"flows,required" doc:"the flows sent from this station, in one queue"`
+}
+
+func (Bus) typeInfo() typeInfo {
+	return typeInfo{"a bus", "{kind: csma-cd, rate: 10Mbit}"}
+}
+
+// BusKind is how a bus is shared.
+type BusKind string
+
+func (k *BusKind) parseScalar(s string) error { return parseEnum(k, s, "a bus kind", "csma-cd", "can") }
+
+func (BusKind) typeInfo() typeInfo { return typeInfo{"csma-cd or can", ""} }
+
+// BackOffRule is how a CSMA/CD station backs off.
+type BackOffRule string
+
+func (r *BackOffRule) parseScalar(s string) error {
+	return parseEnum(r, s, "a back-off", "exponential", "linear")
+}
+
+func (BackOffRule) typeInfo() typeInfo { return typeInfo{"exponential or linear", ""} }
+
+// FrameTimeRule is how long a frame occupies a CSMA/CD bus.
+type FrameTimeRule string
+
+func (r *FrameTimeRule) parseScalar(s string) error {
+	return parseEnum(r, s, "a frame time", "exact", "slots")
+}
+
+func (FrameTimeRule) typeInfo() typeInfo { return typeInfo{"exact or slots", ""} }
+
+// CANID is a CAN identifier: 11 bits, or 29 in the extended format.
+type CANID uint32
+
+func (c *CANID) parseScalar(s string) error {
+	v, err := strconv.ParseUint(strings.TrimSpace(s), 0, 32)
+	if err != nil || v >= 1<<29 {
+		return errors.New("is not a CAN identifier (want a whole number below 2^29, e.g. 0x100 or 256)")
+	}
+	*c = CANID(v)
+	return nil
+}
+
+func (CANID) typeInfo() typeInfo { return typeInfo{"a CAN identifier", "0x100, 256"} }
+
+// buildBus turns a hop's bus into the engine's, once the flows are known;
+// path is the hop's.
+func (p *Profile) buildBus(d *decoder, path string, hopIndex int, h *Hop) *emulator.Bus {
+	b := h.Bus
+	path += ".bus"
+	kind := emulator.CSMACD
+	if b.Kind == "can" {
+		kind = emulator.CANBus
+	}
+	var rate emulator.Rate
+	if b.Rate != nil {
+		if rate = emulator.Rate(*b.Rate); rate <= 0 {
+			d.errorAt(path+".rate", "must be positive")
+		}
+	}
+	out := emulator.StandardBus(kind, rate)
+	csmaOnly := func(key string, given bool) {
+		if given && kind != emulator.CSMACD {
+			d.errorAt(path+"."+key, "only a csma-cd bus has a %s", strings.ReplaceAll(key, "_", " "))
+		}
+	}
+	csmaOnly("slot", b.Slot != nil)
+	csmaOnly("jam", b.Jam != nil)
+	csmaOnly("propagation", b.Propagation != nil)
+	csmaOnly("backoff", b.BackOff != nil)
+	csmaOnly("backoff_cap", b.BackOffCap != nil)
+	csmaOnly("attempts", b.Attempts != nil)
+	csmaOnly("frame_time", b.FrameTime != nil)
+	if kind == emulator.CSMACD && b.IDs.Len() > 0 {
+		d.errorAt(path+".ids", "only a can bus has identifiers")
+	}
+	for _, dur := range []struct {
+		key string
+		v   *Duration
+		to  *time.Duration
+	}{{"slot", b.Slot, &out.Slot}, {"jam", b.Jam, &out.Jam}, {"gap", b.Gap, &out.Gap}, {"propagation", b.Propagation, &out.Propagation}} {
+		if dur.v != nil {
+			if *dur.v < 0 || dur.key == "slot" && *dur.v == 0 {
+				d.errorAt(path+"."+dur.key, "must be positive")
+			}
+			*dur.to = time.Duration(*dur.v)
+		}
+	}
+	if b.BackOff != nil && *b.BackOff == "linear" {
+		out.BackOff = emulator.LinearBackOff
+	}
+	if b.BackOffCap != nil {
+		if *b.BackOffCap < 1 || *b.BackOffCap > 30 {
+			d.errorAt(path+".backoff_cap", "must be 1 to 30")
+		}
+		out.BackOffCap = *b.BackOffCap
+	}
+	if b.Attempts != nil {
+		if *b.Attempts < 1 {
+			d.errorAt(path+".attempts", "must be at least 1")
+		}
+		out.MaxAttempts = *b.Attempts
+	}
+	if b.FrameTime != nil && *b.FrameTime == "slots" {
+		out.FrameTime = emulator.SlotTime
+	}
+	if b.Overhead != nil {
+		out.Overhead = int(*b.Overhead)
+	}
+	if b.Queue != nil {
+		out.Queue = emulator.Limit(*b.Queue)
+	}
+
+	// Stations: the named ones first, then a flow of its own for every
+	// other flow that crosses the bus.
+	out.Stations = make([]int, p.Flows.Len())
+	for f := range out.Stations {
+		out.Stations[f] = -1
+	}
+	crosses := func(f int) bool {
+		for _, hop := range p.Flows.Values[f].Route {
+			if p.Hops.Index(string(hop)) == hopIndex {
+				return true
+			}
+		}
+		return false
+	}
+	for s, name := range b.Stations.Names {
+		if p.Flows.Index(name) >= 0 && !slices.Contains(b.Stations.Values[s].Flows, FlowName(name)) {
+			d.errorAt(join(path+".stations", name), "is the name of a flow that is not in it: a flow not listed is a station of its own, of its name")
+		}
+		for j, fl := range b.Stations.Values[s].Flows {
+			at := fmt.Sprintf("%s.flows[%d]", join(path+".stations", name), j)
+			switch f := p.Flows.Index(string(fl)); {
+			case f < 0:
+				d.errorAt(at, "no flow named %q%s", fl, didYouMean(string(fl), p.Flows.Names))
+			case !crosses(f):
+				d.errorAt(at, "flow %q does not cross this bus", fl)
+			case out.Stations[f] >= 0:
+				d.errorAt(at, "flow %q is already sent from station %q", fl, b.Stations.Names[out.Stations[f]])
+			default:
+				out.Stations[f] = s
+			}
+		}
+	}
+	out.StationNames = append([]string(nil), b.Stations.Names...)
+	names := append([]string(nil), b.Stations.Names...)
+	for f, name := range p.Flows.Names {
+		if out.Stations[f] < 0 && crosses(f) {
+			names = append(names, name)
+		}
+	}
+	if kind == emulator.CANBus {
+		out.IDs = make([]uint32, len(names))
+		given := map[uint32]string{}
+		for i, name := range names {
+			out.IDs[i] = uint32(i)
+			if k := b.IDs.Index(name); k >= 0 {
+				out.IDs[i] = uint32(*b.IDs.Values[k])
+				if other, dup := given[out.IDs[i]]; dup {
+					d.errorAt(join(path+".ids", name), "identifier %#x is %q's too: identifiers on a CAN bus are unique", out.IDs[i], other)
+				}
+				given[out.IDs[i]] = name
+			}
+		}
+		for _, name := range b.IDs.Names {
+			if !slices.Contains(names, name) {
+				d.errorAt(join(path+".ids", name), "no station named %q on this bus%s", name, didYouMean(name, names))
+			}
+		}
+	}
+	return &out
+}
