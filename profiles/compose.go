@@ -35,8 +35,8 @@ type discriminated interface{ discriminator() string }
 func (Jitter) discriminator() string { return "dist" }
 func (Period) discriminator() string { return "dist" }
 
-// overlay lays over on base, for a value of type t.
-func (d *decoder) overlay(base, over *yaml.Node, t reflect.Type) *yaml.Node {
+// overlay lays over on base, for a value of type t at path.
+func (d *decoder) overlay(base, over *yaml.Node, t reflect.Type, path string) *yaml.Node {
 	base, over = resolve(base), resolve(over)
 	t = derefType(t)
 	if t == nil || base.Kind != yaml.MappingNode || over.Kind != yaml.MappingNode || !mergeable(t) || replaces(t, base, over) {
@@ -50,9 +50,10 @@ func (d *decoder) overlay(base, over *yaml.Node, t reflect.Type) *yaml.Node {
 		case isNull(resolve(value)):
 			if at >= 0 {
 				merged.Content = append(merged.Content[:at], merged.Content[at+2:]...)
+				d.noteRemoval(join(path, key.Value), d.posOf(value))
 			}
 		case at >= 0:
-			merged.Content[at+1] = d.overlay(merged.Content[at+1], value, fieldType(t, key.Value))
+			merged.Content[at+1] = d.overlay(merged.Content[at+1], value, fieldType(t, key.Value), join(path, key.Value))
 		default:
 			merged.Content = append(merged.Content, key, value)
 		}
@@ -182,7 +183,7 @@ func (d *decoder) resolveExtends(root *yaml.Node, source string, chain []string)
 	}
 	own := d.copyNode(root)
 	own.Content = append(own.Content[:i], own.Content[i+2:]...)
-	merged := d.overlay(base, own, reflect.TypeFor[Profile]())
+	merged := d.overlay(base, own, reflect.TypeFor[Profile](), "")
 	if mappingIndex(own, "name") < 0 {
 		// A variant is not its base: without a name of its own it is named
 		// after its file.
@@ -303,7 +304,7 @@ func (d *decoder) setPath(n *yaml.Node, t reflect.Type, steps []pathStep, done s
 		if n == nil {
 			return value
 		}
-		return d.overlay(n, value, t)
+		return d.overlay(n, value, t, done)
 	}
 	step := steps[0]
 	path := join(done, step.key)
@@ -330,6 +331,7 @@ func (d *decoder) setPath(n *yaml.Node, t reflect.Type, steps []pathStep, done s
 	if last && isNull(value) {
 		if i >= 0 {
 			n.Content = append(n.Content[:i], n.Content[i+2:]...)
+			d.noteRemoval(path, at(step.col))
 		}
 		return n
 	}
@@ -369,4 +371,33 @@ func (d *decoder) setIndex(n *yaml.Node, t reflect.Type, step pathStep, path str
 	n = d.copyNode(n)
 	n.Content[step.index] = d.setPath(n.Content[step.index], t, rest, fmt.Sprintf("%s[%d]", path, step.index), value, at)
 	return n
+}
+
+// removal is a key an override removed with null, and where it did.
+type removal struct {
+	path string
+	by   Pos
+}
+
+func (d *decoder) noteRemoval(path string, by Pos) {
+	d.removed = append(d.removed, removal{path, by})
+}
+
+// citeRemovals adds to each error that a removal may have caused where
+// that removal was made, since the error itself points at the base that
+// lost the key (a required key now missing, a value that needed the key, a
+// reference to a hop that is gone). A removal is taken to be the cause when
+// the message names the removed key and the key was in the mapping the
+// error is about or next to it, or the message quotes it as a name.
+func (d *decoder) citeRemovals() {
+	for _, e := range d.errs {
+		for _, r := range d.removed {
+			key := r.path[strings.LastIndexAny(r.path, ".[")+1:]
+			named := regexp.MustCompile(`(^|[^\w-])` + regexp.QuoteMeta(key) + `($|[^\w-])`).MatchString(e.Msg)
+			near := parentPath(r.path) == e.Path || parentPath(r.path) == parentPath(e.Path)
+			if named && near || strings.Contains(e.Msg, strconv.Quote(key)) {
+				e.Msg += fmt.Sprintf(" (%s removes %s)", r.by, r.path)
+			}
+		}
+	}
 }

@@ -2,6 +2,7 @@ package profiles
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -244,4 +245,48 @@ func FuzzSet(f *testing.F) {
 			t.Fatalf("accepted override rejected by the engine: %v", err)
 		}
 	})
+}
+
+// TestRemovalPointsAtOverride: an error caused by an override that removed
+// a key is reported in the base, where the value is missing, and names the
+// place of the removal too (issue 10, item 9).
+func TestRemovalPointsAtOverride(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base.yaml")
+	if err := os.WriteFile(base, []byte(`duration: 10s
+hops:
+  a: {rate: 1Mbit, delay: 1ms}
+  b: {delay: 2ms, jitter: {dist: normal, sigma: 1ms}}
+  c: {rate: 1Mbit, queue: 10 frames}
+flows:
+  f: {route: [a, b, c], traffic: {cbr: {interval: 10ms, size: 100B}}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, variant string
+		sets          []string
+		want          string
+	}{
+		{"a removed hop still on a route", "extends: base.yaml\nhops:\n  a: null\n", nil,
+			base + `:7:15: flows.f.route[0]: no hop named "a" (v.yaml:3:6 removes hops.a)`},
+		{"a required key removed", "extends: base.yaml\nduration: null\n", nil,
+			base + `:1:1: missing duration: want a duration (e.g. 1.5ms, 2s) (v.yaml:2:11 removes duration)`},
+		{"a key a value needs", "extends: base.yaml\nhops:\n  b: {jitter: {sigma: null}}\n", nil,
+			base + `:4:27: hops.b.jitter: normal jitter needs sigma (v.yaml:3:23 removes hops.b.jitter.sigma)`},
+		{"a sibling a value needs", "extends: base.yaml\nseed: 2\n", []string{"hops.c.rate=null"},
+			base + `:5:27: hops.c.queue: a hop without a rate has no queue; give it a rate or remove the queue (--set:1:8 removes hops.c.rate)`},
+		{"an unrelated removal is not cited", "extends: base.yaml\nseed: 2\n", []string{"hops.a.delay=null", "hops.b.jitter.sigma=null"},
+			base + `:4:27: hops.b.jitter: normal jitter needs sigma (--set:2:15 removes hops.b.jitter.sigma)`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			source := filepath.Join(dir, "v.yaml")
+			_, err := Parse(source, []byte(tc.variant), tc.sets...)
+			got := strings.ReplaceAll(fmt.Sprint(err), source, "v.yaml")
+			if !strings.HasPrefix(got, tc.want) || strings.Count(got, "removes") != strings.Count(tc.want, "removes") {
+				t.Errorf("got\n  %s\nwant\n  %s", got, tc.want)
+			}
+		})
+	}
 }

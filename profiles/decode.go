@@ -38,10 +38,11 @@ type nodeDecoder interface {
 type oneOf interface{ oneOf() }
 
 type decoder struct {
-	files  map[*yaml.Node]string // source file of each node (profiles merge several)
-	errs   ErrorList
-	pos    map[string]Pos  // position of the value at each path
-	failed map[string]bool // paths that already have an error
+	files   map[*yaml.Node]string // source file of each node (profiles merge several)
+	errs    ErrorList
+	pos     map[string]Pos  // position of the value at each path
+	failed  map[string]bool // paths that already have an error
+	removed []removal       // keys an override (extends, --set) removed with null
 }
 
 func newDecoder() *decoder {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v4"
+
 	"github.com/hilrig/hilrig/emulator"
 )
 
@@ -71,6 +73,12 @@ func Parse(source string, data []byte, sets ...string) (*Loaded, error) {
 	for i, set := range sets {
 		root = d.applySet(root, set, i+1)
 	}
+	return d.load(root, source)
+}
+
+// load decodes, validates and builds the resolved tree of the profile at
+// source (extends and overrides laid on it).
+func (d *decoder) load(root *yaml.Node, source string) (*Loaded, error) {
 	p := &Profile{}
 	d.decode(root, reflect.ValueOf(p).Elem(), "")
 	p.resolveDefaults()
@@ -78,6 +86,7 @@ func Parse(source string, data []byte, sets ...string) (*Loaded, error) {
 		p.Name = nameOf(strings.TrimPrefix(source, "shipped:"))
 	}
 	cfg := p.build(d)
+	d.citeRemovals()
 	if err := d.errs.err(); err != nil {
 		return nil, err
 	}

@@ -563,15 +563,14 @@ func (sd *decoder) loadOverridden(ref, source, refPath, setPath string, sets Ove
 		value := d.placeOverride(o.Value, sd.files)
 		root = d.setPath(root, reflect.TypeFor[Profile](), o.steps, "", value, at)
 	}
-	p := &Profile{}
-	d.decode(root, reflect.ValueOf(p).Elem(), "")
-	p.resolveDefaults()
-	if p.Name == "" {
-		p.Name = nameOf(strings.TrimPrefix(from, "shipped:"))
+	// What the profile decoder attributes to --set is the suite's.
+	for i := range d.removed {
+		if d.removed[i].by.File == SetFile {
+			d.removed[i].by.File = source
+		}
 	}
-	cfg := p.build(d)
-	if err := d.errs.err(); err != nil {
-		// What the profile decoder attributes to --set is the suite's.
+	p, err := d.load(root, from)
+	if err != nil {
 		for _, e := range err.(ErrorList) {
 			if e.Pos.File == SetFile {
 				e.Pos.File = source
@@ -579,7 +578,7 @@ func (sd *decoder) loadOverridden(ref, source, refPath, setPath string, sets Ove
 		}
 		return nil, err
 	}
-	return &Loaded{Profile: p, Source: from, Config: cfg}, nil
+	return p, nil
 }
 
 // namesExist checks that the named entries an override goes through (a
