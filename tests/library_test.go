@@ -72,7 +72,8 @@ func TestShippedBenches(t *testing.T) {
 	}
 	// The profiles each bench is written for: they have its flows.
 	runsWith := map[string][]string{"quarter-car-seat.yaml": {"internet-hil"}, "platoon-lead.yaml": {"platoon-80211p"},
-		"digital-twin.yaml": {"twin-baseline", "twin-dropout"}, "digital-twin-degradation.yaml": {"twin-degradation"}}
+		"digital-twin.yaml": {"twin-baseline", "twin-dropout"}, "digital-twin-degradation.yaml": {"twin-degradation"},
+		"robot-bus.yaml": {"shared-ethernet"}}
 	for _, bench := range benches {
 		profiles := runsWith[filepath.Base(bench)]
 		if profiles == nil {

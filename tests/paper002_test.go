@@ -131,3 +131,79 @@ func TestPaper002Tables(t *testing.T) {
 		t.Errorf("experiment 3's collisions %.0f, want ~10², growing steeply (×5, then ×1.5) to ~10⁴", c)
 	}
 }
+
+// robotOverBus runs paper 002's robot loop on shared-ethernet with the
+// first nodes disturbance nodes on (the others removed), each sending
+// frames of size at rate, and returns the model's output error and the
+// bus's collisions.
+func robotOverBus(t *testing.T, nodes int, rate, size string) (maxErr, ofPeak float64, diverged *float64, collisions uint64) {
+	t.Helper()
+	args := []string{"sim", "shared-ethernet", "--bench", "../profiles/benches/robot-bus.yaml"}
+	for i := 1; i <= 10; i++ {
+		if i > nodes {
+			args = append(args, "--set", fmt.Sprintf("flows.node%02d=null", i))
+		} else {
+			args = append(args, "--set", fmt.Sprintf("flows.node%02d.traffic.poisson={rate: %s, size: %s}", i, rate, size))
+		}
+	}
+	r := runHilrig(t, args...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var s struct {
+		Models []struct {
+			Output struct {
+				MaxError  float64  `json:"max_error"`
+				OfPeak    float64  `json:"max_error_of_peak"`
+				DivergedS *float64 `json:"diverged_at_s"`
+			} `json:"output"`
+		} `json:"models"`
+		Hops []struct {
+			Bus struct {
+				Collisions uint64 `json:"collisions"`
+			} `json:"bus"`
+		} `json:"hops"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &s); err != nil || len(s.Models) != 1 {
+		t.Fatalf("summary: %v", err)
+	}
+	o := s.Models[0].Output
+	return o.MaxError, o.OfPeak, o.DivergedS, s.Hops[0].Bus.Collisions
+}
+
+// TestPaper002Robot runs paper 002's pick-and-place robot over its bus,
+// the PID on the bench side answering each sample, against the robot
+// without a bus (the summary's output error of the tracking error
+// |x − x_d| + |z − z_d|). With the paper's disturbance nodes (0, 5, 8, 10
+// sending 100 B frames at 125/s) the collisions grow with the nodes but
+// every delay stays under the 1 ms sample period, so the loop is the same
+// as without them: the error does not move. With nodes sending MTU frames
+// (1500 B at 125/s, 1.2288 ms each on the bus) the delays pass the sample
+// period and the tracking degrades, until with 6 of them the loop goes
+// unstable, which the summary reports with the instant.
+func TestPaper002Robot(t *testing.T) {
+	base, _, _, _ := robotOverBus(t, 0, "16kbit", "16B")
+	var before uint64
+	for _, nodes := range []int{5, 8, 10} {
+		maxErr, ofPeak, diverged, collisions := robotOverBus(t, nodes, "16kbit", "16B")
+		t.Logf("%d paper nodes: %d collisions, output error %.6g (%.2f %% of its peak)", nodes, collisions, maxErr, 100*ofPeak)
+		if collisions <= before || diverged != nil || math.Abs(maxErr-base) > 1e-3*base {
+			t.Errorf("%d nodes: %d collisions (want more than %d), error %g (without nodes %g), diverged %v", nodes, collisions, before, maxErr, base, diverged)
+		}
+		before = collisions
+	}
+	prev := base
+	for _, nodes := range []int{2, 4} {
+		maxErr, ofPeak, diverged, collisions := robotOverBus(t, nodes, "1500kbit", "1500B")
+		t.Logf("%d MTU nodes: %d collisions, output error %.6g (%.2f %% of its peak)", nodes, collisions, maxErr, 100*ofPeak)
+		if maxErr < 5*prev || diverged != nil {
+			t.Errorf("%d MTU nodes: error %g, want at least 5 times %g; diverged %v", nodes, maxErr, prev, diverged)
+		}
+		prev = maxErr
+	}
+	if _, _, diverged, _ := robotOverBus(t, 6, "1500kbit", "1500B"); diverged == nil || *diverged > 5 {
+		t.Errorf("6 MTU nodes: diverged at %v, want within the run", diverged)
+	} else {
+		t.Logf("6 MTU nodes: the loop diverged at %.3f s", *diverged)
+	}
+}

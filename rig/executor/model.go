@@ -784,6 +784,7 @@ type reference struct {
 	name                string
 	peak, maxErr, sumSq float64
 	samples             uint64
+	diverged            float64 // run time (s) the cut output stopped being finite; −1: it did not
 }
 
 // newReference compares the output as computed by sim, or by hw when the
@@ -794,7 +795,7 @@ func newReference(bm *profiles.BenchModel, sim, hw *plant.Integrator) (*referenc
 	if err != nil {
 		return nil, err
 	}
-	r := &reference{ideal: ideal, substeps: int(bm.Exchange / bm.Step), output: -1, name: bm.Output}
+	r := &reference{ideal: ideal, substeps: int(bm.Exchange / bm.Step), output: -1, name: bm.Output, diverged: -1}
 	if bm.Output == "" {
 		return r, nil
 	}
@@ -818,6 +819,12 @@ func (r *reference) compare() {
 	}
 	ref := r.ideal.Signal(r.output)
 	e := r.cut.Signal(r.output) - ref
+	if math.IsNaN(e) || math.IsInf(e, 0) {
+		if r.diverged < 0 {
+			r.diverged = r.ideal.Time().Seconds()
+		}
+		return
+	}
 	r.peak = max(r.peak, math.Abs(ref))
 	r.maxErr = max(r.maxErr, math.Abs(e))
 	r.sumSq += e * e
@@ -831,10 +838,16 @@ func (r *reference) advance() {
 }
 
 func (r *reference) summary() *record.OutputError {
-	if r.output < 0 || r.samples == 0 {
+	if r.output < 0 || r.samples == 0 && r.diverged < 0 {
 		return nil
 	}
-	o := &record.OutputError{Signal: r.name, Peak: r.peak, MaxError: r.maxErr, RMSError: math.Sqrt(r.sumSq / float64(r.samples))}
+	o := &record.OutputError{Signal: r.name, Peak: r.peak, MaxError: r.maxErr}
+	if r.samples > 0 {
+		o.RMSError = math.Sqrt(r.sumSq / float64(r.samples))
+	}
+	if r.diverged >= 0 {
+		o.DivergedS = &r.diverged
+	}
 	if r.peak > 1e-6*r.maxErr {
 		o.OfPeak = r.maxErr / r.peak
 	}

@@ -59,7 +59,7 @@ func TestParseErrors(t *testing.T) {
 		{"flows.m2s.loss_rate < 1kB", `"flows.m2s.loss_rate < 1kB": column 23: "1kB" is not a ratio (want e.g. 1% or 0.01)`},
 		{"hops.core.peak_queue_bytes < 30", `"hops.core.peak_queue_bytes < 30": column 30: "30" needs a unit: the value is a size (e.g. 1500B, 30kB, 64KiB)`},
 		{"hops.core.peak_queue_bytes < 30KB", `"hops.core.peak_queue_bytes < 30KB": column 30: "30KB" is ambiguous (1000 or 1024 bytes? write kB or KiB)`},
-		{"hops.core.dropped.queue < 3", `"hops.core.dropped.queue < 3": column 19: hops.core.dropped has no "queue"; did you mean queue_drop? (it has loss_drop, outage_drop, queue_drop)`},
+		{"hops.core.dropped.queue < 3", `"hops.core.dropped.queue < 3": column 19: hops.core.dropped has no "queue"; did you mean queue_drop? (it has collision_drop, loss_drop, outage_drop, queue_drop)`},
 		{"phases.outage.windows.first < 3", `"phases.outage.windows.first < 3": column 23: phases.outage.windows is a list without names: it ends the path (and means how many it holds)`},
 		{"phases.storm.windows == 2", `"phases.storm.windows == 2": column 8: phases has no "storm" (it has outage)`},
 		{"models.car.deflectoin.error_pct < 1", `"models.car.deflectoin.error_pct < 1": column 12: models.car has no "deflectoin"; did you mean deflection? (it has endpoint, model, cut, solver, exchange, step, exchanges, frames_out, frames_in, bad_frames, unconverged_steps, hardware, …)`},

@@ -228,11 +228,12 @@ type Path struct {
 
 // placeholders name the elements of named lists in Paths.
 var placeholders = map[reflect.Type]string{
-	reflect.TypeFor[emulator.FlowSummary]():   "FLOW",
-	reflect.TypeFor[emulator.HopSummary]():    "HOP",
-	reflect.TypeFor[record.PhaseSummary]():    "PHASE",
-	reflect.TypeFor[record.EndpointSummary](): "ENDPOINT",
-	reflect.TypeFor[record.ModelSummary]():    "MODEL",
+	reflect.TypeFor[emulator.FlowSummary]():    "FLOW",
+	reflect.TypeFor[emulator.HopSummary]():     "HOP",
+	reflect.TypeFor[emulator.StationSummary](): "STATION",
+	reflect.TypeFor[record.PhaseSummary]():     "PHASE",
+	reflect.TypeFor[record.EndpointSummary]():  "ENDPOINT",
+	reflect.TypeFor[record.ModelSummary]():     "MODEL",
 }
 
 // Paths lists every path an expectation may take, walked from the

@@ -237,6 +237,10 @@ type OutputError struct {
 	// OfPeak is MaxError/Peak; absent when the uncut output stays at
 	// zero (a regulation error, say), where only MaxError means anything.
 	OfPeak float64 `json:"max_error_of_peak,omitempty"`
+	// DivergedS is the run time at which the cut model's output stopped
+	// being a finite number (the loop went unstable); the errors are those
+	// up to then.
+	DivergedS *float64 `json:"diverged_at_s,omitempty"`
 }
 
 // TimingSummary says how well a real-time executor kept time.
