@@ -53,12 +53,45 @@ func (d *decoder) overlay(base, over *yaml.Node, t reflect.Type, path string) *y
 				d.noteRemoval(join(path, key.Value), d.posOf(value))
 			}
 		case at >= 0:
+			if key.HeadComment != "" || key.FootComment != "" {
+				// The override's comments on a key join the base's.
+				k := d.copyNode(merged.Content[at])
+				k.HeadComment = joinComments(k.HeadComment, key.HeadComment)
+				k.FootComment = joinComments(k.FootComment, key.FootComment)
+				merged.Content[at] = k
+			}
 			merged.Content[at+1] = d.overlay(merged.Content[at+1], value, fieldType(t, key.Value), join(path, key.Value))
 		default:
 			merged.Content = append(merged.Content, key, value)
 		}
 	}
+	if over.LineComment != "" {
+		merged.LineComment = over.LineComment
+	}
 	return merged
+}
+
+// joinComments joins comment blocks, one after the other.
+func joinComments(blocks ...string) string {
+	var kept []string
+	for _, b := range blocks {
+		if b != "" {
+			kept = append(kept, b)
+		}
+	}
+	return strings.Join(kept, "\n")
+}
+
+// dropKey removes the pair at index i of a mapping d owns, passing the
+// key's head comment to the key after it: a file's header is the head
+// comment of its first key, and must not go with that key.
+func (d *decoder) dropKey(n *yaml.Node, i int) {
+	if head := n.Content[i].HeadComment; head != "" && i+2 < len(n.Content) {
+		next := d.copyNode(n.Content[i+2])
+		next.HeadComment = joinComments(head, next.HeadComment)
+		n.Content[i+2] = next
+	}
+	n.Content = append(n.Content[:i], n.Content[i+2:]...)
 }
 
 func derefType(t reflect.Type) reflect.Type {
@@ -181,17 +214,23 @@ func (d *decoder) resolveExtends(root *yaml.Node, source string, chain []string)
 	if err != nil {
 		return nil, err
 	}
+	// The variant's header (comments before its first key) heads the
+	// merged tree, then the base's.
 	own := d.copyNode(root)
+	header := joinComments(own.HeadComment, own.Content[0].HeadComment)
+	own.HeadComment = ""
+	own.Content[0] = d.copyNode(own.Content[0])
+	own.Content[0].HeadComment = ""
 	own.Content = append(own.Content[:i], own.Content[i+2:]...)
-	merged := d.overlay(base, own, reflect.TypeFor[Profile](), "")
+	merged := d.copyNode(d.overlay(base, own, reflect.TypeFor[Profile](), ""))
 	if mappingIndex(own, "name") < 0 {
 		// A variant is not its base: without a name of its own it is named
 		// after its file.
 		if j := mappingIndex(merged, "name"); j >= 0 {
-			merged = d.copyNode(merged)
-			merged.Content = append(merged.Content[:j], merged.Content[j+2:]...)
+			d.dropKey(merged, j)
 		}
 	}
+	merged.HeadComment = joinComments(header, "# extends "+refNode.Value+":", merged.HeadComment)
 	return merged, nil
 }
 

@@ -390,6 +390,9 @@ func (d *decoder) parseYAML(file string, data []byte) (*yaml.Node, error) {
 	root := &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
 		root = root.Content[0]
+		// The file's own comments stay with its tree, for hilrig show.
+		root.HeadComment = joinComments(doc.HeadComment, root.HeadComment)
+		root.FootComment = joinComments(root.FootComment, doc.FootComment)
 	}
 	var mark func(*yaml.Node)
 	mark = func(n *yaml.Node) {

@@ -20,6 +20,9 @@ type Loaded struct {
 	*Profile
 	Source string // file the profile came from, or shipped:NAME
 	Config emulator.Config
+
+	written  *yaml.Node // the resolved tree as written, comments and all
+	defaults []string   // "path: value" of what runs with a default
 }
 
 // Traced reports whether a flow's frames go to the trace.
@@ -90,7 +93,9 @@ func (d *decoder) load(root *yaml.Node, source string) (*Loaded, error) {
 	if err := d.errs.err(); err != nil {
 		return nil, err
 	}
-	return &Loaded{Profile: p, Source: source, Config: cfg}, nil
+	l := &Loaded{Profile: p, Source: source, Config: cfg, written: root}
+	l.defaults = d.unwritten(root, p, source)
+	return l, nil
 }
 
 // nameOf is a file's default name: its base name without its extension.

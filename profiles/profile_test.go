@@ -2,6 +2,7 @@ package profiles
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -221,7 +222,8 @@ func TestLoadUnknown(t *testing.T) {
 }
 
 // FuzzParse checks that no input makes the parser or validator panic or
-// hang, and that whatever it accepts the engine accepts too.
+// hang, that whatever it accepts the engine accepts too, and that hilrig
+// show's rendering of it runs the same.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(minimal))
 	f.Add([]byte(radio))
@@ -231,6 +233,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte("hops: {a: &x {delay: 1ms}, b: *x}\nflows: {}\nduration: 1s\n"))
 	f.Add([]byte("duration: [1s\n"))
+	f.Add([]byte("# a header\n\nduration: 1s # how long\nhops: {a: {delay: 1ms}} # one\nflows:\n  # the flow\n  f: {route: [a]}\n# the end\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Parse("fuzz.yaml", data)
 		if err != nil {
@@ -242,6 +245,11 @@ func FuzzParse(f *testing.F) {
 		}
 		if _, err := emulator.New(p.Config, nil); err != nil {
 			t.Fatalf("validated profile rejected by the engine: %v", err)
+		}
+		shown := p.AsWritten()
+		again, err := Parse("fuzz.yaml", shown)
+		if err != nil || !reflect.DeepEqual(again.Config, p.Config) {
+			t.Fatalf("show's rendering runs differently (%v):\n%s", err, shown)
 		}
 	})
 }

@@ -10,9 +10,121 @@ import (
 	"go.yaml.in/yaml/v4"
 )
 
+// AsWritten renders the resolved profile as its files and overrides wrote
+// it: what it extends merged in, the --set overrides laid on, every value
+// in its original text (0.0001%, not its float) and every comment kept,
+// followed by a comment listing the values that run with a default because
+// they were not written. Parsing the result gives the same engine
+// configuration. This is what hilrig show prints.
+func (l *Loaded) AsWritten() []byte {
+	if l.written == nil {
+		return l.YAML()
+	}
+	out, err := yaml.Dump(l.written, yaml.WithIndent(2), yaml.WithLineWidth(-1), yaml.WithCompactSeqIndent(false))
+	if err != nil {
+		panic("profiles: encoding a parsed profile: " + err.Error()) // it was parsed from YAML; it always encodes
+	}
+	if len(l.defaults) > 0 {
+		out = append(out, "# Not written above, so their defaults:\n"...)
+		for _, line := range l.defaults {
+			out = append(out, "#   "+line+"\n"...)
+		}
+	}
+	return out
+}
+
+// unwritten prepares the tree of the profile at source for AsWritten and
+// lists the values of p that were not written (no position recorded for
+// their path) but run with a default: the name, the seed, and what
+// resolveDefaults filled in. A delay file named by a base elsewhere is
+// renamed as seen from source, so that the rendering reads the same file.
+func (d *decoder) unwritten(root *yaml.Node, p *Profile, source string) []string {
+	r := renderer{source: source}
+	var defaults []string
+	if _, ok := d.pos["name"]; !ok {
+		defaults = append(defaults, "name: "+p.Name)
+	}
+	if _, ok := d.pos["seed"]; !ok {
+		defaults = append(defaults, "seed: 0")
+	}
+	var walk func(v reflect.Value, path string)
+	walk = func(v reflect.Value, path string) {
+		switch v.Kind() {
+		case reflect.Pointer:
+			if !v.IsNil() {
+				walk(v.Elem(), path)
+			}
+			return
+		case reflect.Slice:
+			for i := range v.Len() {
+				walk(v.Index(i), fmt.Sprintf("%s[%d]", path, i))
+			}
+			return
+		case reflect.Struct:
+		default:
+			return
+		}
+		if _, isMap := v.Addr().Interface().(interface{ elemType() reflect.Type }); isMap {
+			names, values := v.FieldByName("Names"), v.FieldByName("Values")
+			for i := range names.Len() {
+				walk(values.Index(i), join(path, names.Index(i).String()))
+			}
+			return
+		}
+		if j, ok := v.Addr().Interface().(*Jitter); ok && j.File != nil && j.readFrom != "" {
+			if n := nodeAt(root, join(path, "file")); n != nil && d.files[n] != source {
+				n.Value = r.relative(j.readFrom)
+			}
+		}
+		for _, f := range fieldsOf(v.Type()) {
+			fv, at := v.FieldByIndex(f.index), join(path, f.name)
+			if _, written := d.pos[at]; !written && fv.Kind() == reflect.Pointer && !fv.IsNil() {
+				text, err := yaml.Dump(r.node(fv.Elem(), 3), yaml.WithLineWidth(-1))
+				if err != nil {
+					panic("profiles: encoding a default: " + err.Error())
+				}
+				defaults = append(defaults, at+": "+strings.TrimSpace(string(text)))
+				continue
+			}
+			walk(fv, at)
+		}
+	}
+	walk(reflect.ValueOf(p).Elem(), "")
+	return defaults
+}
+
+// nodeAt finds the node at a decoder path (hops.radio.jitter.file,
+// schedule[2].jitter.file) in a tree, or nil.
+func nodeAt(root *yaml.Node, path string) *yaml.Node {
+	n := resolve(root)
+	for _, step := range strings.Split(path, ".") {
+		key, rest, _ := strings.Cut(step, "[")
+		if n.Kind != yaml.MappingNode {
+			return nil
+		}
+		i := mappingIndex(n, key)
+		if i < 0 {
+			return nil
+		}
+		n = resolve(n.Content[i+1])
+		for rest != "" {
+			var index string
+			index, rest, _ = strings.Cut(rest, "]")
+			rest = strings.TrimPrefix(rest, "[")
+			k, err := strconv.Atoi(index)
+			if err != nil || n.Kind != yaml.SequenceNode || k >= len(n.Content) {
+				return nil
+			}
+			n = resolve(n.Content[k])
+		}
+	}
+	return n
+}
+
 // YAML renders the resolved profile (after extends, --set and defaults) in
 // the profile language: keys in the schema's order, values in canonical
-// units. Parsing the result gives the same engine configuration.
+// units. Parsing the result gives the same engine configuration. The web
+// API renders profiles it changed with it.
 func (l *Loaded) YAML() []byte {
 	r := renderer{source: l.Source}
 	root := r.node(reflect.ValueOf(l.Profile).Elem(), 0)

@@ -221,8 +221,18 @@ func (p *Probability) parseScalar(s string) error {
 	return nil
 }
 
+// String writes the shortest percentage that parses back to p exactly
+// (0.0001% for 1e-6, whose float times 100 is 9.999999999999999e-05), or
+// the fraction when no percentage does.
 func (p Probability) String() string {
-	return strconv.FormatFloat(float64(p)*100, 'g', -1, 64) + "%"
+	for digits := 1; digits <= 17; digits++ {
+		s := strconv.FormatFloat(float64(p)*100, 'g', digits, 64) + "%"
+		var back Probability
+		if back.parseScalar(s) == nil && back == p {
+			return s
+		}
+	}
+	return strconv.FormatFloat(float64(p), 'g', -1, 64)
 }
 
 // ParseDuration parses a duration written as in a profile (1.5ms, 30s), for

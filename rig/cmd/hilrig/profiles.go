@@ -169,7 +169,7 @@ func runShow(ref string, sets []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, " --set %s", s)
 	}
 	fmt.Fprintln(stdout)
-	stdout.Write(p.YAML())
+	stdout.Write(p.AsWritten())
 	return exitOK
 }
 
