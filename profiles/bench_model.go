@@ -17,14 +17,15 @@ import (
 // ModelEndpoint is a plant model the rig simulates, cut at a coupling
 // point: the variables that cross the cut are its frames.
 type ModelEndpoint struct {
-	Name     string        `yaml:"name,required" doc:"a built-in model (hilrig models lists them) or a model file, relative to the bench"`
-	Cut      string        `yaml:"cut,required" doc:"the coupling point; the rig simulates the part that is not on the bench"`
-	Exchange *Duration     `yaml:"exchange" doc:"communication step: how often the rig sends the variables that cross the cut and takes up the last ones received" default:"2ms"`
-	Step     *Duration     `yaml:"step" doc:"integration step; the exchange step must be a whole number of them" default:"the exchange step"`
-	Solver   *SolverName   `yaml:"solver" doc:"rk4, or trapezoidal (implicit, for stiff models)" default:"trapezoidal"`
-	Params   Map[float64]  `yaml:"params" doc:"a built-in model's parameters changed from their defaults, by name"`
-	Inputs   Map[Stimulus] `yaml:"inputs" doc:"the model's inputs driven otherwise than the model says, by name"`
-	Codec    *CodecSpec    `yaml:"codec" doc:"how the variables travel in a frame: csv, struct, wire, or any of them with settings" default:"csv"`
+	Name      string        `yaml:"name,required" doc:"a built-in model (hilrig models lists them) or a model file, relative to the bench"`
+	Cut       string        `yaml:"cut,required" doc:"the coupling point; the rig simulates the part that is not on the bench"`
+	Exchange  *Duration     `yaml:"exchange" doc:"communication step: how often the rig sends the variables that cross the cut and takes up the last ones received" default:"2ms"`
+	SendEvery *Duration     `yaml:"send_every" doc:"how often the rig's part sends what crosses the cut, a whole number of exchanges: a short exchange then takes up what arrives soon after it arrives (a plant taking a command as it comes) while the samples go at their own rate" default:"every exchange"`
+	Step      *Duration     `yaml:"step" doc:"integration step; the exchange step must be a whole number of them" default:"the exchange step"`
+	Solver    *SolverName   `yaml:"solver" doc:"rk4, or trapezoidal (implicit, for stiff models)" default:"trapezoidal"`
+	Params    Map[float64]  `yaml:"params" doc:"a built-in model's parameters changed from their defaults, by name"`
+	Inputs    Map[Stimulus] `yaml:"inputs" doc:"the model's inputs driven otherwise than the model says, by name"`
+	Codec     *CodecSpec    `yaml:"codec" doc:"how the variables travel in a frame: csv, struct, wire, or any of them with settings" default:"csv"`
 	ModelStepping
 }
 
@@ -130,7 +131,9 @@ type BenchModel struct {
 	Cut                 string
 	Simulated, Hardware *plant.Part
 	Exchange, Step      time.Duration
-	Solver              plant.Solver
+	// SendEvery is how many exchanges apart the rig's part sends.
+	SendEvery int
+	Solver    plant.Solver
 	// Send encodes what the rig sends across the cut (Simulated.Out);
 	// Receive decodes what comes back (Simulated.In).
 	Send, Receive wire.Codec
@@ -191,7 +194,7 @@ func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchMo
 			return nil
 		}
 	}
-	bm := &BenchModel{LoadedModel: lm, Cut: e.Cut, Exchange: 2 * time.Millisecond, Solver: plant.Trapezoidal}
+	bm := &BenchModel{LoadedModel: lm, Cut: e.Cut, Exchange: 2 * time.Millisecond, SendEvery: 1, Solver: plant.Trapezoidal}
 	if bm.Simulated, bm.Hardware, err = lm.Plant.Cut(e.Cut); err != nil {
 		d.errorAt(path+".cut", "%v", err)
 		return nil
@@ -214,6 +217,14 @@ func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchMo
 	} else if bm.Exchange > 0 && bm.Exchange%bm.Step != 0 {
 		d.errorAt(path+".step", "the exchange step %v is not a whole number of steps of %v", bm.Exchange, bm.Step)
 		ok = false
+	}
+	if e.SendEvery != nil && bm.Exchange > 0 {
+		if every := time.Duration(*e.SendEvery); every <= 0 || every%bm.Exchange != 0 {
+			d.errorAt(path+".send_every", "must be a whole number of exchanges of %v", bm.Exchange)
+			ok = false
+		} else {
+			bm.SendEvery = int(every / bm.Exchange)
+		}
 	}
 	if e.Solver != nil {
 		bm.Solver = plant.Solver(*e.Solver)

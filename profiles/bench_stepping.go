@@ -15,7 +15,7 @@ type ModelStepping struct {
 	NominalDelay *Duration       `yaml:"nominal_delay" doc:"wait: a message is stamped with the time it entered the rig less this, the device's nominal delay to the rig (for devices that send no timestamp)" default:"0s"`
 	StepCost     *Duration       `yaml:"step_cost" doc:"sim: how long a step takes to compute, which bounds how fast a model that fell behind catches up (paper 004's Table 5: 2.5–3.4ms); a real-time run takes what it takes" default:"0s"`
 	Supervisor   *SupervisorSpec `yaml:"supervisor" doc:"watch the discrepancy t_diff between the model's time and the wall clock (paper 004)" default:"none"`
-	StandIn      *StandInName    `yaml:"stand_in" doc:"sim: how the hardware's part, standing in for the device, sends: clock, at every exchange as the rig's part does; or reply, at once in answer to each frame it receives (a controller answering each measurement, as paper 002's does)" default:"clock"`
+	StandIn      *StandInName    `yaml:"stand_in" doc:"sim: how the hardware's part, standing in for the device, sends: clock, at every exchange as the rig's part does; or reply, at once in answer to each frame it receives, its part stepped by one of the sender's periods a frame so that its sampled blocks update on the sample they answer (a controller answering each measurement, as paper 002's does)" default:"clock"`
 }
 
 // StandInName is clock or reply.

@@ -186,6 +186,8 @@ func TestMalformedModelBenches(t *testing.T) {
 			[]string{`x.yaml:2:42: endpoints.car.model.cut: model quarter-car has no cut CP3; did you mean CP1? (its cuts: CP1, CP2)`}},
 		{"step does not divide", with("step: 1ms", "step: 0.3ms"),
 			[]string{`x.yaml:2:68: endpoints.car.model.step: the exchange step 2ms is not a whole number of steps of 300µs`}},
+		{"sends between exchanges", with("step: 1ms", "step: 1ms, send_every: 3ms"),
+			[]string{`x.yaml:2:85: endpoints.car.model.send_every: must be a whole number of exchanges of 2ms`}},
 		{"rk4 too coarse", with("step: 1ms", "solver: rk4"),
 			[]string{`x.yaml:2:70: endpoints.car.model.solver: rk4 at a step of 2ms is unstable for the simulated part (linear): its eigenvalue -2090+0i/s needs a step under 1.333ms; use the trapezoidal solver or a smaller step`}},
 		{"unknown parameter", with("cut: CP2", "cut: CP2, params: {m4: 1}"),

@@ -34,8 +34,9 @@ type Part struct {
 	nominal time.Duration
 	// replies: sends at once in answer to each frame it takes up, not at
 	// the exchanges.
-	replies bool
-	data    *dataStepping // its model's, when it steps on data
+	replies    bool
+	replySteps int           // solver steps a reply advances the part by
+	data       *dataStepping // its model's, when it steps on data
 	// wire is set when the codec is the wire protocol.
 	wire *partWire
 
@@ -114,6 +115,16 @@ func (p *Part) Advance() {
 // delay from the device, on the model's time (zero at its first message).
 func (p *Part) deliver(x *Executor, f *emulator.Frame) bool {
 	if p.inbox == nil {
+		if p.replies && p.framesIn > 0 {
+			// A replying part is stepped by what it receives, one
+			// sender's period a frame: from the sample it answered last,
+			// on that sample, to this one. Its sampled blocks so update
+			// as they would without the network, wherever the network
+			// put the samples.
+			for range p.replySteps {
+				p.it.Advance()
+			}
+		}
 		if p.take(f.Payload, f.Done) == nil && p.replies && p.flow >= 0 {
 			// Answered at the instant the frame arrived; the engine takes
 			// the answer up as an event of this same instant.
@@ -284,6 +295,7 @@ func (m *Model) SetStepping(st Stepping) error {
 	m.stepping = st
 	if st.Replies && m.hw != nil {
 		m.hw.replies = true
+		m.hw.replySteps = m.hw.substeps * max(m.bm.SendEvery, 1)
 	}
 	if !st.Wait && st.Supervisor == nil {
 		return nil
@@ -378,6 +390,9 @@ func (m *Model) send(x *Executor, newest bool) {
 		m.overruns++
 		return
 	}
+	if every := uint64(m.bm.SendEvery); every > 1 && m.exchanges%every != 0 {
+		return
+	}
 	if !m.onData() && m.sim.flow >= 0 {
 		m.sendCommand(x)
 	}
@@ -429,7 +444,7 @@ func (m *Model) advance() {
 	if !m.onData() {
 		m.sim.Advance()
 	}
-	if m.hw != nil {
+	if m.hw != nil && !m.hw.replies {
 		m.hw.Advance()
 	}
 	m.ref.advance()
