@@ -78,7 +78,7 @@ func (p *Profile) build(d *decoder) emulator.Config {
 func (s *HopSettings) apply(d *decoder, path string, base emulator.HopParams) (emulator.HopParams, emulator.HopField) {
 	var set emulator.HopField
 	if s.Rate != nil {
-		base.Rate, set = emulator.Rate(*s.Rate), set|emulator.FieldRate
+		base.Rate, set = s.Rate.engine(), set|emulator.FieldRate
 	}
 	if s.Delay != nil {
 		base.Delay, set = time.Duration(*s.Delay), set|emulator.FieldDelay

@@ -27,7 +27,7 @@ type Profile struct {
 
 // HopSettings are a hop's parameters; the schedule can change each of them.
 type HopSettings struct {
-	Rate      *Rate        `yaml:"rate" doc:"serialisation rate: a frame takes (size+overhead)·8/rate to send; without a rate the hop has no queue and only delays" default:"none"`
+	Rate      *HopRate     `yaml:"rate" doc:"serialisation rate, a bit rate or a UART line ({baud, format}, see Serial lines): a frame takes (size+overhead)·8/rate to send; without a rate the hop has no queue and only delays" default:"none"`
 	Delay     *Duration    `yaml:"delay" doc:"propagation delay, added after serialisation" default:"0s"`
 	Queue     *Limit       `yaml:"queue" doc:"limit on what waits for the serialiser, in bytes or frames (not counting the frame being sent); a frame that would exceed it is dropped (tail drop)" default:"unlimited"`
 	Overhead  *Size        `yaml:"overhead" doc:"bytes added to every frame for serialisation only (headers, preamble)" default:"0B"`

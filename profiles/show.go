@@ -161,6 +161,10 @@ func (r renderer) node(v reflect.Value, depth int) *yaml.Node {
 		if x.Mode != "gap" {
 			return scalar(x.Mode)
 		}
+	case *HopRate:
+		if x.Baud == nil {
+			return scalar(x.bits.String())
+		}
 	}
 	if s, ok := v.Interface().(fmt.Stringer); ok && v.Kind() != reflect.Struct {
 		return scalar(s.String())

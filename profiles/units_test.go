@@ -82,6 +82,15 @@ func TestParseRateSizeLimitProbability(t *testing.T) {
 		{"1.5", new(Probability), "outside [0, 1]"},
 		{"-1%", new(Probability), "outside [0, 1]"},
 		{"lots", new(Probability), "is not a probability"},
+		{"0.0001%", new(Probability), "0.0001%"},
+		{"0.3%", new(Probability), "0.3%"},
+		{"8n1", new(UARTFormat), "8N1"},
+		{"5N1.5", new(UARTFormat), "5N1.5"},
+		{"7E2", new(UARTFormat), "7E2"},
+		{"8X1", new(UARTFormat), "is not a UART format (want data bits 5 to 8, parity N, E, O, M or S, stop bits 1, 1.5 or 2: 8N1, 7E1, 8E2)"},
+		{"9N1", new(UARTFormat), "is not a UART format"},
+		{"8N3", new(UARTFormat), "is not a UART format"},
+		{"8-N-1", new(UARTFormat), "is not a UART format"},
 	}
 	for _, tc := range tests {
 		err := tc.into.parseScalar(tc.in)
@@ -111,5 +120,51 @@ func TestLimitUnits(t *testing.T) {
 	var l Limit
 	if err := l.parseScalar("30kB"); err != nil || l.Unit != emulator.Bytes || l.N != 30000 {
 		t.Errorf("30kB: %+v %v", l, err)
+	}
+}
+
+// TestUARTLineRates: a line's rate is the bit rate at which a byte takes
+// one character time, baud·8/(1 + data + parity + stop bits), rounded to
+// the nearest whole bit/s when not whole; errors are at the key at fault.
+func TestUARTLineRates(t *testing.T) {
+	tests := []struct {
+		rate string
+		want emulator.Rate // baud·8/bits per character
+	}{
+		{"{baud: 115200, format: 8N1}", 92160}, // 115200·8/10
+		{"{baud: 115200}", 92160},              // 8N1 by default
+		{"{baud: 115200, format: 7E1}", 92160}, // 1+7+1+1 = 10 bits
+		{"{baud: 115200, format: 8E1}", 83782}, // 921600/11 = 83781.8
+		{"{baud: 115200, format: 8O1}", 83782}, // the same length
+		{"{baud: 115200, format: 8N2}", 83782}, // 1+8+2 = 11 bits
+		{"{baud: 19200, format: 8E1}", 13964},  // 153600/11 = 13963.6, rs485-noisy's
+		{"{baud: 9600, format: 8E2}", 6400},    // 12 bits
+		{"{baud: 9600, format: 5N1.5}", 10240}, // 7.5 bits: 76800/7.5
+		{"{baud: 300, format: 7O2}", 218},      // 2400/11 = 218.2
+		{"{baud: 1, format: 8N1}", 1},          // 0.8, never 0
+		{"2Mbit", 2 * emulator.Mbitps},         // a bit rate as before
+	}
+	for _, tc := range tests {
+		p, err := Parse("x.yaml", []byte(minimal), "hops.a.rate="+tc.rate)
+		if err != nil {
+			t.Errorf("%s: %v", tc.rate, err)
+			continue
+		}
+		if got := hopParams(p, "a").Rate; got != tc.want {
+			t.Errorf("%s: %d bit/s, want %d", tc.rate, got, tc.want)
+		}
+	}
+	mistakes := []struct{ rate, want string }{
+		{"{baud: 115200, format: 8X1}", `--set:1:36: hops.a.rate.format: "8X1" is not a UART format`},
+		{"{baud: 0}", `--set:1:20: hops.a.rate.baud: must be positive`},
+		{"{baud: fast}", `--set:1:20: hops.a.rate.baud: "fast" is not a whole number`},
+		{"{format: 8N1}", `--set:1:13: hops.a.rate: missing baud: want a whole number`},
+		{"{baud: 9600, parity: even}", `--set:1:26: hops.a.rate.parity: unknown key (want baud, format)`},
+	}
+	for _, tc := range mistakes {
+		_, err := Parse("x.yaml", []byte(minimal), "hops.a.rate="+tc.rate)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s:\n got  %v\n want %s", tc.rate, err, tc.want)
+		}
 	}
 }
