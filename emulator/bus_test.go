@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"container/heap"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -355,5 +356,81 @@ func TestSaturatedThroughput(t *testing.T) {
 	t.Logf("saturated throughput: measured %.4f ± %.4f (standard error), the chain %.4f", mean, se, predicted)
 	if math.Abs(mean-predicted) > 4*se+1e-3 {
 		t.Errorf("throughput %.4f, want %.4f ± %.4f", mean, predicted, 4*se)
+	}
+}
+
+// TestCANResponseTimes: periodic messages on a CAN bus never wait longer
+// than CAN's worst-case response time (Davis, Burns, Bril & Lukkien 2007):
+// with C_k a frame's time plus the intermission, B_m the longest C of a
+// lower-priority message, and w_m the least fixed point of
+// w = B_m + Σ_{k of higher priority} ⌈(w + τ_bit)/T_k⌉·C_k, message m is
+// sent at most w_m + C_m after it was queued (our delays end with the
+// frame, before its intermission: R_m − 3 bit times). The lowest message
+// starts 1 µs before the others, so the highest one meets the worst case
+// at once: blocked by it, then sent, B − 1 µs + its frame time, and
+// every other one that was released with it meets its bound within that
+// microsecond.
+func TestCANResponseTimes(t *testing.T) {
+	type msg struct {
+		period time.Duration
+		size   int
+	}
+	msgs := []msg{{time.Millisecond, 8}, {2 * time.Millisecond, 4}, {5 * time.Millisecond, 8}, {10 * time.Millisecond, 2}, {20 * time.Millisecond, 8}}
+	bus := StandardBus(CANBus, 500_000)
+	bit := time.Second / 500_000
+	var flows []FlowConfig
+	var ids []uint32
+	for i, m := range msgs {
+		start := time.Microsecond
+		if i == len(msgs)-1 {
+			start = 0
+		}
+		flows = append(flows, FlowConfig{Name: fmt.Sprintf("m%d", i), Route: []int{0}, Traffic: CBR{Interval: m.period, Size: m.size, Start: start}})
+		ids = append(ids, uint32(0x100+i))
+	}
+	bus.IDs = ids
+	n, err := New(Config{Hops: []HopConfig{{Name: "can", Bus: &bus}}, Flows: flows}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Run(10 * time.Second)
+	sum := n.Summary()
+	c := func(i int) time.Duration { return canFrameTime(int64(msgs[i].size), bus.Rate) + bus.Gap }
+	for m := range msgs {
+		var block time.Duration
+		for k := m + 1; k < len(msgs); k++ {
+			block = max(block, c(k))
+		}
+		w := block
+		for {
+			next := block
+			for k := range m {
+				next += time.Duration((int64(w+bit)+int64(msgs[k].period)-1)/int64(msgs[k].period)) * c(k)
+			}
+			if next == w {
+				break
+			}
+			w = next
+		}
+		bound := w + c(m) - bus.Gap
+		got := time.Duration(math.Round(sum.Flows[m].Delay.Max * 1e9))
+		t.Logf("message %d (id %#x, every %v, %d B): longest delay %v, bound %v", m, ids[m], msgs[m].period, msgs[m].size, got, bound)
+		if got > bound {
+			t.Errorf("message %d waited %v, over its worst-case response time %v", m, got, bound)
+		}
+		// Released together after the blocker, each but the blocker meets
+		// its worst case within the blocker's 1 µs head start.
+		if m < len(msgs)-1 && got < bound-time.Microsecond {
+			t.Errorf("message %d waited at most %v: the synchronous release should take it to %v", m, got, bound-time.Microsecond)
+		}
+		if sum.Flows[m].Delivered != sum.Flows[m].Sent-sum.Flows[m].InFlight {
+			t.Errorf("message %d: %+v", m, sum.Flows[m])
+		}
+	}
+	if got, want := time.Duration(math.Round(sum.Flows[0].Delay.Max*1e9)), c(len(msgs)-1)-time.Microsecond+c(0)-bus.Gap; got != want {
+		t.Errorf("the highest priority waited at most %v, want %v (blocked once by the lowest)", got, want)
+	}
+	if st := sum.Hops[0].Bus; st.Collisions != 0 || st.CollisionDrops != 0 {
+		t.Errorf("collisions on a CAN bus: %+v", st)
 	}
 }
