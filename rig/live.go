@@ -164,8 +164,10 @@ func StatusLine(s *record.Snapshot, total time.Duration, width int) string {
 		}
 		add(part)
 	}
-	if s.Timing.Real && s.Timing.Release.Count > 0 {
-		add("  release p99 " + formatDelay(s.Timing.Release.P99))
+	if r := s.Timing.Release; s.Timing.Real && r.Count > 0 {
+		// The snapshot carries no quantiles of the whole run (they would
+		// cost a walk of the histogram on the executor's thread).
+		add("  released late by " + formatDelay(r.Mean) + " on average, at most " + formatDelay(r.Max))
 	}
 	return b.String()
 }

@@ -24,7 +24,7 @@ func sampleSnapshot(t time.Duration) func(*record.Snapshot) {
 			record.FlowProgress{Name: "to-seat", Sent: 1500, Delivered: 1490, LossDrops: 2, Recent: record.DelayProgress{Count: 50, P50: 19 * time.Millisecond}},
 			record.FlowProgress{Name: "from-seat", Sent: 1500, Delivered: 1495})
 		s.Hops = append(s.Hops, record.HopProgress{Name: "wan", Outage: 1})
-		s.Timing = record.TimingProgress{Real: true, Release: record.DelayProgress{Count: 10, P99: 42 * time.Microsecond}}
+		s.Timing = record.TimingProgress{Real: true, Release: record.DelayProgress{Count: 10, Mean: 3 * time.Microsecond, Max: 42 * time.Microsecond}}
 	}
 }
 
@@ -37,7 +37,7 @@ func TestStatusLineFits(t *testing.T) {
 	full := StatusLine(&s, 10*time.Second, 0)
 	for _, want := range []string{"  2.5/10s", "x +0.0123 (uncut +0.0121) r +0.02 → F -3.5", "worst error 0.80% of peak", "car OUT OF SYNC (t_diff 312ms)",
 		"seat SAFE", "seat 512 msgs 1 bad missed 2 1.5ms", "controller 30 msgs ok",
-		"to-seat 1490/1500 19ms lost 2", "from-seat 1495/1500", "wan DOWN", "release p99 42µs"} {
+		"to-seat 1490/1500 19ms lost 2", "from-seat 1495/1500", "wan DOWN", "released late by 3µs on average, at most 42µs"} {
 		if !strings.Contains(full, want) {
 			t.Errorf("%q lacks %q", full, want)
 		}
