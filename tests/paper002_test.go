@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/rig"
 )
 
 // paper002Bus is the bus of paper 002's reference implementation (Nutaro's
@@ -207,4 +210,55 @@ func TestPaper002Robot(t *testing.T) {
 	} else {
 		t.Logf("6 MTU nodes: the loop diverged at %.3f s", *diverged)
 	}
+}
+
+// BenchmarkPaper002 times each of paper 002's experiments (Tables 3 to 5,
+// whose execution times are Dymola's: 3.24 s to 144 s) as hilrig sim runs
+// them, profile parsed and summary made, without writing a trace; and
+// the robot over the bus with the paper's 10 nodes (5 s).
+func BenchmarkPaper002(b *testing.B) {
+	dir := b.TempDir()
+	poisson := "{poisson: {rate: 800bit, size: 100B}}"
+	mtu := "{poisson: {rate: 600kbit, size: 1500B}}"
+	for _, tc := range []struct {
+		name            string
+		nodes           int
+		duration, traff string
+	}{
+		{"1A-10", 10, "100s", poisson}, {"1B-10", 10, "100s", "{cbr: {interval: 1s, size: 100B}}"},
+		{"2-20", 20, "100s", poisson}, {"2-30", 30, "100s", poisson}, {"2-40", 40, "100s", poisson},
+		{"3-10", 10, "1s", mtu}, {"3-20", 20, "1s", mtu}, {"3-30", 30, "1s", mtu},
+	} {
+		path := paper002Experiment(b, dir, paper002Bus, tc.nodes, tc.duration, tc.traff)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				p, err := profiles.Parse(path, data)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := rig.Sim(p, nil, rig.Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("robot-10", func(b *testing.B) {
+		for b.Loop() {
+			p, err := profiles.Load("../profiles/shared-ethernet.yaml")
+			if err != nil {
+				b.Fatal(err)
+			}
+			bench, err := profiles.LoadBench("../profiles/benches/robot-bus.yaml", p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := rig.Sim(p, bench, rig.Options{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
