@@ -1,8 +1,11 @@
 package emulator
 
 import (
+	"runtime"
+	"strconv"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // BenchmarkBottleneck300s runs the paper 000 bottleneck for 300 s of virtual
@@ -44,4 +47,66 @@ func BenchmarkImpairedHop(b *testing.B) {
 		frames = n.FlowStats(0).Sent
 	}
 	b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(frames), "ns/frame")
+}
+
+// manyFlows is issue 10's scenario: flows Poisson sources sharing two hops
+// for 10 s, 100 000 frames a second in all whatever the number of flows,
+// so that only the number of flows changes the engine's work.
+func manyFlows(flows int) Config {
+	hop := func(delay time.Duration) HopParams {
+		return HopParams{Rate: Gbitps, Delay: delay, Queue: Limit{1_000_000, Bytes}}
+	}
+	cfg := Config{Seed: 1, Hops: []HopConfig{{Name: "a", HopParams: hop(ms)}, {Name: "b", HopParams: hop(5 * ms)}}}
+	perFlow := 80 * Mbitps / Rate(flows) // 100 000 frames/s of 100 B in all
+	for i := range flows {
+		cfg.Flows = append(cfg.Flows, FlowConfig{Name: "f" + strconv.Itoa(i), Route: []int{0, 1},
+			Traffic: Poisson{Rate: perFlow, Size: 100}})
+	}
+	return cfg
+}
+
+// retainedPerFlow runs cfg for d and returns the heap the finished network
+// still holds, less the frames, event queue and hop queues (what frames in
+// flight cost, which depends on the traffic, not on the number of flows),
+// per flow.
+func retainedPerFlow(b testing.TB, cfg Config, d time.Duration) float64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	n := mustNew(b, cfg, nil)
+	n.Run(d)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	inFlight := uintptr(len(n.pool.free))*(unsafe.Sizeof(Frame{})+unsafe.Sizeof((*Frame)(nil))) +
+		uintptr(cap(n.events.items))*unsafe.Sizeof(event{})
+	for i := range n.hops {
+		inFlight += uintptr(len(n.hops[i].waiting.buf)+len(n.hops[i].held.buf)) * unsafe.Sizeof((*Frame)(nil))
+	}
+	retained := float64(after.HeapAlloc) - float64(before.HeapAlloc) - float64(inFlight)
+	runtime.KeepAlive(n)
+	return retained / float64(len(cfg.Flows))
+}
+
+// BenchmarkFlows runs 1 M frames over two hops split among 10 to 10 000
+// flows: the time per frame-hop and the memory per flow should not depend
+// on how many flows share the frames (issue 10).
+func BenchmarkFlows(b *testing.B) {
+	const d = 10 * time.Second
+	for _, flows := range []int{10, 100, 1000, 10_000} {
+		b.Run(strconv.Itoa(flows), func(b *testing.B) {
+			cfg := manyFlows(flows)
+			perFlow := retainedPerFlow(b, cfg, d)
+			var hopVisits uint64
+			for b.Loop() {
+				n := mustNew(b, cfg, nil)
+				n.Run(d)
+				hopVisits = 0
+				for i := range n.hops {
+					hopVisits += n.hops[i].stats.Frames
+				}
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(hopVisits), "ns/frame-hop")
+			b.ReportMetric(perFlow, "B/flow")
+		})
+	}
 }

@@ -26,7 +26,6 @@ type event struct {
 	order uint64 // class bit, then insertion counter: unique, so ties are deterministic
 	frame *Frame
 	index int32 // hop, flow or schedule entry, by kind
-	epoch uint32
 	kind  eventKind
 }
 
@@ -50,7 +49,9 @@ func (q *eventQueue) peek() *event { return &q.items[0] }
 
 // push and pop move a hole through the heap instead of swapping, so each
 // level costs one copy of an event rather than three.
-func (q *eventQueue) push(e event, class uint64) {
+//
+// push returns the event's order, which tells it from every other event.
+func (q *eventQueue) push(e event, class uint64) uint64 {
 	q.counter++
 	e.order = class | q.counter
 	q.items = append(q.items, e)
@@ -64,6 +65,7 @@ func (q *eventQueue) push(e event, class uint64) {
 		i = parent
 	}
 	q.items[i] = e
+	return e.order
 }
 
 func (q *eventQueue) pop() event {

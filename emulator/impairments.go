@@ -309,9 +309,9 @@ func (j Jitter) check() error {
 	return j.Dist.check()
 }
 
-// next returns the flow's next extra delay, in nanoseconds.
-func (j Jitter) next(s *flowHop) float64 {
-	y := j.Dist.draw(s.jitterRand)
+// next returns the flow's next extra delay, in nanoseconds, drawn from r.
+func (j Jitter) next(s *randomState, r *Stream) float64 {
+	y := j.Dist.draw(r)
 	if j.Correlation == 0 || !s.jitterPrimed {
 		s.jitterPrev, s.jitterPrimed = y, true
 		return y
@@ -354,9 +354,9 @@ func (o Reorder) check() error {
 }
 
 // sendNow decides, for netem-style reordering, whether this frame skips the
-// delay.
-func (o Reorder) sendNow(s *flowHop) bool {
-	if s.reorderCount >= o.Gap-1 && s.reorderRand.Bernoulli(o.P) {
+// delay, drawing from r.
+func (o Reorder) sendNow(s *randomState, r *Stream) bool {
+	if s.reorderCount >= o.Gap-1 && r.Bernoulli(o.P) {
 		s.reorderCount = 0
 		return true
 	}

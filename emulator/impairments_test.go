@@ -329,11 +329,11 @@ func TestJitterCorrelation(t *testing.T) {
 	const n = 200_000
 	for _, rho := range []float64{0.5, 0.9, -0.3} {
 		j := Jitter{Dist: Normal{Sigma: 2 * time.Millisecond}, Correlation: rho}
-		var s flowHop
-		s.jitterRand = NewStream(6, "ar1")
+		var s randomState
+		r := NewStream(6, "ar1")
 		xs := make([]float64, n)
 		for i := range xs {
-			xs[i] = j.next(&s)
+			xs[i] = j.next(&s, r)
 		}
 		mean, variance := meanVariance(xs)
 		var c1 float64

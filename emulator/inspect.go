@@ -44,38 +44,29 @@ func (n *Network) HopNow(i int) HopState {
 // quantiles are as exact as the histogram's; its Max is the upper bound
 // of the largest one's bucket.
 type DelayWindow struct {
-	prev        []uint64 // the histogram's counts at the previous look
-	prevN       uint64
-	prevSum     float64
-	delta       []uint64 // what changed since; zero outside [first, last]
-	first, last int
-	n           uint64
-	sum         float64
+	prev  DelayHistogram // the histogram at the previous look
+	delta []bucketDelta  // the buckets that gained since, in order
+	n     uint64
+	sum   float64
+}
+
+type bucketDelta struct {
+	bucket int
+	count  uint64
 }
 
 // Look brings the window up to h: from now on it describes what h
 // recorded since the previous look (everything, at the first). A window
 // follows one histogram.
 func (w *DelayWindow) Look(h *DelayHistogram) {
-	n := len(h.counts)
-	w.prev, w.delta = grow(w.prev, n), grow(w.delta, n)
-	if w.n > 0 {
-		clear(w.delta[w.first : w.last+1])
-	}
-	w.first, w.last = -1, -1
-	// Most buckets did not change: compare, and write only those that did.
-	counts, prev, delta := h.counts, w.prev[:n], w.delta[:n]
-	for i, c := range counts {
-		if c != prev[i] {
-			delta[i], prev[i] = c-prev[i], c
-			if w.first < 0 {
-				w.first = i
-			}
-			w.last = i
+	w.delta = w.delta[:0]
+	for b, c := range h.buckets {
+		if was := w.prev.count(b); c != was {
+			w.delta = append(w.delta, bucketDelta{b, c - was})
 		}
 	}
-	w.n, w.sum = h.n-w.prevN, h.sum-w.prevSum
-	w.prevN, w.prevSum = h.n, h.sum
+	w.n, w.sum = h.n-w.prev.n, h.sum-w.prev.sum
+	w.prev.copyFrom(h)
 }
 
 // Count is how many durations the window holds.
@@ -94,7 +85,7 @@ func (w *DelayWindow) Max() time.Duration {
 	if w.n == 0 {
 		return 0
 	}
-	low, width := bucketRange(w.last)
+	low, width := bucketRange(w.delta[len(w.delta)-1].bucket)
 	return time.Duration(low + width - 1)
 }
 
@@ -106,9 +97,9 @@ func (w *DelayWindow) Quantile(q float64) time.Duration {
 	}
 	rank := min(max(uint64(math.Ceil(q*float64(w.n))), 1), w.n)
 	var seen uint64
-	for i := w.first; i <= w.last; i++ {
-		if seen += w.delta[i]; seen >= rank {
-			low, width := bucketRange(i)
+	for _, d := range w.delta {
+		if seen += d.count; seen >= rank {
+			low, width := bucketRange(d.bucket)
 			return time.Duration(low + (width-1)/2)
 		}
 	}
@@ -121,27 +112,14 @@ func (w *DelayWindow) Quantile(q float64) time.Duration {
 // counts the whole bucket: a duration up to QuantileRelError·bound above
 // it may be counted.
 func (w *DelayWindow) AddCountsAtMost(bounds []time.Duration, out []uint64) {
-	if w.n == 0 {
-		return
-	}
 	var seen uint64
-	i := w.first
+	i := 0
 	for k, b := range bounds {
-		for last := min(bucketOf(uint64(max(b, 0))), w.last); i <= last; i++ {
-			seen += w.delta[i]
+		for last := bucketOf(uint64(max(b, 0))); i < len(w.delta) && w.delta[i].bucket <= last; i++ {
+			seen += w.delta[i].count
 		}
 		out[k] += seen
 	}
-}
-
-// grow extends s with zeros to length n, reusing its memory when it can.
-func grow(s []uint64, n int) []uint64 {
-	if old := len(s); cap(s) >= n {
-		s = s[:n]
-		clear(s[min(old, n):])
-		return s
-	}
-	return append(s, make([]uint64, n-len(s))...)
 }
 
 // Sum is the total of the recorded durations (a float64 sum, rounded).

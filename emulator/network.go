@@ -52,27 +52,36 @@ type Network struct {
 	finished bool
 }
 
+// flow is a flow's state. A run may have tens of thousands, each touched at
+// random as its frames come and go, so what a frame reads is kept in few
+// cache lines: what making one reads first, together (issue 10).
 type flow struct {
-	name    string
-	route   []int
-	at      []flowHop // the flow's own state at each position of its route
-	traffic Traffic
-	lead    func(size int) time.Duration
-	src     source
-	stop    time.Duration
-	rng     *Stream
 	on      bool
-	epoch   uint32 // bumped when the source is switched, to cancel its pending frame
+	pending uint64 // the order of the event of the source's next frame; 0: none
+	stop    time.Duration
+	src     source
+	rng     Stream
 	nextSeq uint64
+	at      []flowHop // the flow's own state at each position of its route
+	lead    func(size int) time.Duration
 	stats   FlowStats
+	route   []int
+	name    string
+	traffic Traffic
 }
 
-// flowHop is a flow's own state at one position of its route: its place in
-// the hop's random models and the streams they draw from.
+// flowHop is a flow's own state at one position of its route.
 type flowHop struct {
 	lastExit    time.Duration // frames of a flow leave a hop in order
 	lastRelease time.Duration // and are released in order, with a lead
+	hop         int32
+	occurrence  int32        // how many times the route crossed this hop before
+	random      *randomState // made when the hop first impairs the flow at random
+}
 
+// randomState is a flow's place in a hop's random models and the streams
+// they draw from.
+type randomState struct {
 	lossEpoch uint32
 	lossState uint8
 	lossRun   int // frames lost in a row so far
@@ -82,19 +91,44 @@ type flowHop struct {
 	jitterEpoch, reorderEpoch uint32
 	reorderCount              int
 
-	lossRand, jitterRand, reorderRand, duplicateRand, corruptRand *Stream
+	rand [numRandPurposes]*Stream
 }
 
-func newFlowHop(seed uint64, hop, flow string, occurrence int) flowHop {
-	k := strconv.Itoa(occurrence)
-	stream := func(purpose string) *Stream { return NewStream(seed, "hop", hop, k, "flow", flow, purpose) }
-	return flowHop{
-		lossRand:      stream("loss"),
-		jitterRand:    stream("jitter"),
-		reorderRand:   stream("reorder"),
-		duplicateRand: stream("duplicate"),
-		corruptRand:   stream("corrupt"),
+// randPurpose is what a flow's random stream at a hop decides.
+type randPurpose uint8
+
+const (
+	lossRand randPurpose = iota
+	jitterRand
+	reorderRand
+	duplicateRand
+	corruptRand
+	numRandPurposes
+)
+
+var randPurposeNames = [numRandPurposes]string{"loss", "jitter", "reorder", "duplicate", "corrupt"}
+
+// random returns frame f's flow's state in the random models of the hop f
+// is in, making it when first needed.
+func (n *Network) random(f *Frame) *randomState {
+	at := &n.flows[f.Flow].at[f.pos]
+	if at.random == nil {
+		at.random = new(randomState)
 	}
+	return at.random
+}
+
+// rand returns frame f's flow's stream for purpose p at the hop f is in. It
+// is derived when first drawn from: a stream depends on its name alone, so
+// deriving it late changes no draw, and flows through hops that impair
+// nothing at random keep none.
+func (n *Network) rand(f *Frame, p randPurpose) *Stream {
+	fl, s := &n.flows[f.Flow], n.random(f)
+	if s.rand[p] == nil {
+		at := &fl.at[f.pos]
+		s.rand[p] = NewStream(n.seed, "hop", n.hops[at.hop].name, strconv.Itoa(int(at.occurrence)), "flow", fl.name, randPurposeNames[p])
+	}
+	return s.rand[p]
 }
 
 type scheduleEntry struct {
@@ -125,7 +159,7 @@ func New(cfg Config, obs Observer) (*Network, error) {
 				errs = append(errs, errorf("flow %q: route names hop %d of %d", fc.Name, h, len(n.hops)))
 				continue
 			}
-			f.at = append(f.at, newFlowHop(cfg.Seed, n.hops[h].name, fc.Name, seen[h]))
+			f.at = append(f.at, flowHop{hop: int32(h), occurrence: int32(seen[h])})
 			seen[h]++
 		}
 		if fc.Traffic != nil {
@@ -133,7 +167,7 @@ func New(cfg Config, obs Observer) (*Network, error) {
 			if size := f.src.frameSize(); size <= 0 || size > MaxFrameSize {
 				errs = append(errs, errorf("flow %q: frame size %d out of range", fc.Name, size))
 			}
-			f.rng = NewStream(cfg.Seed, "flow", fc.Name, "traffic")
+			f.rng = *NewStream(cfg.Seed, "flow", fc.Name, "traffic")
 		}
 		n.flows = append(n.flows, f)
 	}
@@ -236,7 +270,7 @@ func (n *Network) newFrame(flowIndex, size int) *Frame {
 func (n *Network) dispatch(ev *event) {
 	switch ev.kind {
 	case evEmit:
-		n.emit(int(ev.index), ev.epoch)
+		n.emit(int(ev.index), ev.order)
 	case evSerialised:
 		n.serialised(int(ev.index))
 	case evExit:
@@ -260,16 +294,17 @@ func (n *Network) queueEmit(flowIndex int, at time.Duration) {
 		fl.on = false
 		return
 	}
-	n.events.push(event{at: at, kind: evEmit, index: int32(flowIndex), epoch: fl.epoch}, classTraffic)
+	fl.pending = n.events.push(event{at: at, kind: evEmit, index: int32(flowIndex)}, classTraffic)
 }
 
-func (n *Network) emit(flowIndex int, epoch uint32) {
+// emit makes a flow's next frame, planned by the event of the given order.
+func (n *Network) emit(flowIndex int, order uint64) {
 	fl := &n.flows[flowIndex]
-	if epoch != fl.epoch || !fl.on {
+	if order != fl.pending {
 		return // switched since this frame was planned
 	}
 	f := n.newFrame(flowIndex, fl.src.frameSize())
-	n.queueEmit(flowIndex, fl.src.next(n.now, fl.rng))
+	n.queueEmit(flowIndex, fl.src.next(n.now, &fl.rng))
 	n.arrive(f, n.now)
 }
 
@@ -279,9 +314,9 @@ func (n *Network) switchSource(flowIndex int, on bool) {
 		return
 	}
 	fl.on = on
-	fl.epoch++
+	fl.pending = 0 // the planned frame, if any, is not made
 	if on {
-		n.queueEmit(flowIndex, fl.src.first(n.now, fl.rng))
+		n.queueEmit(flowIndex, fl.src.first(n.now, &fl.rng))
 	}
 }
 
@@ -290,32 +325,33 @@ func (n *Network) switchSource(flowIndex int, on bool) {
 // then waits for the serialiser or is dropped at a full queue.
 func (n *Network) arrive(f *Frame, t time.Duration) {
 	fl := &n.flows[f.Flow]
-	hopIndex := fl.route[f.pos]
-	h, at := &n.hops[hopIndex], &fl.at[f.pos]
+	hopIndex := int(fl.at[f.pos].hop)
+	h := &n.hops[hopIndex]
 	f.Hop = hopIndex
 	h.stats.Frames++
-	if h.Loss != nil && n.lost(h, at, f) {
+	if h.Loss != nil && n.lost(h, f) {
 		n.drop(f, LossDrop, t)
 		return
 	}
 	var dup *Frame
-	if h.Duplicate > 0 && at.duplicateRand.Bernoulli(h.Duplicate) {
+	if h.Duplicate > 0 && n.rand(f, duplicateRand).Bernoulli(h.Duplicate) {
 		dup = n.duplicate(f)
 		h.stats.Duplicated++
 	}
-	n.enter(f, h, at, hopIndex, t)
+	n.enter(f, h, hopIndex, t)
 	if dup != nil {
-		n.enter(dup, h, at, hopIndex, t) // right behind the original
+		n.enter(dup, h, hopIndex, t) // right behind the original
 	}
 }
 
 // lost asks the hop's loss model about f, and keeps the flow's count of
 // consecutive losses for the summary's burst lengths.
-func (n *Network) lost(h *hop, at *flowHop, f *Frame) bool {
+func (n *Network) lost(h *hop, f *Frame) bool {
+	at := n.random(f)
 	if at.lossEpoch != h.lossEpoch {
 		at.lossEpoch, at.lossState = h.lossEpoch, 0
 	}
-	lost := h.Loss.lose(&at.lossState, at.lossRand)
+	lost := h.Loss.lose(&at.lossState, n.rand(f, lossRand))
 	if f.Copy {
 		return lost
 	}
@@ -339,8 +375,8 @@ func (n *Network) duplicate(f *Frame) *Frame {
 
 // enter corrupts f as the hop says and puts it on the serialiser, in the
 // queue, or drops it when the queue is full.
-func (n *Network) enter(f *Frame, h *hop, at *flowHop, hopIndex int, t time.Duration) {
-	if (h.Corrupt != Corruption{}) && h.Corrupt.apply(f, at.corruptRand) {
+func (n *Network) enter(f *Frame, h *hop, hopIndex int, t time.Duration) {
+	if (h.Corrupt != Corruption{}) && h.Corrupt.apply(f, n.rand(f, corruptRand)) {
 		f.corrupted = true
 		h.stats.Corrupted++
 	}
@@ -377,10 +413,11 @@ func (n *Network) serialised(hopIndex int) {
 func (n *Network) propagate(f *Frame, h *hop, t time.Duration) {
 	at := &n.flows[f.Flow].at[f.pos]
 	if h.Reorder.Mode == ReorderGap {
-		if at.reorderEpoch != h.reorderEpoch {
-			at.reorderEpoch, at.reorderCount = h.reorderEpoch, 0
+		s := n.random(f)
+		if s.reorderEpoch != h.reorderEpoch {
+			s.reorderEpoch, s.reorderCount = h.reorderEpoch, 0
 		}
-		if h.Reorder.sendNow(at) {
+		if h.Reorder.sendNow(s, n.rand(f, reorderRand)) {
 			f.due = t
 			n.events.push(event{at: t, kind: evExit, frame: f}, classTraffic)
 			return
@@ -388,10 +425,11 @@ func (n *Network) propagate(f *Frame, h *hop, t time.Duration) {
 	}
 	delay := h.Delay
 	if h.Jitter.Dist != nil {
-		if at.jitterEpoch != h.jitterEpoch {
-			at.jitterEpoch, at.jitterPrimed = h.jitterEpoch, false
+		s := n.random(f)
+		if s.jitterEpoch != h.jitterEpoch {
+			s.jitterEpoch, s.jitterPrimed = h.jitterEpoch, false
 		}
-		delay = time.Duration(max(0, math.Round(float64(h.Delay)+h.Jitter.next(at))))
+		delay = time.Duration(max(0, math.Round(float64(h.Delay)+h.Jitter.next(s, n.rand(f, jitterRand)))))
 	}
 	exit := t + delay
 	if h.Reorder.Mode != ReorderAllowed {
@@ -400,7 +438,7 @@ func (n *Network) propagate(f *Frame, h *hop, t time.Duration) {
 	}
 	f.due = exit
 	release := exit
-	if fl := &n.flows[f.Flow]; fl.lead != nil && f.pos == len(fl.route)-1 {
+	if fl := &n.flows[f.Flow]; fl.lead != nil && f.pos == len(fl.at)-1 {
 		// Start the egress line early by its transmission time, but never
 		// before the frame got here, nor before the frame ahead of it.
 		release = max(t, exit-fl.lead(f.Size), at.lastRelease)
@@ -429,7 +467,7 @@ func (n *Network) exit(f *Frame) {
 // forward moves f, which has left its hop at t, to the next hop or delivers it.
 func (n *Network) forward(f *Frame, t time.Duration) {
 	f.pos++
-	if f.pos < len(n.flows[f.Flow].route) {
+	if f.pos < len(n.flows[f.Flow].at) {
 		n.arrive(f, t)
 		return
 	}
@@ -496,9 +534,9 @@ func (n *Network) Finish() {
 	n.events.items = n.events.items[:0]
 	for i := range n.flows {
 		for j := range n.flows[i].at {
-			if at := &n.flows[i].at[j]; at.lossRun > 0 {
-				n.flows[i].stats.recordLossBurst(at.lossRun)
-				at.lossRun = 0
+			if s := n.flows[i].at[j].random; s != nil && s.lossRun > 0 {
+				n.flows[i].stats.recordLossBurst(s.lossRun)
+				s.lossRun = 0
 			}
 		}
 	}

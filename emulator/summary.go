@@ -149,6 +149,9 @@ func (st *FlowStats) Summary(name string) FlowSummary {
 }
 
 func (s *FlowStats) burstSummary() *BurstSummary {
+	if s.LossBursts == nil {
+		return nil
+	}
 	b := &BurstSummary{Mean: s.MeanLossBurst(), Max: s.longestLossBurst}
 	for i, c := range s.LossBursts {
 		if c > 0 {
