@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 )
@@ -19,7 +20,7 @@ type Bench struct {
 	Name        string        `yaml:"name" doc:"short name, shown in reports" default:"the file name"`
 	Description string        `yaml:"description" doc:"what the bench wires together"`
 	Endpoints   Map[Endpoint] `yaml:"endpoints,required" doc:"the rig's I/O, by name"`
-	Bind        Map[Binding]  `yaml:"bind,required" doc:"the profile's flows carried by endpoints, by flow name"`
+	Bind        Map[Binding]  `yaml:"bind,required" doc:"the profile's flows carried by endpoints, by role (to-plant, to-controller: the flow of the profile that has the role) or by flow name"`
 }
 
 // Endpoint is one of the kinds of I/O.
@@ -175,6 +176,24 @@ type LoadedBench struct {
 	*Bench
 	Source string
 	Models map[string]*BenchModel // the model endpoints, by name
+	Bound  []BoundFlow            // the bindings resolved, in bench order
+}
+
+// BoundFlow is a flow of the profile carried between two endpoints.
+type BoundFlow struct {
+	Flow     string // the profile's flow
+	Key      string // the bind key that binds it: its name or its role
+	From, To string // the endpoints
+}
+
+// Binding returns how flow is bound, if it is.
+func (b *LoadedBench) Binding(flow string) (BoundFlow, bool) {
+	for _, bf := range b.Bound {
+		if bf.Flow == flow {
+			return bf, true
+		}
+	}
+	return BoundFlow{}, false
 }
 
 // LoadBench reads a bench file and checks it against the profile it will
@@ -198,14 +217,47 @@ func ParseBench(source string, data []byte, profile *Loaded) (*LoadedBench, erro
 	if b.Name == "" {
 		b.Name = nameOf(source)
 	}
-	models := b.check(d, profile, source)
+	bound := b.resolveBindings(d, profile)
+	models := b.check(d, source, bound)
 	if err := d.errs.err(); err != nil {
 		return nil, err
 	}
-	return &LoadedBench{Bench: b, Source: source, Models: models}, nil
+	return &LoadedBench{Bench: b, Source: source, Models: models, Bound: bound}, nil
 }
 
-func (b *Bench) check(d *decoder, profile *Loaded, source string) map[string]*BenchModel {
+// resolveBindings finds the profile's flow each bind key names: the flow of
+// that name, else, for a role, the flow that has the role. Without a
+// profile a key is taken as a flow's name.
+func (b *Bench) resolveBindings(d *decoder, profile *Loaded) []BoundFlow {
+	var bound []BoundFlow
+	boundBy := map[string]string{} // flow → the key that binds it
+	for i, key := range b.Bind.Names {
+		bind := b.Bind.Values[i]
+		bf := BoundFlow{Flow: key, Key: key, From: string(bind.From), To: string(bind.To)}
+		path := "bind." + key
+		if profile != nil && profile.Flows.Index(key) < 0 {
+			if slices.Contains(roles, key) {
+				if bf.Flow = profile.FlowWithRole(FlowRole(key)); bf.Flow == "" {
+					d.errorAt(path, "profile %s has no flow with role %s (its flows are %s): give one of them role: %s, or bind a flow by its name", profile.Name, key, strings.Join(profile.Flows.Names, ", "), key)
+				}
+			} else {
+				hint := didYouMean(key, slices.Concat(profile.Flows.Names, roles))
+				if hint == "" {
+					hint = "; its flows are " + strings.Join(profile.Flows.Names, ", ") + ", and a bench may bind a role: " + strings.Join(roles, " or ")
+				}
+				d.errorAt(path, "profile %s has no flow %q%s", profile.Name, key, hint)
+			}
+		}
+		if other, twice := boundBy[bf.Flow]; twice && bf.Flow != "" {
+			d.errorAt(path, "binds flow %s, which bind.%s binds already", bf.Flow, other)
+		}
+		boundBy[bf.Flow] = key
+		bound = append(bound, bf)
+	}
+	return bound
+}
+
+func (b *Bench) check(d *decoder, source string, bound []BoundFlow) map[string]*BenchModel {
 	models := map[string]*BenchModel{}
 	for i, name := range b.Endpoints.Names {
 		e := b.Endpoints.Values[i]
@@ -247,17 +299,9 @@ func (b *Bench) check(d *decoder, profile *Loaded, source string) map[string]*Be
 	}
 	sources := map[string]string{} // endpoint → the flow it feeds
 	used := map[string]bool{}
-	for i, flow := range b.Bind.Names {
-		bind := b.Bind.Values[i]
-		path := "bind." + flow
-		if profile != nil && profile.Flows.Index(flow) < 0 {
-			hint := didYouMean(flow, profile.Flows.Names)
-			if hint == "" {
-				hint = "; its flows are " + strings.Join(profile.Flows.Names, ", ")
-			}
-			d.errorAt(path, "profile %s has no flow %q%s", profile.Name, flow, hint)
-		}
-		from, to := string(bind.From), string(bind.To)
+	for _, bf := range bound {
+		path := "bind." + bf.Key
+		from, to := bf.From, bf.To
 		for _, end := range []struct{ key, name string }{{"from", from}, {"to", to}} {
 			if end.name != "" && b.Endpoints.Index(end.name) < 0 {
 				d.errorAt(path+"."+end.key, "no endpoint named %q%s", end.name, didYouMean(end.name, b.Endpoints.Names))
@@ -270,7 +314,7 @@ func (b *Bench) check(d *decoder, profile *Loaded, source string) map[string]*Be
 		if other, taken := sources[from]; taken && from != "" {
 			d.errorAt(path+".from", "%s already feeds flow %s; an endpoint feeds one flow", from, other)
 		}
-		sources[from] = flow
+		sources[from] = bf.Flow
 		b.checkGPIOBinding(d, path, from, to)
 	}
 	for _, name := range b.Endpoints.Names {
@@ -278,7 +322,7 @@ func (b *Bench) check(d *decoder, profile *Loaded, source string) map[string]*Be
 			d.errorAt("endpoints."+name, "is not used by any binding")
 		}
 	}
-	b.checkModelBindings(d, models)
+	b.checkModelBindings(d, models, bound)
 	return models
 }
 

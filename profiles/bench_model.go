@@ -318,28 +318,27 @@ func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchMo
 
 // checkModelBindings checks that each model endpoint sends and receives
 // through exactly the flows its cut needs, to endpoints that carry bytes.
-func (b *Bench) checkModelBindings(d *decoder, models map[string]*BenchModel) {
+func (b *Bench) checkModelBindings(d *decoder, models map[string]*BenchModel, bound []BoundFlow) {
 	for i, name := range b.Endpoints.Names {
 		if b.Endpoints.Values[i].Model == nil {
 			continue
 		}
 		path := "endpoints." + name
-		var from, to []string
-		for j, flow := range b.Bind.Names {
-			bind := b.Bind.Values[j]
-			if string(bind.From) == name {
-				from = append(from, flow)
+		var from, to []BoundFlow
+		for _, bf := range bound {
+			if bf.From == name {
+				from = append(from, bf)
 			}
-			if string(bind.To) == name {
+			if bf.To == name {
 				if len(to) > 0 {
-					d.errorAt("bind."+flow+".to", "%s already receives flow %s; a model receives one flow", name, to[0])
+					d.errorAt("bind."+bf.Key+".to", "%s already receives flow %s; a model receives one flow", name, to[0].Flow)
 				}
-				to = append(to, flow)
+				to = append(to, bf)
 			}
-			for _, peer := range []string{string(bind.From), string(bind.To)} {
-				if k := b.Endpoints.Index(peer); peer != name && k >= 0 && (string(bind.From) == name || string(bind.To) == name) {
+			for _, peer := range []string{bf.From, bf.To} {
+				if k := b.Endpoints.Index(peer); peer != name && k >= 0 && (bf.From == name || bf.To == name) {
 					if b.Endpoints.Values[k].Model != nil {
-						d.errorAt("bind."+flow, "a model's frames go to hardware: a serial, pty, udp or tcp endpoint, not another model (%s)", peer)
+						d.errorAt("bind."+bf.Key, "a model's frames go to hardware: a serial, pty, udp or tcp endpoint, not another model (%s)", peer)
 					}
 				}
 			}
@@ -349,33 +348,32 @@ func (b *Bench) checkModelBindings(d *decoder, models map[string]*BenchModel) {
 			continue
 		}
 		if _, ok := bm.Send.(*wire.Protocol); ok {
-			b.checkWirePeers(d, name)
+			b.checkWirePeers(d, name, bound)
 		}
 		out, in := bm.Simulated.Out(), bm.Simulated.In()
 		switch {
 		case len(out) > 0 && len(from) == 0:
 			d.errorAt(path, "cut %s sends %s to the hardware: bind a flow from %s", bm.Cut, strings.Join(out, ", "), name)
 		case len(out) == 0 && len(from) > 0:
-			d.errorAt("bind."+from[0]+".from", "cut %s sends nothing to the hardware", bm.Cut)
+			d.errorAt("bind."+from[0].Key+".from", "cut %s sends nothing to the hardware", bm.Cut)
 		}
 		switch {
 		case len(in) > 0 && len(to) == 0:
 			d.errorAt(path, "cut %s receives %s from the hardware: bind a flow to %s", bm.Cut, strings.Join(in, ", "), name)
 		case len(in) == 0 && len(to) > 0:
-			d.errorAt("bind."+to[0]+".to", "cut %s receives nothing from the hardware", bm.Cut)
+			d.errorAt("bind."+to[0].Key+".to", "cut %s receives nothing from the hardware", bm.Cut)
 		}
 	}
 }
 
 // checkWirePeers checks that the byte streams a model speaking the wire
 // protocol is bound to carry its COBS frames.
-func (b *Bench) checkWirePeers(d *decoder, model string) {
-	for j, flow := range b.Bind.Names {
-		bind := b.Bind.Values[j]
-		peer := string(bind.To)
+func (b *Bench) checkWirePeers(d *decoder, model string, bound []BoundFlow) {
+	for _, bf := range bound {
+		peer := bf.To
 		if peer == model {
-			peer = string(bind.From)
-		} else if string(bind.From) != model {
+			peer = bf.From
+		} else if bf.From != model {
 			continue
 		}
 		k := b.Endpoints.Index(peer)
@@ -392,7 +390,7 @@ func (b *Bench) checkWirePeers(d *decoder, model string) {
 			fs = &e.TCP.FrameSettings
 		}
 		if fs != nil && fs.Spec().Name != "cobs" {
-			d.errorAt("bind."+flow, "model %s speaks the wire protocol, in COBS frames; give endpoint %s codec: wire", model, peer)
+			d.errorAt("bind."+bf.Key, "model %s speaks the wire protocol, in COBS frames; give endpoint %s codec: wire", model, peer)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package profiles
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -222,5 +223,83 @@ func TestMalformedModelBenches(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// roleBench binds the flow roles, as the shipped benches do.
+const roleBench = `endpoints:
+  controller: {pty: {}}
+  plant:      {pty: {}}
+bind:
+  to-plant:      {from: controller, to: plant}
+  to-controller: {from: plant, to: controller}
+`
+
+// TestBindByRole: a bench that binds the roles binds, in each profile, the
+// flow that has the role, whatever its name; a key that is a flow's name
+// still binds that flow; the mistakes are reported at the bench's key or
+// the profile's role.
+func TestBindByRole(t *testing.T) {
+	for _, tc := range []struct{ profile, toPlant, toController string }{
+		{"bottleneck", "m2s", "s2m"},
+		{"lte", "command", "sensor"},
+		{"internet-hil", "to-remote", "from-remote"},
+		{"twin-dropout", "command", "state"}, // inherited from twin-baseline
+		{"platoon-80211p", "broadcast", "reply"},
+	} {
+		p, err := Load(tc.profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := ParseBench("b.yaml", []byte(roleBench), p)
+		if err != nil {
+			t.Errorf("%s: %v", tc.profile, err)
+			continue
+		}
+		want := []BoundFlow{{tc.toPlant, "to-plant", "controller", "plant"}, {tc.toController, "to-controller", "plant", "controller"}}
+		if !slices.Equal(b.Bound, want) {
+			t.Errorf("%s: bound %+v, want %+v", tc.profile, b.Bound, want)
+		}
+	}
+
+	profile := func(flows string) *Loaded {
+		t.Helper()
+		p, err := Parse("p.yaml", []byte("duration: 1s\nhops: {h: {delay: 1ms}}\nflows:\n"+flows))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	byName := strings.Replace(roleBench, "to-controller: {from: plant", "back:          {from: plant", 1)
+	p := profile("  out: {route: [h], role: to-plant}\n  back: {route: [h]}\n")
+	if b, err := ParseBench("b.yaml", []byte(byName), p); err != nil || !slices.Equal(b.Bound, []BoundFlow{{"out", "to-plant", "controller", "plant"}, {"back", "back", "plant", "controller"}}) {
+		t.Errorf("a role and a name: %v, %+v", err, b)
+	}
+
+	for _, tc := range []struct {
+		name, flows, bench, want string
+	}{
+		{"a role no flow has", "  out: {route: [h], role: to-plant}\n  back: {route: [h]}\n", roleBench,
+			`b.yaml:6:18: bind.to-controller: profile p has no flow with role to-controller (its flows are out, back): give one of them role: to-controller, or bind a flow by its name`},
+		{"neither a flow nor a role", "  out: {route: [h], role: to-plant}\n  back: {route: [h], role: to-controller}\n", strings.Replace(roleBench, "to-plant: ", "to-plnat: ", 1),
+			`b.yaml:5:18: bind.to-plnat: profile p has no flow "to-plnat"; did you mean to-plant?`},
+		{"a flow bound twice", "  out: {route: [h], role: to-plant}\n  back: {route: [h], role: to-controller}\n", strings.Replace(roleBench, "to-controller: {from: plant", "out:           {from: plant", 1),
+			`b.yaml:6:18: bind.out: binds flow out, which bind.to-plant binds already`},
+		{"a name the profile lacks", "  out: {route: [h]}\n", strings.Replace(roleBench, "to-plant: ", "m2s:      ", 1),
+			`b.yaml:5:18: bind.m2s: profile p has no flow "m2s"; its flows are out, and a bench may bind a role: to-plant or to-controller`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseBench("b.yaml", []byte(tc.bench), profile(tc.flows))
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("got\n%v\nwant\n%s", err, tc.want)
+			}
+		})
+	}
+
+	_, err := Parse("p.yaml", []byte("duration: 1s\nhops: {h: {delay: 1ms}}\nflows:\n  a: {route: [h], role: to-plant}\n  b: {route: [h], role: to-plant}\n  c: {route: [h], role: sideways}\n"))
+	want := "p.yaml:5:25: flows.b.role: flow a already has role to-plant; a role is one flow's\n" +
+		`p.yaml:6:25: flows.c.role: "sideways" is not a flow role (want to-plant, to-controller)`
+	if err == nil || err.Error() != want {
+		t.Errorf("roles in the profile:\n got  %v\n want %s", err, want)
 	}
 }

@@ -89,6 +89,7 @@ func (d *decoder) load(root *yaml.Node, source string) (*Loaded, error) {
 		p.Name = nameOf(strings.TrimPrefix(source, "shipped:"))
 	}
 	cfg := p.build(d)
+	p.checkRoles(d)
 	d.citeRemovals()
 	if err := d.errs.err(); err != nil {
 		return nil, err

@@ -119,6 +119,7 @@ type Flow struct {
 	Route   []HopName `yaml:"route,required" doc:"the hops the flow crosses, in order"`
 	Traffic *Traffic  `yaml:"traffic" doc:"synthetic source used in sim; a flow bound to hardware needs none" default:"none"`
 	Trace   *bool     `yaml:"trace" doc:"write this flow's frames to the trace" default:"true"`
+	Role    *FlowRole `yaml:"role" doc:"to-plant: the flow that carries the controller's frames to the plant; to-controller: the one that carries the plant's back. A bench binds a role to the flow that has it (see Flow roles); one flow a role" default:"none"`
 }
 
 // Traffic is one of the synthetic sources.

@@ -638,9 +638,9 @@ func checkScript(d *decoder, path string, script []ScriptStep, b *LoadedBench) (
 	}
 	before := len(d.errs)
 	feeds, fedBy := map[string]string{}, map[string]string{} // endpoint → flow
-	for i, flow := range b.Bind.Names {
-		feeds[string(b.Bind.Values[i].From)] = flow
-		fedBy[string(b.Bind.Values[i].To)] = flow
+	for _, bf := range b.Bound {
+		feeds[bf.From] = bf.Flow
+		fedBy[bf.To] = bf.Flow
 	}
 	playable := func(at, name string) bool {
 		i := b.Endpoints.Index(name)

@@ -71,10 +71,9 @@ func bind(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, devices []endp
 			bd.interfaces = append(bd.interfaces, name)
 		}
 	}
-	for i, flowName := range b.Bind.Names {
-		bound := b.Bind.Values[i]
-		flow := p.Flows.Index(flowName)
-		from, to := string(bound.From), string(bound.To)
+	for _, bound := range b.Bound {
+		flow := p.Flows.Index(bound.Flow)
+		from, to := bound.From, bound.To
 		if d, ok := device[from]; ok {
 			bd.flowOf[d] = flow
 			bd.flows[flow].Traffic = nil // the device is the source now
@@ -136,8 +135,8 @@ func bind(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, devices []endp
 		}
 		if fromHW >= 0 {
 			bd.egress[fromHW] = m.Simulated()
-			if l := links[string(b.Bind.Values[b.Bind.Index(p.Flows.Names[fromHW])].From)]; l != nil {
-				m.SetPeer(l)
+			if bound, _ := b.Binding(p.Flows.Names[fromHW]); links[bound.From] != nil {
+				m.SetPeer(links[bound.From])
 			}
 		}
 		if toHW >= 0 && standIn {
@@ -151,13 +150,12 @@ func bind(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, devices []endp
 // modelFlows finds the flows a model endpoint sends and receives on.
 func modelFlows(b *profiles.LoadedBench, p *profiles.Loaded, name string) (toHW, fromHW int) {
 	toHW, fromHW = -1, -1
-	for i, flow := range b.Bind.Names {
-		bound := b.Bind.Values[i]
-		if string(bound.From) == name {
-			toHW = p.Flows.Index(flow)
+	for _, bound := range b.Bound {
+		if bound.From == name {
+			toHW = p.Flows.Index(bound.Flow)
 		}
-		if string(bound.To) == name {
-			fromHW = p.Flows.Index(flow)
+		if bound.To == name {
+			fromHW = p.Flows.Index(bound.Flow)
 		}
 	}
 	return toHW, fromHW
@@ -177,9 +175,8 @@ func stepping(st *profiles.Stepping) executor.Stepping {
 // playedPeer reports whether an endpoint bound to or from the model
 // endpoint name is played in software.
 func playedPeer(b *profiles.LoadedBench, name string, players map[string]Player) bool {
-	for i := range b.Bind.Names {
-		bound := b.Bind.Values[i]
-		from, to := string(bound.From), string(bound.To)
+	for _, bound := range b.Bound {
+		from, to := bound.From, bound.To
 		if from == name && players[to] != nil || to == name && players[from] != nil {
 			return true
 		}

@@ -193,8 +193,8 @@ hops:
   down: {delay: 5ms}
   up:   {delay: 7ms}
 flows:
-  m2s: {route: [down]}
-  s2m: {route: [up]}
+  m2s: {route: [down], role: to-plant}
+  s2m: {route: [up], role: to-controller}
 `))
 	if err != nil {
 		t.Fatal(err)

@@ -50,7 +50,7 @@ func TestRigtest(t *testing.T) {
 		want  string
 	}{
 		{func(rec *recorder) { New(rec, bench, "bottlenek", Options{}) }, "rigtest: bottlenek: no such file, and no shipped profile by that name (see hilrig profiles)"},
-		{func(rec *recorder) { New(rec, bench, "lte", Options{}) }, `rigtest: ../../profiles/benches/virtual.yaml:14:8: bind.m2s: profile lte has no flow "m2s"; its flows are command, sensor`},
+		{func(rec *recorder) { New(rec, bench, "lte", Options{Sets: []string{"flows.sensor.role=null"}}) }, `rigtest: ../../profiles/benches/virtual.yaml:15:18: bind.to-controller: profile lte has no flow with role to-controller`},
 		{func(rec *recorder) { New(rec, bench, "bottleneck", Options{}).Run("flows.m2z.lost == 0") }, `rigtest: "flows.m2z.lost == 0": column 7: flows has no "m2z"; did you mean m2s? (it has m2s, s2m, cross)`},
 		{func(rec *recorder) { New(rec, bench, "bottleneck", Options{}).Expect("plant", "a(", time.Second) }, "rigtest: Expect(\"a(\"): error parsing regexp: missing closing ): `a(`"},
 		{func(rec *recorder) {
