@@ -374,7 +374,9 @@ func (n *Network) duplicate(f *Frame) *Frame {
 }
 
 // enter corrupts f as the hop says and puts it on the serialiser, in the
-// queue, or drops it when the queue is full.
+// queue, or drops it when the queue is full. A hop without a rate passes it
+// on at once, unless the schedule removed the rate while a frame was being
+// serialised: then f queues behind it, as the frames already waiting do.
 func (n *Network) enter(f *Frame, h *hop, hopIndex int, t time.Duration) {
 	if (h.Corrupt != Corruption{}) && h.Corrupt.apply(f, n.rand(f, corruptRand)) {
 		f.corrupted = true
@@ -383,7 +385,7 @@ func (n *Network) enter(f *Frame, h *hop, hopIndex int, t time.Duration) {
 	switch {
 	case h.bus != nil:
 		h.bus.enter(f, t)
-	case h.Rate == 0:
+	case h.Rate == 0 && h.sending == nil:
 		n.propagate(f, h, t)
 	case h.sending == nil:
 		n.events.push(event{at: h.serialise(f, t), kind: evSerialised, index: int32(hopIndex)}, classTraffic)
@@ -399,11 +401,15 @@ func (n *Network) serialised(hopIndex int) {
 	h := &n.hops[hopIndex]
 	f := h.sending
 	h.sending = nil
-	if h.waiting.len() > 0 {
+	if h.waiting.len() > 0 && h.Rate > 0 {
 		next := h.waiting.pop()
 		n.events.push(event{at: h.serialise(next, n.now), kind: evSerialised, index: int32(hopIndex)}, classTraffic)
 	}
 	n.propagate(f, h, n.now)
+	// The schedule made the rate unlimited: what waited goes now, in order.
+	for h.Rate == 0 && h.waiting.len() > 0 {
+		n.propagate(h.waiting.pop(), h, n.now)
+	}
 }
 
 // propagate sends f, which left h's serialiser at t, on its way out of the

@@ -26,7 +26,10 @@ type savedState struct {
 // SetHop sets the hop parameters named in Set to their values in Params.
 // Reverting restores the values they had just before. A frame already being
 // serialised or propagated keeps the times it was given; a smaller queue
-// limit drops new arrivals until the backlog fits.
+// limit drops new arrivals until the backlog fits. When the rate becomes
+// unlimited (0) with frames waiting, they leave as soon as the frame on the
+// serialiser has been sent, in their order, and so do frames that arrive
+// behind them until then.
 type SetHop struct {
 	Hop    int
 	Set    HopField
