@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -366,6 +367,13 @@ func (d *decoder) setPath(n *yaml.Node, t reflect.Type, steps []pathStep, done s
 		child = n.Content[i+1]
 	}
 	childType := fieldType(t, step.key)
+	if mapOf := derefType(t); mapOf != nil && i < 0 && isNamedMap(mapOf) {
+		var names []string
+		for k := 0; k+1 < len(n.Content); k += 2 {
+			names = append(names, n.Content[k].Value)
+		}
+		d.added = append(d.added, addition{in: done, name: step.key, at: at(step.col), others: names})
+	}
 	last := len(steps) == 1 && step.index < 0
 	if last && isNull(value) {
 		if i >= 0 {
@@ -439,4 +447,39 @@ func (d *decoder) citeRemovals() {
 			}
 		}
 	}
+}
+
+// addition is an entry of a mapping of names (a hop, a flow) that a --set
+// created, and the names that were there.
+type addition struct {
+	in, name string
+	at       Pos
+	others   []string
+}
+
+// checkAdditions refuses a hop that a --set added but no flow crosses: it
+// is most likely a mistyped name (--set hops.core-upp.rate=2Mbit), which
+// would otherwise add a hop that changes nothing. Adding a hop and putting
+// it on a route, in another --set, is how a hop is added.
+func (d *decoder) checkAdditions(p *Profile) {
+	for _, a := range d.added {
+		if a.in != "hops" || p.Hops.Index(a.name) < 0 {
+			continue
+		}
+		crossed := false
+		for _, f := range p.Flows.Values {
+			crossed = crossed || slices.Contains(f.Route, HopName(a.name))
+		}
+		if !crossed {
+			d.errs = append(d.errs, &Error{Pos: a.at, Path: join(a.in, a.name), Msg: fmt.Sprintf(
+				"the profile has no hop %q, and no flow crosses the one this would add%s", a.name, didYouMean(a.name, a.others))})
+		}
+	}
+}
+
+// isNamedMap reports whether t is a mapping of names to values (hops,
+// flows), not a schema struct.
+func isNamedMap(t reflect.Type) bool {
+	_, named := reflect.New(t).Interface().(interface{ elemType() reflect.Type })
+	return named
 }

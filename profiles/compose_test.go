@@ -156,6 +156,9 @@ func TestSetErrors(t *testing.T) {
 		{[]string{"duration.x=1s"}, `--set:1:10: duration: is "10s", not a mapping with keys`},
 		{[]string{"hops.a={rate: 1Mbit"}, `--set:1:20: hops.a: YAML syntax: did not find expected ',' or '}'`},
 		{[]string{"flows.f.route=[a, zz]"}, `--set:1:19: flows.f.route[1]: no hop named "zz"`},
+		// A mistyped hop would be a new hop that no flow crosses.
+		{[]string{"hops.aa.rate=2Mbit"}, `--set:1:6: hops.aa: the profile has no hop "aa", and no flow crosses the one this would add; did you mean a?`},
+		{[]string{"seed=2", "hops.zzz.delay=1ms"}, `--set:2:6: hops.zzz: the profile has no hop "zzz", and no flow crosses the one this would add`},
 	}
 	for _, tc := range tests {
 		_, err := Parse("x.yaml", []byte(withSchedule), tc.set...)

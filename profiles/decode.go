@@ -43,6 +43,7 @@ type decoder struct {
 	pos     map[string]Pos  // position of the value at each path
 	failed  map[string]bool // paths that already have an error
 	removed []removal       // keys an override (extends, --set) removed with null
+	added   []addition      // named entries a --set created
 }
 
 func newDecoder() *decoder {

@@ -90,6 +90,7 @@ func (d *decoder) load(root *yaml.Node, source string) (*Loaded, error) {
 	}
 	cfg := p.build(d)
 	p.checkRoles(d)
+	d.checkAdditions(p)
 	d.citeRemovals()
 	if err := d.errs.err(); err != nil {
 		return nil, err

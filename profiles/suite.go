@@ -587,10 +587,7 @@ func (sd *decoder) loadOverridden(ref, source, refPath, setPath string, sets Ove
 func namesExist(root *yaml.Node, o Override, at func(int) Pos) *Error {
 	t, n, done := reflect.TypeFor[Profile](), resolve(root), ""
 	for _, st := range o.steps {
-		named := false
-		if m, ok := reflect.New(derefType(t)).Interface().(interface{ elemType() reflect.Type }); ok {
-			named = m.elemType() != nil
-		}
+		named := isNamedMap(derefType(t))
 		var child *yaml.Node
 		if n != nil && n.Kind == yaml.MappingNode {
 			if i := mappingIndex(n, st.key); i >= 0 {

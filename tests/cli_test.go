@@ -87,6 +87,7 @@ func TestCLISuggestions(t *testing.T) {
 		{[]string{"demo", "--profile", "internet-hl"}, "did you mean internet-hil?"},
 		{[]string{"models", "quater-car"}, "did you mean quarter-car?"},
 		{[]string{"completion", "zhs"}, "did you mean zsh?"},
+		{[]string{"sim", "bottleneck", "--set", "hops.core-upp.rate=2Mbit"}, `--set:1:6: hops.core-upp: the profile has no hop "core-upp", and no flow crosses the one this would add; did you mean core-up?`},
 	} {
 		r := runHilrig(t, tc.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
