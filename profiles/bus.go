@@ -78,6 +78,9 @@ func (c *CANID) parseScalar(s string) error {
 
 func (CANID) typeInfo() typeInfo { return typeInfo{"a CAN identifier", "0x100, 256"} }
 
+// String writes an identifier in hexadecimal, as CAN tools show them.
+func (c CANID) String() string { return fmt.Sprintf("%#x", uint32(c)) }
+
 // buildBus turns a hop's bus into the engine's, once the flows are known;
 // path is the hop's.
 func (p *Profile) buildBus(d *decoder, path string, hopIndex int, h *Hop) *emulator.Bus {
