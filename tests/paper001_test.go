@@ -111,8 +111,8 @@ hops:
   down: {delay: 20ms}
   up:   {delay: 20ms}
 flows:
-  to-remote:   {route: [down]}
-  from-remote: {route: [up]}
+  to-remote:   {route: [down], role: to-plant}
+  from-remote: {route: [up], role: to-controller}
 `
 
 // TestPaper001TimeDomain co-simulates the quarter car cut at CP1 and at

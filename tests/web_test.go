@@ -40,8 +40,8 @@ hops:
   down: {delay: 20ms}
   up:   {delay: 20ms, rate: 10Mbit, queue: 100 frames}
 flows:
-  m2s: {route: [down]}
-  s2m: {route: [up]}
+  m2s: {route: [down], role: to-plant}
+  s2m: {route: [up], role: to-controller}
 schedule:
   - {at: 50s, for: 1s, phase: handover}
 `
