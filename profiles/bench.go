@@ -25,12 +25,13 @@ type Bench struct {
 
 // Endpoint is one of the kinds of I/O.
 type Endpoint struct {
-	Serial *SerialPort    `yaml:"serial" doc:"a serial port (USB adapter, UART)"`
-	Pty    *PtyPort       `yaml:"pty" doc:"a virtual serial port: a pseudo-terminal that a program attaches to as if it were a USB adapter"`
-	GPIO   *GPIOPins      `yaml:"gpio" doc:"GPIO pins: input edges become frames, outputs replay them"`
-	UDP    *UDPSocket     `yaml:"udp" doc:"a UDP socket: one datagram per frame"`
-	TCP    *TCPSocket     `yaml:"tcp" doc:"a TCP connection, cut into frames as a serial line is"`
-	Model  *ModelEndpoint `yaml:"model" doc:"a plant model the rig simulates, cut at a coupling point; its frames are the variables that cross the cut"`
+	Serial *SerialPort     `yaml:"serial" doc:"a serial port (USB adapter, UART)"`
+	Pty    *PtyPort        `yaml:"pty" doc:"a virtual serial port: a pseudo-terminal that a program attaches to as if it were a USB adapter"`
+	GPIO   *GPIOPins       `yaml:"gpio" doc:"GPIO pins: input edges become frames, outputs replay them"`
+	UDP    *UDPSocket      `yaml:"udp" doc:"a UDP socket: one datagram per frame"`
+	TCP    *TCPSocket      `yaml:"tcp" doc:"a TCP connection, cut into frames as a serial line is"`
+	Model  *ModelEndpoint  `yaml:"model" doc:"a plant model the rig simulates, cut at a coupling point; its frames are the variables that cross the cut"`
+	Replay *ReplayEndpoint `yaml:"replay" doc:"an endpoint played from a recording of an earlier run (hilrig run --record): the frames its device sent then, at the times they came"`
 }
 
 func (*Endpoint) oneOf() {}
@@ -295,6 +296,8 @@ func (b *Bench) check(d *decoder, source string, bound []BoundFlow) map[string]*
 			if bm := checkModel(d, path+".model", source, e.Model); bm != nil {
 				models[name] = bm
 			}
+		case e.Replay != nil:
+			e.Replay.check(d, path+".replay", source, name)
 		}
 	}
 	sources := map[string]string{} // endpoint → the flow it feeds

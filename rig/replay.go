@@ -3,9 +3,11 @@ package rig
 import (
 	"fmt"
 	"math"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig/executor"
 	"github.com/hilrig/hilrig/rig/record"
 )
@@ -21,6 +23,57 @@ type replay struct {
 }
 
 var _ Player = (*replay)(nil)
+
+// ReadRecording reads a recording of an earlier run (run --record FILE).
+func ReadRecording(file string) (*record.Recorded, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rec, err := record.ReadRecording(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return rec, nil
+}
+
+// withBenchReplays adds to players one for every bench endpoint that
+// replays a recording (replay: in the bench), unless players plays it
+// already; players itself is not changed.
+func withBenchReplays(b *profiles.LoadedBench, players map[string]Player) (map[string]Player, error) {
+	var out map[string]Player
+	read := map[string]*record.Recorded{}
+	for i, name := range b.Endpoints.Names {
+		r := b.Endpoints.Values[i].Replay
+		if r == nil || players[name] != nil {
+			continue
+		}
+		rec := read[r.Path()]
+		if rec == nil {
+			var err error
+			if rec, err = ReadRecording(r.Path()); err != nil {
+				return nil, fmt.Errorf("endpoint %s: %w", name, err)
+			}
+			read[r.Path()] = rec
+		}
+		p, err := Replay(rec, r.Recorded())
+		if err != nil {
+			return nil, fmt.Errorf("endpoint %s: %s: %w", name, r.Path(), err)
+		}
+		if out == nil {
+			out = make(map[string]Player, len(players)+1)
+			for k, v := range players {
+				out[k] = v
+			}
+		}
+		out[name] = p
+	}
+	if out == nil {
+		return players, nil
+	}
+	return out, nil
+}
 
 // Replay is a Player of endpoint as rec recorded it.
 func Replay(rec *record.Recorded, endpoint string) (Player, error) {

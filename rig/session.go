@@ -109,15 +109,17 @@ type Session struct {
 	final *record.Summary // once the run has ended
 }
 
-// errNoModels is returned when a virtual-time session is given a bench
-// without a model.
-var errNoModels = errors.New("the bench has no model endpoint; in sim the profile's traffic stands in for hardware, so a bench matters only for the models it cuts and the endpoints played in software")
-
 // Open prepares a session: it resolves the bench against the profile,
 // builds the devices (in real time; they are opened when it runs), the
 // models and the executor, and starts the writers of the trace and the
 // signals. b may be nil in virtual time.
 func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (*Session, error) {
+	if b != nil {
+		var err error
+		if opt.Players, err = withBenchReplays(b, opt.Players); err != nil {
+			return nil, err
+		}
+	}
 	s := &Session{profile: p, bench: b, mode: mode, opt: opt}
 	log := opt.Log
 	if log == nil {
@@ -164,7 +166,8 @@ func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (
 		}
 		clock, ingress = s.real, executor.NewIngress(1024, s.real.Wake)
 	} else if b != nil && len(b.Models) == 0 && len(opt.Players) == 0 {
-		return nil, errNoModels
+		// A virtual-time session given a bench with nothing to simulate.
+		return nil, fmt.Errorf("%s has no model endpoint and plays none (replay, or a player); in sim the profile's traffic stands in for hardware, so a bench matters only for the models it cuts and the endpoints played in software", b.Source)
 	} else if opt.Paced {
 		// Sleeping alone (no spin) is punctual enough for a person.
 		var err error

@@ -1,9 +1,11 @@
 package tests
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -80,6 +82,47 @@ flows:
 	if a, b := sent(realRows), sent(readTrace(t, simTrace)); !slices.Equal(a, b) {
 		t.Errorf("the real run's frames were sent at other times than the replay's (%d and %d frames)", len(a), len(b))
 	}
+
+	// A bench whose endpoints replay the recording (the file next to the
+	// bench) runs the same: the same trace, byte for byte.
+	data, err := os.ReadFile(recPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "yesterday.pcapng"), data, 0o644)
+	replayBench := filepath.Join(dir, "replay-bench.yaml")
+	os.WriteFile(replayBench, []byte(`endpoints:
+  controller: {replay: {file: yesterday.pcapng}}
+  plant:      {replay: {file: yesterday.pcapng, endpoint: plant}}
+bind:
+  m2s: {from: controller, to: plant}
+  s2m: {from: plant, to: controller}
+`), 0o644)
+	benchTrace := filepath.Join(dir, "bench-trace.csv")
+	if out := runHilrig(t, "sim", prof, "--bench", replayBench, "--trace", benchTrace); out.code != 0 {
+		t.Fatalf("sim on the replaying bench: exit %d: %s", out.code, out.stderr)
+	}
+	if a, b := mustRead(t, simTrace), mustRead(t, benchTrace); !bytes.Equal(a, b) {
+		t.Errorf("the replaying bench's trace differs from --replay's (%d and %d bytes)", len(b), len(a))
+	}
+	// A recording that is not there, or an endpoint it does not have.
+	os.WriteFile(replayBench, []byte("endpoints:\n  controller: {replay: {file: nowhere.pcapng}}\n  plant: {replay: {file: yesterday.pcapng, endpoint: robot}}\nbind:\n  m2s: {from: controller, to: plant}\n  s2m: {from: plant, to: controller}\n"), 0o644)
+	if out := runHilrig(t, "check", "--bench", replayBench, prof); out.code != 2 || !strings.Contains(out.stderr, "replay-bench.yaml:2:31: endpoints.controller.replay.file: cannot read the recording: stat "+filepath.Join(dir, "nowhere.pcapng")+": no such file or directory") {
+		t.Errorf("check of a missing recording: exit %d: %s", out.code, out.stderr)
+	}
+	os.WriteFile(replayBench, []byte("endpoints:\n  controller: {replay: {file: yesterday.pcapng}}\n  plant: {replay: {file: yesterday.pcapng, endpoint: robot}}\nbind:\n  m2s: {from: controller, to: plant}\n  s2m: {from: plant, to: controller}\n"), 0o644)
+	if out := runHilrig(t, "sim", prof, "--bench", replayBench); out.code != 2 || !strings.Contains(out.stderr, "endpoint plant: "+filepath.Join(dir, "yesterday.pcapng")+": the recording has no endpoint robot (it has controller, plant)") {
+		t.Errorf("sim replaying an endpoint the recording lacks: exit %d: %s", out.code, out.stderr)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 func readRecording(t *testing.T, path string) *record.Recorded {

@@ -174,7 +174,7 @@ func casesThatQueued(t *testing.T, report string) int {
 	}
 	n := 0
 	for _, f := range files {
-		rows, err := csv.NewReader(mustOpen(t, f)).ReadAll()
+		rows, err := csv.NewReader(bytes.NewReader(mustRead(t, f))).ReadAll()
 		if err != nil || len(rows) < 2 {
 			t.Fatalf("%s: %d rows, %v", f, len(rows), err)
 		}
@@ -189,15 +189,6 @@ func casesThatQueued(t *testing.T, report string) int {
 		}
 	}
 	return n
-}
-
-func mustOpen(t *testing.T, path string) io.Reader {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bytes.NewReader(data)
 }
 
 func readReport(t *testing.T, page []byte) (titles []string, text string) {

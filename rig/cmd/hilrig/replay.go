@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -31,14 +30,9 @@ func players(replays []string) (map[string]rig.Player, error) {
 		}
 		rec := read[file]
 		if rec == nil {
-			f, err := os.Open(file)
-			if err != nil {
+			var err error
+			if rec, err = rig.ReadRecording(file); err != nil {
 				return nil, fmt.Errorf("--replay: %w", err)
-			}
-			rec, err = record.ReadRecording(f)
-			f.Close()
-			if err != nil {
-				return nil, fmt.Errorf("--replay %s: %w", file, err)
 			}
 			read[file] = rec
 		}

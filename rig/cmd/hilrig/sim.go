@@ -87,9 +87,6 @@ func runSim(ref string, o simFlags, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, exitUsage, err)
 		}
-		if len(b.Models) == 0 && len(opt.Players) == 0 {
-			return fail(stderr, exitUsage, fmt.Errorf("%s has no model endpoint; in sim the profile's traffic stands in for hardware, so a bench matters only for the models it cuts", o.bench))
-		}
 		bench = b
 	}
 	exps, err := expectations(*o.expects, p, bench)
@@ -110,11 +107,20 @@ func runSim(ref string, o simFlags, stdout, stderr io.Writer) int {
 	}
 	sig := &expect.Signals{}
 	opt.Signals = teeSignals(opt.Signals, sig, exps)
+	var mon *record.Monitor
+	if o.realtimeView {
+		mon = &record.Monitor{}
+		opt.Monitor, opt.Paced = mon, true
+	}
+	s, err := rig.Open(p, bench, rig.Virtual, opt)
+	if err != nil {
+		return fail(stderr, exitUsage, err) // the bench, its bindings or its recordings
+	}
 	var summary record.Summary
 	if o.realtimeView {
-		summary, err = simLive(p, bench, opt, o, stderr)
+		summary, err = simLive(s, mon, p, o, stderr)
 	} else {
-		summary, err = rig.Sim(p, bench, opt)
+		summary, err = s.Run(context.Background())
 	}
 	if err != nil {
 		return fail(stderr, exitFail, err)
@@ -127,13 +133,7 @@ func runSim(ref string, o simFlags, stdout, stderr io.Writer) int {
 
 // simLive runs a sim paced to the wall clock, with a status line, and
 // serves it with --listen.
-func simLive(p *profiles.Loaded, b *profiles.LoadedBench, opt rig.Options, o simFlags, stderr io.Writer) (record.Summary, error) {
-	mon := &record.Monitor{}
-	opt.Monitor, opt.Paced = mon, true
-	s, err := rig.Open(p, b, rig.Virtual, opt)
-	if err != nil {
-		return record.Summary{}, err
-	}
+func simLive(s *rig.Session, mon *record.Monitor, p *profiles.Loaded, o simFlags, stderr io.Writer) (record.Summary, error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	r, err := o.live.serve(ctx, s, mon, cmp.Or(o.duration, p.RunDuration()), true, stderr)
