@@ -15,7 +15,10 @@ const (
 )
 
 // Event classes order simultaneous events: schedule changes at t act on
-// every frame event at t, whatever order they were queued in.
+// every frame event at t, whatever order they were queued in. Control
+// events (the schedule's, a source's start) carry their rank among each
+// other, given by the schedule as written (pushControl); frame events are
+// ordered as they were queued.
 const (
 	classControl uint64 = 0
 	classTraffic uint64 = 1 << 63
@@ -47,13 +50,25 @@ func (q *eventQueue) len() int { return len(q.items) }
 
 func (q *eventQueue) peek() *event { return &q.items[0] }
 
-// push and pop move a hole through the heap instead of swapping, so each
-// level costs one copy of an event rather than three.
-//
-// push returns the event's order, which tells it from every other event.
+// push queues a frame event (class classTraffic) and returns its order,
+// which tells it from every other event.
 func (q *eventQueue) push(e event, class uint64) uint64 {
 	q.counter++
 	e.order = class | q.counter
+	q.insert(e)
+	return e.order
+}
+
+// pushControl queues a control event of the given rank (below 2^63, and
+// unique among control events).
+func (q *eventQueue) pushControl(e event, rank uint64) {
+	e.order = classControl | rank
+	q.insert(e)
+}
+
+// insert and pop move a hole through the heap instead of swapping, so each
+// level costs one copy of an event rather than three.
+func (q *eventQueue) insert(e event) {
 	q.items = append(q.items, e)
 	i := len(q.items) - 1
 	for i > 0 {
@@ -65,7 +80,6 @@ func (q *eventQueue) push(e event, class uint64) uint64 {
 		i = parent
 	}
 	q.items[i] = e
-	return e.order
 }
 
 func (q *eventQueue) pop() event {

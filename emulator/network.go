@@ -131,11 +131,6 @@ func (n *Network) rand(f *Frame, p randPurpose) *Stream {
 	return s.rand[p]
 }
 
-type scheduleEntry struct {
-	Scheduled
-	saved savedState
-}
-
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
 // New builds a network. obs may be nil.
@@ -172,26 +167,11 @@ func New(cfg Config, obs Observer) (*Network, error) {
 		n.flows = append(n.flows, f)
 	}
 	errs = append(errs, n.buildBuses(cfg)...)
-	for _, s := range cfg.Schedule {
-		if err := s.Change.check(n); err != nil {
-			errs = append(errs, fmt.Errorf("schedule at %v: %w", s.At, err))
-		}
-		if s.At < 0 || s.For < 0 {
-			errs = append(errs, fmt.Errorf("schedule at %v: negative time", s.At))
-		}
-		n.schedule = append(n.schedule, scheduleEntry{Scheduled: s})
-	}
-	if err := errors.Join(errs...); err != nil {
+	startRank, scheduleErrs := n.buildSchedule(cfg.Schedule)
+	if err := errors.Join(append(errs, scheduleErrs...)...); err != nil {
 		return nil, err
 	}
-	// Schedule entries are queued first, so that at equal times and class
-	// they act in the order they were written.
-	for i, s := range n.schedule {
-		n.events.push(event{at: s.At, kind: evApply, index: int32(i)}, classControl)
-		if s.For > 0 {
-			n.events.push(event{at: s.At + s.For, kind: evRevert, index: int32(i)}, classControl)
-		}
-	}
+	n.queueSchedule()
 	// A source is off until its start, which switches it on like the
 	// schedule does (if the schedule switched it on earlier, nothing
 	// changes).
@@ -199,7 +179,7 @@ func New(cfg Config, obs Observer) (*Network, error) {
 		if f := &n.flows[i]; f.traffic != nil {
 			start, stop := f.traffic.Window()
 			f.stop = stop
-			n.events.push(event{at: start, kind: evStart, index: int32(i)}, classControl)
+			n.events.pushControl(event{at: start, kind: evStart, index: int32(i)}, startRank+uint64(i))
 		}
 	}
 	return n, nil
@@ -276,8 +256,7 @@ func (n *Network) dispatch(ev *event) {
 	case evExit:
 		n.exit(ev.frame)
 	case evApply:
-		s := &n.schedule[ev.index]
-		s.Change.apply(n, &s.saved)
+		n.applyScheduled(int(ev.index))
 	case evRevert:
 		s := &n.schedule[ev.index]
 		s.Change.revert(n, &s.saved)

@@ -1,12 +1,144 @@
 package emulator
 
-import "time"
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"time"
+)
 
 // Scheduled is a change that takes effect at At and, when For is set, is
 // undone at At+For. Changes at t act before any frame event at t.
+//
+// Changes due at the same instant act in the order they would if every
+// occurrence were written out in the list in place of its entry: an
+// entry's occurrences one after the other, a block's (see WithPrevious)
+// occurrence by occurrence, each with its parts in list order, and an
+// undo right after its change. Sources' starts come after all of them.
 type Scheduled struct {
 	At, For time.Duration
 	Change  Change
+	// Every, when positive, makes the change recur: it takes effect Count
+	// times in all, at At + k·Every for k = 0, 1, …, and For must not
+	// exceed Every. Only the next occurrence is queued, so neither memory
+	// nor the time to build a network grows with how often it recurs.
+	Every time.Duration
+	Count int64
+	// WithPrevious makes the entry a part of the previous entry's
+	// occurrences (with the same Every and Count): a profile's entry that
+	// changes several things, or ramps, recurs as one block.
+	WithPrevious bool
+}
+
+// occurrences is how many times s takes effect.
+func (s *Scheduled) occurrences() int64 {
+	if s.Every > 0 {
+		return s.Count
+	}
+	return 1
+}
+
+// scheduleEntry is a Scheduled as the network runs it: its changes' ranks
+// among the control events, and how far it has got.
+type scheduleEntry struct {
+	Scheduled
+	saved   savedState
+	first   uint64 // the rank of its first occurrence's change (its undo's is one more)
+	stride  uint64 // how far the ranks move from one occurrence to the next
+	applied int64  // occurrences that took effect so far
+}
+
+// MaxScheduledChanges is the most changes a schedule may make in all,
+// counting each occurrence and each undo: their ranks among the control
+// events stay inside the event queue's control class.
+const MaxScheduledChanges = 1 << 62
+
+// buildSchedule checks the schedule and ranks its changes as they would be
+// ranked written out in full (see Scheduled); it returns the rank that
+// comes after every change's.
+func (n *Network) buildSchedule(schedule []Scheduled) (next uint64, errs []error) {
+	fail := func(s *Scheduled, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("schedule at %v: %w", s.At, fmt.Errorf(format, args...)))
+	}
+	for i, s := range schedule {
+		if err := s.Change.check(n); err != nil {
+			fail(&s, "%w", err)
+		}
+		switch {
+		case s.At < 0 || s.For < 0 || s.Every < 0:
+			fail(&s, "negative time")
+		case s.Every == 0 && s.Count > 1:
+			fail(&s, "%d occurrences need a period", s.Count)
+		case s.Every > 0 && s.Count < 1:
+			fail(&s, "a period needs at least one occurrence")
+		case s.Every > 0 && s.For > s.Every:
+			fail(&s, "lasts %v, longer than its period %v", s.For, s.Every)
+		case s.Every > 0 && !fitsTime(s.At+s.For, s.Every, s.Count-1):
+			fail(&s, "occurrence %d is past the largest time", s.Count)
+		case s.WithPrevious && (i == 0 || schedule[i-1].Every != s.Every || schedule[i-1].occurrences() != s.occurrences()):
+			fail(&s, "a part of the previous entry's occurrences needs its period and count")
+		}
+		n.schedule = append(n.schedule, scheduleEntry{Scheduled: s})
+	}
+	if len(errs) > 0 {
+		return 0, errs
+	}
+	for b := 0; b < len(n.schedule); {
+		e := b + 1
+		for e < len(n.schedule) && n.schedule[e].WithPrevious {
+			e++
+		}
+		var perOccurrence uint64
+		for i := b; i < e; i++ {
+			s := &n.schedule[i]
+			s.first = next + perOccurrence
+			perOccurrence++
+			if s.For > 0 {
+				perOccurrence++ // its undo
+			}
+		}
+		hi, all := bits.Mul64(perOccurrence, uint64(n.schedule[b].occurrences()))
+		if hi != 0 || all > MaxScheduledChanges-next {
+			return 0, []error{fmt.Errorf("schedule at %v: with the entries before it, the schedule makes more than %d changes, every occurrence counted", n.schedule[b].At, uint64(MaxScheduledChanges))}
+		}
+		for i := b; i < e; i++ {
+			n.schedule[i].stride = perOccurrence
+		}
+		next += all
+		b = e
+	}
+	return next, nil
+}
+
+// fitsTime reports whether t + k·every is a time.Duration, for t, every,
+// k ≥ 0.
+func fitsTime(t, every time.Duration, k int64) bool {
+	hi, lo := bits.Mul64(uint64(every), uint64(k))
+	return hi == 0 && lo <= math.MaxInt64-uint64(t)
+}
+
+// queueSchedule queues each entry's first occurrence.
+func (n *Network) queueSchedule() {
+	for i := range n.schedule {
+		s := &n.schedule[i]
+		n.events.pushControl(event{at: s.At, kind: evApply, index: int32(i)}, s.first)
+	}
+}
+
+// applyScheduled makes entry i's next occurrence take effect and queues
+// its undo and the occurrence after it.
+func (n *Network) applyScheduled(i int) {
+	s := &n.schedule[i]
+	k := s.applied
+	s.applied++
+	start, rank := s.At+time.Duration(k)*s.Every, s.first+uint64(k)*s.stride
+	s.Change.apply(n, &s.saved)
+	if s.For > 0 {
+		n.events.pushControl(event{at: start + s.For, kind: evRevert, index: int32(i)}, rank+1)
+	}
+	if s.applied < s.occurrences() {
+		n.events.pushControl(event{at: start + s.Every, kind: evApply, index: int32(i)}, rank+s.stride)
+	}
 }
 
 // A Change is one kind of timed change: a hop parameter, an outage, a
