@@ -196,14 +196,19 @@ schedule:
 			}
 		}
 	}
-	// Five back-to-back hold outages: messages come out once a second.
-	if len(outages) != 5 || outages[0].At != 10*time.Second || outages[4].At != 14*time.Second || outages[4].For != time.Second {
+	// Five back-to-back hold outages, one entry recurring: messages come out
+	// once a second.
+	if len(outages) != 1 || outages[0].At != 10*time.Second || outages[0].Every != time.Second || outages[0].Count != 5 || outages[0].For != time.Second {
 		t.Errorf("outages %+v", outages)
 	}
 	// A ramp is 101 settings, from the start value at `at` to the end value
-	// at at+for, in 100 equal steps.
+	// at at+for, in 100 equal steps; with the rest of its entry they are one
+	// block (each part after the first WithPrevious), here occurring once.
 	if len(rates) != rampSteps+1 || len(delays) != rampSteps+1 {
 		t.Fatalf("%d rate and %d delay steps", len(rates), len(delays))
+	}
+	if rates[0].WithPrevious || !rates[1].WithPrevious || !delays[0].WithPrevious || rates[0].Count != 1 {
+		t.Errorf("a ramp's steps are not one block: %+v, %+v, %+v", rates[0], rates[1], delays[0])
 	}
 	first, middle, last := rates[0], rates[50], rates[100]
 	if first.At != 20*time.Second || first.Change.(emulator.SetHop).Params.Rate != 4*emulator.Mbitps ||
@@ -215,12 +220,12 @@ schedule:
 		t.Errorf("delay ramp ends at %v", delays[100].Change.(emulator.SetHop).Params.Delay)
 	}
 	// every without count repeats while before the end: at 25, 27 and 29 s.
-	if len(losses) != 3 || losses[2].At != 29*time.Second {
+	if len(losses) != 1 || losses[0].At != 25*time.Second || losses[0].Every != 2*time.Second || losses[0].Count != 3 {
 		t.Errorf("loss windows %+v", losses)
 	}
 	phases := p.Phases()
-	if len(phases) != 2 || phases[0].Name != "warm-up" || phases[1].Name != "degradation" || len(phases[1].Windows) != 5 ||
-		phases[1].Windows[4] != (Window{14 * time.Second, 15 * time.Second}) {
+	if len(phases) != 2 || phases[0].Name != "warm-up" || phases[1].Name != "degradation" || len(phases[1].Windows) != 1 ||
+		phases[1].Windows[0].Occurrences() != 5 || phases[1].Windows[0].Occurrence(4) != (Window{From: 14 * time.Second, To: 15 * time.Second}) {
 		t.Errorf("phases %+v", phases)
 	}
 }

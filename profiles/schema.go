@@ -22,7 +22,8 @@ type Profile struct {
 	Flows       Map[Flow]       `yaml:"flows,required" doc:"streams of frames along routes of hops, by name"`
 	Schedule    []ScheduleEntry `yaml:"schedule" doc:"timed changes, in any order"`
 
-	phases []Phase // built from the schedule
+	phases  []Phase          // built from the schedule
+	periods []recurringEntry // the schedule's recurring entries, for CheckPeriods
 }
 
 // HopSettings are a hop's parameters; the schedule can change each of them.

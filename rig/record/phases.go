@@ -11,10 +11,16 @@ import (
 // PhaseSummary is what happened to the frames sent during a named phase of
 // the schedule.
 type PhaseSummary struct {
-	Name    string                 `json:"name"`
-	Windows [][2]float64           `json:"windows_s"` // [from, to) in seconds
-	Flows   []emulator.FlowSummary `json:"flows"`
+	Name    string       `json:"name"`
+	Windows [][2]float64 `json:"windows_s"` // [from, to) in seconds
+	// WindowsNotListed counts the windows beyond the first MaxListedWindows
+	// (a phase that recurs every millisecond has a million an hour).
+	WindowsNotListed int64                  `json:"windows_not_listed,omitempty"`
+	Flows            []emulator.FlowSummary `json:"flows"`
 }
+
+// MaxListedWindows is how many of a phase's windows its summary lists.
+const MaxListedWindows = 1000
 
 // Phases keeps per-phase counters: a frame belongs to every phase whose
 // windows contain the time it was sent.
@@ -51,7 +57,7 @@ func (r *Phases) Finished(f *emulator.Frame) {
 
 func inWindows(ws []profiles.Window, t time.Duration) bool {
 	for _, w := range ws {
-		if t >= w.From && t < w.To {
+		if w.Contains(t) {
 			return true
 		}
 	}
@@ -94,7 +100,14 @@ func (r *Phases) Summary() []PhaseSummary {
 	for i, p := range r.phases {
 		ps := PhaseSummary{Name: p.Name}
 		for _, w := range p.Windows {
-			ps.Windows = append(ps.Windows, [2]float64{w.From.Seconds(), w.To.Seconds()})
+			for k := range w.Occurrences() {
+				if len(ps.Windows) == MaxListedWindows {
+					ps.WindowsNotListed += w.Occurrences() - k
+					break
+				}
+				o := w.Occurrence(k)
+				ps.Windows = append(ps.Windows, [2]float64{o.From.Seconds(), o.To.Seconds()})
+			}
 		}
 		for j, name := range r.names {
 			ps.Flows = append(ps.Flows, r.stats[i][j].Summary(name))

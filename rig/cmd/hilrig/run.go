@@ -106,9 +106,11 @@ func runRun(ref string, o runFlags, stdout, stderr io.Writer) int {
 		summary, err = r.run(ctx)
 	}
 	var devErr *drivers.DeviceError
+	var profileErr profiles.ErrorList
 	if err != nil && summary.Profile == "" {
-		// The run did not start: a device is missing or unusable.
-		if errors.As(err, &devErr) {
+		// The run did not start: a device is missing or unusable, or the
+		// profile asks for what real time cannot do.
+		if errors.As(err, &devErr) || errors.As(err, &profileErr) {
 			return fail(stderr, exitUsage, err)
 		}
 		return fail(stderr, exitFail, err)
