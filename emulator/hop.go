@@ -19,6 +19,11 @@ type HopParams struct {
 	Queue Limit
 	// Overhead is added to every frame's size for serialisation only.
 	Overhead int
+	// PerFrame is a time every frame takes on the serialiser whatever its
+	// size, added to its size's at Rate: a relay that forwards one message
+	// every γ (paper 004's degradation), or a gateway's processing. With
+	// it a hop without a rate serialises and queues.
+	PerFrame time.Duration
 	// Loss decides which frames are lost as they enter the hop (nil: none).
 	Loss LossModel
 	// Jitter adds a random extra delay to the propagation delay.
@@ -35,7 +40,7 @@ type HopParams struct {
 
 // check reports parameters that are out of range.
 func (p *HopParams) check() error {
-	if p.Rate < 0 || p.Delay < 0 || p.Overhead < 0 || p.Queue.N < 0 {
+	if p.Rate < 0 || p.Delay < 0 || p.Overhead < 0 || p.Queue.N < 0 || p.PerFrame < 0 {
 		return errorf("negative parameter")
 	}
 	if p.Loss != nil {
@@ -60,6 +65,7 @@ const (
 	FieldReorder
 	FieldDuplicate
 	FieldCorrupt
+	FieldPerFrame
 )
 
 // copyFields sets the fields of p named in set to their values in src.
@@ -90,6 +96,9 @@ func (p *HopParams) copyFields(src *HopParams, set HopField) {
 	}
 	if set&FieldCorrupt != 0 {
 		p.Corrupt = src.Corrupt
+	}
+	if set&FieldPerFrame != 0 {
+		p.PerFrame = src.PerFrame
 	}
 }
 
@@ -144,13 +153,20 @@ type hop struct {
 	stats HopStats
 }
 
+// serialises reports whether frames take time to leave h's serialiser,
+// and so may queue.
+func (h *hop) serialises() bool { return h.Rate > 0 || h.PerFrame > 0 }
+
 // serialise starts sending f at t and returns when it finishes.
 func (h *hop) serialise(f *Frame, t time.Duration) time.Duration {
 	if t != h.lastFinish {
 		h.carry = 0 // the link went idle: nothing to carry
 	}
-	d, carry := transmitTime(int64(f.Size+h.Overhead), h.Rate, h.carry)
-	h.carry = carry
+	var d time.Duration
+	if h.Rate > 0 {
+		d, h.carry = transmitTime(int64(f.Size+h.Overhead), h.Rate, h.carry)
+	}
+	d += h.PerFrame
 	h.sending = f
 	h.lastFinish = t + d
 	return h.lastFinish

@@ -282,6 +282,7 @@ func (n *Network) emit(flowIndex int, order uint64) {
 	if order != fl.pending {
 		return // switched since this frame was planned
 	}
+	sinkHop += fl.at[0].hop + int32(fl.stats.Status[0]) + int32(fl.stats.Delay.n)
 	f := n.newFrame(flowIndex, fl.src.frameSize())
 	n.queueEmit(flowIndex, fl.src.next(n.now, &fl.rng))
 	n.arrive(f, n.now)
@@ -364,7 +365,7 @@ func (n *Network) enter(f *Frame, h *hop, hopIndex int, t time.Duration) {
 	switch {
 	case h.bus != nil:
 		h.bus.enter(f, t)
-	case h.Rate == 0 && h.sending == nil:
+	case !h.serialises() && h.sending == nil:
 		n.propagate(f, h, t)
 	case h.sending == nil:
 		n.events.push(event{at: h.serialise(f, t), kind: evSerialised, index: int32(hopIndex)}, classTraffic)
@@ -380,13 +381,13 @@ func (n *Network) serialised(hopIndex int) {
 	h := &n.hops[hopIndex]
 	f := h.sending
 	h.sending = nil
-	if h.waiting.len() > 0 && h.Rate > 0 {
+	if h.waiting.len() > 0 && h.serialises() {
 		next := h.waiting.pop()
 		n.events.push(event{at: h.serialise(next, n.now), kind: evSerialised, index: int32(hopIndex)}, classTraffic)
 	}
 	n.propagate(f, h, n.now)
 	// The schedule made the rate unlimited: what waited goes now, in order.
-	for h.Rate == 0 && h.waiting.len() > 0 {
+	for !h.serialises() && h.waiting.len() > 0 {
 		n.propagate(h.waiting.pop(), h, n.now)
 	}
 }
@@ -526,3 +527,5 @@ func (n *Network) Finish() {
 		}
 	}
 }
+
+var sinkHop int32

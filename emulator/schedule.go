@@ -180,8 +180,8 @@ func (c SetHop) check(n *Network) error {
 	if err := n.checkHop(c.Hop); err != nil {
 		return err
 	}
-	if n.hops[c.Hop].bus != nil && c.Set&(FieldRate|FieldQueue|FieldOverhead) != 0 {
-		return errorf("hop %q is a bus: its rate, queue and overhead are the bus's own", n.hops[c.Hop].name)
+	if n.hops[c.Hop].bus != nil && c.Set&(FieldRate|FieldQueue|FieldOverhead|FieldPerFrame) != 0 {
+		return errorf("hop %q is a bus: its rate, queue, overhead and time per frame are the bus's own", n.hops[c.Hop].name)
 	}
 	return c.Params.check()
 }

@@ -29,14 +29,14 @@ func (p *Profile) build(d *decoder) emulator.Config {
 			for _, given := range []struct {
 				key string
 				set bool
-			}{{"rate", h.Rate != nil}, {"queue", h.Queue != nil}, {"overhead", h.Overhead != nil}} {
+			}{{"rate", h.Rate != nil}, {"queue", h.Queue != nil}, {"overhead", h.Overhead != nil}, {"per_frame", h.PerFrame != nil}} {
 				if given.set {
 					d.errorAt(path+"."+given.key, "a bus has its own %s: give it under bus", given.key)
 				}
 			}
 		} else if h.Rate == nil {
-			if h.Queue != nil {
-				d.errorAt(path+".queue", "a hop without a rate has no queue; give it a rate or remove the queue")
+			if h.Queue != nil && h.PerFrame == nil {
+				d.errorAt(path+".queue", "a hop without a rate or a time per frame has no queue; give it one or remove the queue")
 			}
 			if h.Overhead != nil {
 				d.errorAt(path+".overhead", "overhead only counts when serialising; give the hop a rate")
@@ -89,6 +89,12 @@ func (s *HopSettings) apply(d *decoder, path string, base emulator.HopParams) (e
 			d.errorAt(path+".overhead", "must be at most %d bytes", emulator.MaxFrameSize)
 		}
 		base.Overhead, set = int(*s.Overhead), set|emulator.FieldOverhead
+	}
+	if s.PerFrame != nil {
+		if *s.PerFrame < 0 {
+			d.errorAt(path+".per_frame", "must not be negative")
+		}
+		base.PerFrame, set = time.Duration(*s.PerFrame), set|emulator.FieldPerFrame
 	}
 	if s.Loss != nil {
 		base.Loss, set = s.Loss.build(d, path+".loss"), set|emulator.FieldLoss

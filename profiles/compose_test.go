@@ -149,7 +149,7 @@ func TestSetErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"hops.a.rate=4 Mbps"}, `--set:1:13: hops.a.rate: "4 Mbps" is not a rate (want e.g. 4Mbit, 512kbit)`},
-		{[]string{"seed=1", "hops.a.dealy=1ms"}, `--set:2:8: hops.a.dealy: unknown key; did you mean delay? (want rate, delay, queue, overhead, loss, jitter, reorder, duplicate, corrupt, bus)`},
+		{[]string{"seed=1", "hops.a.dealy=1ms"}, `--set:2:8: hops.a.dealy: unknown key; did you mean delay? (want rate, delay, queue, overhead, per_frame, loss, jitter, reorder, duplicate, corrupt, bus)`},
 		{[]string{"hops.a.rate"}, `--set:1:1: want path=value, e.g. hops.core-up.rate=2Mbit`},
 		{[]string{"hops..rate=1Mbit"}, `--set:1:6: hops..rate: "" is not a key (want keys and list indices, e.g. schedule[0].at)`},
 		{[]string{"schedule[3].at=1s"}, `--set:1:1: schedule: has 1 entries; [3] is not one of them`},
@@ -283,7 +283,7 @@ flows:
 		{"a key a value needs", "extends: base.yaml\nhops:\n  b: {jitter: {sigma: null}}\n", nil,
 			base + `:4:27: hops.b.jitter: normal jitter needs sigma (v.yaml:3:23 removes hops.b.jitter.sigma)`},
 		{"a sibling a value needs", "extends: base.yaml\nseed: 2\n", []string{"hops.c.rate=null"},
-			base + `:5:27: hops.c.queue: a hop without a rate has no queue; give it a rate or remove the queue (--set:1:8 removes hops.c.rate)`},
+			base + `:5:27: hops.c.queue: a hop without a rate or a time per frame has no queue; give it one or remove the queue (--set:1:8 removes hops.c.rate)`},
 		{"an unrelated removal is not cited", "extends: base.yaml\nseed: 2\n", []string{"hops.a.delay=null", "hops.b.jitter.sigma=null"},
 			base + `:4:27: hops.b.jitter: normal jitter needs sigma (--set:2:15 removes hops.b.jitter.sigma)`},
 	}

@@ -32,6 +32,7 @@ type HopSettings struct {
 	Delay     *Duration    `yaml:"delay" doc:"propagation delay, added after serialisation" default:"0s"`
 	Queue     *Limit       `yaml:"queue" doc:"limit on what waits for the serialiser, in bytes or frames (not counting the frame being sent); a frame that would exceed it is dropped (tail drop)" default:"unlimited"`
 	Overhead  *Size        `yaml:"overhead" doc:"bytes added to every frame for serialisation only (headers, preamble)" default:"0B"`
+	PerFrame  *Duration    `yaml:"per_frame" doc:"time every frame takes to send whatever its size, added to its time at the rate: a relay that forwards one message every γ, a gateway's processing; with it a hop without a rate queues" default:"0s"`
 	Loss      *Loss        `yaml:"loss" doc:"which frames are lost as they enter the hop" default:"none"`
 	Jitter    *Jitter      `yaml:"jitter" doc:"random extra delay added to delay; the total is never negative" default:"none"`
 	Reorder   *Reorder     `yaml:"reorder" doc:"in_order: a frame never leaves before the frame of its flow ahead of it; allowed: jitter may reorder; {p, gap}: netem-style, see Semantics" default:"in_order"`

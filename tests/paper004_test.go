@@ -141,3 +141,118 @@ func TestPaper004Drop(t *testing.T) {
 	}
 	t.Logf("paper 004 Table 4 (its mean): generated 294.4, skipped in the drop 4.6; here: generated %d, received %d, skipped in the drop %d; peak t_diff %.3f s", c.Generated, c.Received, c.SkippedDisruption, ep.PeakTDiffS)
 }
+
+// TestPaper004Degradation reproduces paper 004's network degradation
+// (Section 5.2, Fig. 10, Table 3) in virtual time: the digital twin (DT)
+// steps on the robot's states with J = 1, and from 10 s to 15 s the relay
+// forwards one state a second (γ = 1 s) whatever their 100 ms stamps say.
+//
+// The timeline, with Δh = 100 ms, maxage 300 ms, θ_safe 299 ms, the
+// supervisor's check every Δ = 10 ms and the step cost c = 2.76 ms:
+//   - the DT stalls at h_s = ⌊(T_last + maxage)/Δh⌋·Δh on the last state
+//     sent before the window (T_last), and the supervisor flags within Δ
+//     after t_diff crosses θ_safe at h_s + θ_safe;
+//   - the relay sends the states stamped 10.0, 10.1, … 10.4 s at 11, 12,
+//     … 15 s, one each second (the last began its second before the
+//     window ended at 15 s), and each lets the DT take one step to its
+//     stamp + maxage: four steps before 15 s, to h = 10.6 s;
+//   - so t_diff peaks just before the 10.4 s state arrives, at t_r (15 s
+//     plus that state's path delay): t_r − 10.6 s, read at the checks;
+//   - from t_r the backlog arrives, each state after its own path delay,
+//     and the DT steps Δh at a time: the i-th step to h_i = 10.6 s + i·Δh
+//     at t_i = max(t_{i−1} + c, A_i), t_0 + c = t_r, where A_i is when
+//     the first state stamped h_i − maxage or later arrived; back in sync
+//     at the first t_k with t_k − h_k < θ_safe (k about
+//     ⌈(t_r − 10.6 s − θ_safe − c)/(Δh − c)⌉ when no state is late);
+//   - it commands nothing from the flag to the resync: 4 + k commands are
+//     skipped during the disruption, and it generates one per step.
+//
+// Paper 004's runs skipped 52 to 64 (mean 60.8) and peaked "at around
+// 5 s": its states were about 249 ms old on arrival where these are
+// 11 ms, and the paper does not give its step cost during the catch-up.
+func TestPaper004Degradation(t *testing.T) {
+	s, trace := runTwin(t, "twin-degradation", "digital-twin-degradation.yaml")
+	m := s.Models[0]
+	const (
+		dh     = 100 * time.Millisecond
+		maxage = 300 * time.Millisecond
+		theta  = 299 * time.Millisecond
+		check  = 10 * time.Millisecond
+		cost   = 2760 * time.Microsecond
+		start  = 10 * time.Second
+		end    = 15 * time.Second
+	)
+	tLast, tr := time.Duration(-1), time.Duration(-1)
+	arrived := map[time.Duration]time.Duration{} // each state's stamp → its arrival
+	for _, r := range trace {
+		if r.flow != "state" || r.status != "delivered" {
+			continue
+		}
+		arrived[r.sent] = r.recv
+		if r.sent < start {
+			tLast = max(tLast, r.sent)
+		}
+		if r.sent == start+4*dh {
+			tr = r.recv
+		}
+	}
+	for k := range 5 {
+		at := arrived[start+time.Duration(k)*dh]
+		if want := start + time.Duration(k+1)*time.Second; at < want || at > want+50*time.Millisecond {
+			t.Errorf("the state stamped %v arrived at %v; the relay sends it at %v, then its path's delay", start+time.Duration(k)*dh, at, want)
+		}
+	}
+	hs := (tLast + maxage) / dh * dh
+	hBefore := (start + 3*dh + maxage) / dh * dh // what the 10.3 s state allows
+	// The catch-up, step by step.
+	firstArrival := func(stamp time.Duration) time.Duration {
+		a := time.Duration(math.MaxInt64)
+		for s, at := range arrived {
+			if s >= stamp {
+				a = min(a, at)
+			}
+		}
+		return a
+	}
+	k, tk := 0, tr-cost
+	for h := hBefore; ; {
+		k, h = k+1, h+dh
+		tk = max(tk+cost, firstArrival(h-maxage))
+		if tk-h < theta {
+			break
+		}
+	}
+	t.Logf("T_last %v, stall at h_s %v, t_r %v, predicted peak %v, %d catch-up steps, back in sync at %v (%d steps if no state were late)",
+		tLast, hs, tr, tr-hBefore, k, tk, int(math.Ceil(float64(tr-hBefore-theta-cost)/float64(dh-cost))))
+
+	if len(m.Sync.Episodes) != 1 {
+		t.Fatalf("%d out-of-sync episodes; want the degradation's one: %+v", len(m.Sync.Episodes), m.Sync.Episodes)
+	}
+	ep := m.Sync.Episodes[0]
+	flagged := time.Duration(math.Round(ep.StartS * 1e9))
+	if tc := hs + theta; flagged <= tc || flagged > tc+check {
+		t.Errorf("flagged at %v; t_diff crossed θ_safe at %v, so within (%v, %v]", flagged, tc, tc, tc+check)
+	}
+	peak := time.Duration(math.Round(ep.PeakTDiffS * 1e9))
+	if want := tr - hBefore; peak < want-check || peak > want+check {
+		t.Errorf("peak t_diff %v, predicted %v within a check", peak, want)
+	}
+	if ep.Steps != 4+k || !ep.Disrupted {
+		t.Errorf("%d steps out of sync (disrupted %v); predicted 4 in the window and %d catching up", ep.Steps, ep.Disrupted, k)
+	}
+	resync := time.Duration(math.Round(*ep.EndS * 1e9))
+	if want := tk; resync != want {
+		t.Errorf("back in sync at %v, predicted %v", resync, want)
+	}
+	for _, r := range trace {
+		if r.flow == "command" && r.sent >= flagged && r.sent < resync {
+			t.Errorf("command %d sent at %v, while out of sync", r.seq, r.sent)
+		}
+	}
+	c := m.Messages
+	hEnd := time.Duration(math.Round(m.SimTimeS*1e9)) / dh
+	if c.Generated != uint64(hEnd) || c.SkippedDisruption != uint64(4+k) || c.Generated != c.Sent+c.Skipped+c.SkippedDisruption {
+		t.Errorf("messages %+v: want one per step (%d), %d skipped during the degradation, generated = sent + skipped", c, hEnd, 4+k)
+	}
+	t.Logf("paper 004 Table 3 (its mean): generated 300, skipped in the degradation 60.8, peak t_diff about 5 s; here: generated %d, received %d, skipped in the degradation %d, peak t_diff %v, back in sync %v after the window", c.Generated, c.Received, c.SkippedDisruption, peak, resync-end)
+}
