@@ -282,7 +282,6 @@ func (n *Network) emit(flowIndex int, order uint64) {
 	if order != fl.pending {
 		return // switched since this frame was planned
 	}
-	sinkHop += fl.at[0].hop + int32(fl.stats.Status[0]) + int32(fl.stats.Delay.n)
 	f := n.newFrame(flowIndex, fl.src.frameSize())
 	n.queueEmit(flowIndex, fl.src.next(n.now, &fl.rng))
 	n.arrive(f, n.now)
@@ -527,5 +526,3 @@ func (n *Network) Finish() {
 		}
 	}
 }
-
-var sinkHop int32
