@@ -14,6 +14,9 @@ type HopParams struct {
 	Rate Rate
 	// Delay is the propagation delay, added after serialisation.
 	Delay time.Duration
+	// DelayTrace, when set, replaces Delay: the k-th frame of each flow
+	// gets its k-th value (a recorded series, replayed in order).
+	DelayTrace []time.Duration
 	// Queue bounds what waits for the serialiser (not the frame being
 	// serialised). A frame that would exceed it is tail-dropped.
 	Queue Limit
@@ -48,7 +51,7 @@ func (p *HopParams) check() error {
 			return err
 		}
 	}
-	return errors.Join(p.Jitter.check(), p.Reorder.check(), checkProbabilities(p.Duplicate), p.Corrupt.check())
+	return errors.Join(p.Jitter.check(), p.Reorder.check(), checkProbabilities(p.Duplicate), p.Corrupt.check(), checkDelayTrace(p.DelayTrace))
 }
 
 // HopField names one of HopParams' fields, for partial changes.
@@ -74,7 +77,7 @@ func (p *HopParams) copyFields(src *HopParams, set HopField) {
 		p.Rate = src.Rate
 	}
 	if set&FieldDelay != 0 {
-		p.Delay = src.Delay
+		p.Delay, p.DelayTrace = src.Delay, src.DelayTrace
 	}
 	if set&FieldQueue != 0 {
 		p.Queue = src.Queue
@@ -146,9 +149,10 @@ type hop struct {
 	holdLimit Limit
 	held      fifo // frames that left during a hold outage
 
-	// Bumped when the schedule changes the loss model, jitter or reorder
-	// rule, so that each flow restarts that model's state.
-	lossEpoch, jitterEpoch, reorderEpoch uint32
+	// Bumped when the schedule changes the loss model, jitter, reorder
+	// rule or delay, so that each flow restarts that model's state (or its
+	// place in a delay trace).
+	lossEpoch, jitterEpoch, reorderEpoch, delayEpoch uint32
 
 	stats HopStats
 }

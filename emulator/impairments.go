@@ -14,9 +14,9 @@ import (
 
 // A LossModel decides, frame by frame, which frames entering a hop are lost.
 type LossModel interface {
-	// lose moves the model on by one frame from *state (0 is the initial
-	// state) and reports whether that frame is lost.
-	lose(state *uint8, r *Stream) bool
+	// lose moves the model on by one frame from s (its zero value is the
+	// initial state) and reports whether that frame is lost.
+	lose(s *lossState, r *Stream) bool
 	// LossRate is the long-run fraction of frames lost.
 	LossRate() float64
 	check() error
@@ -25,7 +25,7 @@ type LossModel interface {
 // Bernoulli loses each frame independently with probability P.
 type Bernoulli struct{ P float64 }
 
-func (m Bernoulli) lose(_ *uint8, r *Stream) bool { return r.Bernoulli(m.P) }
+func (m Bernoulli) lose(_ *lossState, r *Stream) bool { return r.Bernoulli(m.P) }
 func (m Bernoulli) LossRate() float64             { return m.P }
 func (m Bernoulli) check() error                  { return checkProbabilities(m.P) }
 
@@ -42,7 +42,8 @@ const (
 	stateBad
 )
 
-func (m GilbertElliott) lose(state *uint8, r *Stream) bool {
+func (m GilbertElliott) lose(s *lossState, r *Stream) bool {
+	state := &s.state
 	var lost bool
 	if *state == stateGood {
 		lost = chance(m.LossGood, r)
@@ -96,7 +97,8 @@ const (
 	lostInGap                // 4: an isolated loss in a gap
 )
 
-func (m Markov4) lose(state *uint8, r *Stream) bool {
+func (m Markov4) lose(s *lossState, r *Stream) bool {
+	state := &s.state
 	u := r.Float64()
 	switch *state {
 	case txInGap:

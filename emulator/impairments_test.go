@@ -59,7 +59,7 @@ func markovLoss(P [][]float64, e []float64) (L, variance float64) {
 
 func lossRun(m LossModel, n int, seed uint64) (rate float64, lost []bool) {
 	r := NewStream(seed, "loss test")
-	var state uint8
+	var state lossState
 	lost = make([]bool, n)
 	count := 0
 	for i := range lost {

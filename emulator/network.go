@@ -83,8 +83,11 @@ type flowHop struct {
 // they draw from.
 type randomState struct {
 	lossEpoch uint32
-	lossState uint8
+	loss      lossState
 	lossRun   int // frames lost in a row so far
+
+	delayEpoch uint32
+	delayNext  int // the next value of a delay trace
 
 	jitterPrev                float64
 	jitterPrimed              bool
@@ -328,9 +331,9 @@ func (n *Network) arrive(f *Frame, t time.Duration) {
 func (n *Network) lost(h *hop, f *Frame) bool {
 	at := n.random(f)
 	if at.lossEpoch != h.lossEpoch {
-		at.lossEpoch, at.lossState = h.lossEpoch, 0
+		at.lossEpoch, at.loss = h.lossEpoch, lossState{}
 	}
-	lost := h.Loss.lose(&at.lossState, n.rand(f, lossRand))
+	lost := h.Loss.lose(&at.loss, n.rand(f, lossRand))
 	if f.Copy {
 		return lost
 	}
@@ -409,12 +412,15 @@ func (n *Network) propagate(f *Frame, h *hop, t time.Duration) {
 		}
 	}
 	delay := h.Delay
+	if h.DelayTrace != nil {
+		delay = n.traceDelay(h, f)
+	}
 	if h.Jitter.Dist != nil {
 		s := n.random(f)
 		if s.jitterEpoch != h.jitterEpoch {
 			s.jitterEpoch, s.jitterPrimed = h.jitterEpoch, false
 		}
-		delay = time.Duration(max(0, math.Round(float64(h.Delay)+h.Jitter.next(s, n.rand(f, jitterRand)))))
+		delay = time.Duration(max(0, math.Round(float64(delay)+h.Jitter.next(s, n.rand(f, jitterRand)))))
 	}
 	exit := t + delay
 	if h.Reorder.Mode != ReorderAllowed {

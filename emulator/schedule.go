@@ -199,6 +199,9 @@ func (h *hop) set(src *HopParams, fields HopField) {
 	if fields&FieldJitter != 0 {
 		h.jitterEpoch++
 	}
+	if fields&FieldDelay != 0 {
+		h.delayEpoch++
+	}
 	if fields&FieldReorder != 0 {
 		h.reorderEpoch++
 	}

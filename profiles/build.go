@@ -79,7 +79,8 @@ func (s *HopSettings) apply(d *decoder, path string, base emulator.HopParams) (e
 		base.Rate, set = s.Rate.engine(), set|emulator.FieldRate
 	}
 	if s.Delay != nil {
-		base.Delay, set = time.Duration(*s.Delay), set|emulator.FieldDelay
+		base.Delay, base.DelayTrace = s.Delay.build(d, path+".delay")
+		set |= emulator.FieldDelay
 	}
 	if s.Queue != nil {
 		base.Queue, set = emulator.Limit(*s.Queue), set|emulator.FieldQueue
@@ -131,6 +132,8 @@ func (l *Loss) build(d *decoder, path string) emulator.LossModel {
 			d.errorAt(path+".markov4", "p31 + p32 is %.4g; leaving state 3 cannot be more likely than 100%%", out.P31+out.P32)
 		}
 		return out
+	case l.Trace != nil:
+		return d.buildLossTrace(l.Trace, path+".trace")
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package profiles
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -38,7 +39,7 @@ func TestImpairmentSyntax(t *testing.T) {
 		Duplicate: 0.005,
 		Corrupt:   emulator.Corruption{BER: 1e-6},
 	}
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
 }
@@ -73,7 +74,7 @@ func TestImpairmentAlternatives(t *testing.T) {
 			continue
 		}
 		tc.want.Delay = ms
-		if got := p.Config.Hops[0].HopParams; got != tc.want {
+		if got := p.Config.Hops[0].HopParams; !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s:\n got  %+v\n want %+v", tc.line, got, tc.want)
 		}
 	}

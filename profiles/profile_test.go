@@ -30,7 +30,7 @@ func TestParseMinimal(t *testing.T) {
 		t.Errorf("parsed %+v", p.Profile)
 	}
 	want := emulator.HopParams{Rate: 4 * emulator.Mbitps, Delay: 2 * time.Millisecond, Queue: emulator.Limit{N: 30000, Unit: emulator.Bytes}}
-	if p.Config.Hops[0].HopParams != want {
+	if !reflect.DeepEqual(p.Config.Hops[0].HopParams, want) {
 		t.Errorf("hop a = %+v, want %+v", p.Config.Hops[0].HopParams, want)
 	}
 	if got := p.Config.Flows[0].Traffic; got != (emulator.CBR{Interval: 20 * time.Millisecond, Size: 1000}) {
@@ -129,7 +129,7 @@ func TestMalformedProfiles(t *testing.T) {
 			[]string{`x.yaml:9:1: a profile is one YAML document; found a second`}},
 		{"empty file", "", []string{`x.yaml:1:1: empty profile`}},
 		{"two loss models", withB("loss: {random: 1%, gilbert: {p: 1%}}"),
-			[]string{`x.yaml:6:11: hops.b.loss: give only one of random, gilbert, markov4`}},
+			[]string{`x.yaml:6:11: hops.b.loss: give only one of random, gilbert, markov4, trace`}},
 		{"probability over 100%", withB("loss: {random: 150%}"),
 			[]string{`x.yaml:6:20: hops.b.loss.random: "150%" is outside [0, 1] (0% to 100%)`}},
 		{"markov4 sums over one", withB("loss: {markov4: {p13: 60%, p14: 50%}}"),

@@ -29,7 +29,7 @@ type Profile struct {
 // HopSettings are a hop's parameters; the schedule can change each of them.
 type HopSettings struct {
 	Rate      *HopRate     `yaml:"rate" doc:"serialisation rate, a bit rate or a UART line ({baud, format}, see Serial lines): a frame takes (size+overhead)·8/rate to send; without a rate the hop has no queue and only delays" default:"none"`
-	Delay     *Duration    `yaml:"delay" doc:"propagation delay, added after serialisation" default:"0s"`
+	Delay     *HopDelay    `yaml:"delay" doc:"propagation delay, added after serialisation: a duration, or {trace: FILE} to replay a recorded series frame by frame (see Trace-driven hops)" default:"0s"`
 	Queue     *Limit       `yaml:"queue" doc:"limit on what waits for the serialiser, in bytes or frames (not counting the frame being sent); a frame that would exceed it is dropped (tail drop)" default:"unlimited"`
 	Overhead  *Size        `yaml:"overhead" doc:"bytes added to every frame for serialisation only (headers, preamble)" default:"0B"`
 	PerFrame  *Duration    `yaml:"per_frame" doc:"time every frame takes to send whatever its size, added to its time at the rate: a relay that forwards one message every γ, a gateway's processing; with it a hop without a rate queues" default:"0s"`
@@ -45,6 +45,7 @@ type Loss struct {
 	Random  *Probability `yaml:"random" doc:"each frame is lost independently with this probability"`
 	Gilbert *Gilbert     `yaml:"gilbert" doc:"Gilbert–Elliott two-state model (netem's gemodel)"`
 	Markov4 *Markov4     `yaml:"markov4" doc:"4-state model of Salsano et al. (netem's loss state)"`
+	Trace   *TraceRef    `yaml:"trace" doc:"a recorded series of which frames were lost, replayed in order: the k-th frame of each flow through the hop takes the k-th fate (see Trace-driven hops)"`
 }
 
 func (*Loss) oneOf() {}

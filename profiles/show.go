@@ -165,6 +165,10 @@ func (r renderer) node(v reflect.Value, depth int) *yaml.Node {
 		if x.Baud == nil {
 			return scalar(x.bits.String())
 		}
+	case *HopDelay:
+		if x.Trace == nil {
+			return scalar(x.fixed.String())
+		}
 	}
 	if s, ok := v.Interface().(fmt.Stringer); ok && v.Kind() != reflect.Struct {
 		return scalar(s.String())

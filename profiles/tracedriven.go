@@ -1,0 +1,216 @@
+package profiles
+
+import (
+	"cmp"
+	"errors"
+	"io/fs"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v4"
+
+	"github.com/hilrig/hilrig/emulator"
+)
+
+// Trace-driven hops: a hop's delay or loss replayed from a recorded series,
+// frame by frame, in order (as Mahimahi replays a recorded link), from a
+// hilrig trace (trace.csv of an earlier run) or a plain file of one value
+// per line.
+
+// HopDelay is a hop's propagation delay: a duration, or a recorded series
+// of delays replayed frame by frame ({trace: FILE}).
+type HopDelay struct {
+	Trace *TraceRef `yaml:"trace,required" doc:"a recorded series of delays, replayed in order: the k-th frame of each flow through the hop gets the k-th delay, the series starting again when it runs out"`
+
+	fixed Duration
+}
+
+func (h *HopDelay) decodeNode(d *decoder, n *yaml.Node, path string) {
+	if n.Kind == yaml.ScalarNode && !isNull(n) {
+		d.decode(n, reflect.ValueOf(&h.fixed).Elem(), path)
+		return
+	}
+	type plain HopDelay // without decodeNode, so the struct decoder handles it
+	d.decodeStruct(n, reflect.ValueOf((*plain)(h)).Elem(), path)
+}
+
+func (HopDelay) typeInfo() typeInfo {
+	return typeInfo{"a delay", "2ms, or a recorded series {trace: delays.csv}"}
+}
+
+func (h HopDelay) String() string {
+	if h.Trace != nil {
+		return "{trace: " + h.Trace.File + "}"
+	}
+	return h.fixed.String()
+}
+
+// TraceRef names a recorded series: a file, and in a hilrig trace the flow
+// whose frames it follows.
+type TraceRef struct {
+	File string    `yaml:"file,required" doc:"a hilrig trace (trace.csv of an earlier run: its delivered frames' delays, and which frames were dropped) or a plain file of one value per line (a delay with its unit, or 1 for a lost frame and 0 for one that arrived; # starts a comment), relative to the profile"`
+	Flow *string   `yaml:"flow" doc:"in a hilrig trace: the flow to follow" default:"the trace's only flow"`
+	Unit *TimeUnit `yaml:"unit" doc:"in a plain file of delays: the unit of bare numbers" default:"none: each value has its unit"`
+}
+
+func (r *TraceRef) decodeNode(d *decoder, n *yaml.Node, path string) {
+	if n.Kind == yaml.ScalarNode && !isNull(n) {
+		d.decode(n, reflect.ValueOf(&r.File).Elem(), path)
+		return
+	}
+	type plain TraceRef
+	d.decodeStruct(n, reflect.ValueOf((*plain)(r)).Elem(), path)
+}
+
+func (TraceRef) typeInfo() typeInfo {
+	return typeInfo{"a recorded series", "run/trace.csv, or {file: run/trace.csv, flow: m2s}"}
+}
+
+// traceHeader starts every hilrig trace.
+const traceHeader = "flow,seq,bytes,t_send,t_recv,status"
+
+// traceRow is a frame of a hilrig trace.
+type traceRow struct {
+	seq        uint64
+	sent, recv time.Duration
+	status     string
+}
+
+// readSeries reads the series ref names for the value at path: delays, or
+// which frames were lost. Problems are reported at the file's own line and
+// column, or at path.
+func (d *decoder) readSeries(ref *TraceRef, path string, loss bool) (delays []time.Duration, lost []bool) {
+	at := path + ".file"
+	if _, ok := d.pos[at]; !ok {
+		at = path
+	}
+	data, file, err := readRelated(d.pos[at].File, ref.File)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			err = errors.New("no such file")
+		}
+		d.errorAt(at, "cannot read %s: %v", file, err)
+		return nil, nil
+	}
+	text := string(data)
+	if strings.HasPrefix(text, traceHeader) {
+		rows, ok := d.traceRows(text, file, ref, path)
+		if !ok {
+			return nil, nil
+		}
+		for _, r := range rows {
+			switch {
+			case loss && r.status != "in_flight":
+				lost = append(lost, strings.HasSuffix(r.status, "_drop"))
+			case !loss && (r.status == "delivered" || r.status == "corrupted"):
+				delays = append(delays, r.recv-r.sent)
+			}
+		}
+		if len(delays) == 0 && len(lost) == 0 {
+			d.errorAt(at, "%s has no frame of flow %s to take a series from", file, *ref.Flow)
+		}
+		return delays, lost
+	}
+	if ref.Flow != nil {
+		d.errorAt(path+".flow", "%s is not a hilrig trace (its first line is not %s): a plain file has no flows", file, traceHeader)
+	}
+	if !loss {
+		samples, _ := d.readDelays(ref.File, ref.Unit, at)
+		return samples, nil
+	}
+	if ref.Unit != nil {
+		d.errorAt(path+".unit", "a loss series has no unit")
+	}
+	for i, line := range strings.Split(text, "\n") {
+		value, _, _ := strings.Cut(line, "#")
+		value = strings.TrimSpace(value)
+		switch value {
+		case "":
+		case "0", "1":
+			lost = append(lost, value == "1")
+		default:
+			d.errs = append(d.errs, &Error{Pos: Pos{File: file, Line: i + 1, Col: strings.Index(line, value) + 1}, Path: at,
+				Msg: strconv.Quote(value) + " is not 1 (lost) or 0 (arrived)"})
+			d.failed[at] = true
+			return nil, nil
+		}
+	}
+	if len(lost) == 0 {
+		d.errorAt(at, "%s holds no frames", file)
+	}
+	return nil, lost
+}
+
+// traceRows reads the frames of one flow of a hilrig trace, in the order
+// the flow sent them; ok is false when it reported a problem.
+func (d *decoder) traceRows(text, file string, ref *TraceRef, path string) (rows []traceRow, ok bool) {
+	byFlow := map[string][]traceRow{}
+	var flows []string
+	for i, line := range strings.Split(text, "\n")[1:] {
+		if line == "" {
+			continue
+		}
+		f := strings.Split(line, ",")
+		bad := func(col int, what string) ([]traceRow, bool) {
+			d.errs = append(d.errs, &Error{Pos: Pos{File: file, Line: i + 2, Col: col}, Path: path, Msg: what})
+			d.failed[path] = true
+			return nil, false
+		}
+		if len(f) < 6 {
+			return bad(1, "a trace row has flow, seq, bytes, t_send, t_recv and status")
+		}
+		seq, err := strconv.ParseUint(f[1], 10, 64)
+		if err != nil {
+			return bad(len(f[0])+2, strconv.Quote(f[1])+" is not a sequence number")
+		}
+		var sent, recv Duration
+		if sent.parseScalar(f[3]+"s") != nil {
+			return bad(len(f[0])+len(f[1])+len(f[2])+4, strconv.Quote(f[3])+" is not a time in seconds")
+		}
+		if f[4] != "" && recv.parseScalar(f[4]+"s") != nil {
+			return bad(len(f[0])+len(f[1])+len(f[2])+len(f[3])+5, strconv.Quote(f[4])+" is not a time in seconds")
+		}
+		if _, seen := byFlow[f[0]]; !seen {
+			flows = append(flows, f[0])
+		}
+		byFlow[f[0]] = append(byFlow[f[0]], traceRow{seq: seq, sent: time.Duration(sent), recv: time.Duration(recv), status: f[5]})
+	}
+	if ref.Flow == nil {
+		if len(flows) != 1 {
+			d.errorAt(path, "%s holds flows %s: say which to follow (flow)", file, strings.Join(flows, ", "))
+			return nil, false
+		}
+		ref.Flow = &flows[0]
+	}
+	rows, ok = byFlow[*ref.Flow]
+	if !ok {
+		d.errorAt(path+".flow", "%s has no flow %q%s", file, *ref.Flow, didYouMean(*ref.Flow, flows))
+		return nil, false
+	}
+	slices.SortStableFunc(rows, func(a, b traceRow) int { return cmp.Compare(a.seq, b.seq) })
+	return rows, true
+}
+
+// build turns a delay into the engine's: a fixed delay, or a series.
+func (h *HopDelay) build(d *decoder, path string) (time.Duration, []time.Duration) {
+	if h.Trace == nil {
+		return time.Duration(h.fixed), nil
+	}
+	series, _ := d.readSeries(h.Trace, path+".trace", false)
+	if series == nil {
+		return 0, []time.Duration{0} // reported; something valid to go on with
+	}
+	return 0, series
+}
+
+// buildLossTrace is a loss series as the engine's loss model.
+func (d *decoder) buildLossTrace(ref *TraceRef, path string) emulator.LossModel {
+	_, lost := d.readSeries(ref, path, true)
+	if lost == nil {
+		lost = []bool{false}
+	}
+	return emulator.LossTrace{Lost: lost}
+}
