@@ -26,8 +26,8 @@ type LossModel interface {
 type Bernoulli struct{ P float64 }
 
 func (m Bernoulli) lose(_ *lossState, r *Stream) bool { return r.Bernoulli(m.P) }
-func (m Bernoulli) LossRate() float64             { return m.P }
-func (m Bernoulli) check() error                  { return checkProbabilities(m.P) }
+func (m Bernoulli) LossRate() float64                 { return m.P }
+func (m Bernoulli) check() error                      { return checkProbabilities(m.P) }
 
 // GilbertElliott is the two-state Markov loss model with netem's parameters:
 // in state Good a frame is lost with probability LossGood (1−k), in state Bad

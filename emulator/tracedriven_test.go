@@ -23,7 +23,7 @@ func TestTraceDriven(t *testing.T) {
 	lost := []bool{false, false, true, false, true, true, false, false, false, false, false}
 	done := fates{}
 	n, err := New(Config{
-		Hops: []HopConfig{{Name: "replay", HopParams: HopParams{DelayTrace: delays, Loss: LossTrace{Lost: lost}}}},
+		Hops:  []HopConfig{{Name: "replay", HopParams: HopParams{DelayTrace: delays, Loss: LossTrace{Lost: lost}}}},
 		Flows: []FlowConfig{{Name: "f", Route: []int{0}, Traffic: CBR{Interval: 10 * time.Millisecond, Size: 100}}},
 		// From 0.5 s the same series again, from their first values.
 		Schedule: []Scheduled{{At: 500 * time.Millisecond, Change: SetHop{Hop: 0, Set: FieldDelay | FieldLoss, Params: HopParams{DelayTrace: delays, Loss: LossTrace{Lost: lost}}}}},
