@@ -104,12 +104,8 @@ type FieldSpec struct {
 func (FieldSpec) typeInfo() typeInfo { return typeInfo{"a field", "f32le, {type: i16be, scale: 0.01}"} }
 
 func (f *FieldSpec) decodeNode(d *decoder, n *yaml.Node, path string) {
-	if n.Kind == yaml.ScalarNode && !isNull(n) {
-		d.decode(n, reflect.ValueOf(&f.Type).Elem(), path)
-		return
-	}
 	type plain FieldSpec
-	d.decodeStruct(n, reflect.ValueOf((*plain)(f)).Elem(), path)
+	d.scalarOr(n, path, &f.Type, (*plain)(f))
 }
 
 // FieldTypeName is one of wire.FieldTypes.

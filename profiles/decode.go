@@ -155,6 +155,19 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	}
 }
 
+// scalarOr decodes n into full, a struct whose decodeNode calls this (given
+// as a pointer to a type without the method, so the struct decoder handles
+// it), or, when n is a scalar, into the field that scalar stands for: the
+// shorthand `key: value` for `key: {field: value}`. It reports which.
+func (d *decoder) scalarOr(n *yaml.Node, path string, scalar, full any) bool {
+	if n.Kind == yaml.ScalarNode && !isNull(n) {
+		d.decode(n, reflect.ValueOf(scalar).Elem(), path)
+		return true
+	}
+	d.decodeStruct(n, reflect.ValueOf(full).Elem(), path)
+	return false
+}
+
 func (d *decoder) decodeSlice(n *yaml.Node, v reflect.Value, path string) {
 	if isNull(n) {
 		return

@@ -170,13 +170,10 @@ type Period struct {
 }
 
 func (p *Period) decodeNode(d *decoder, n *yaml.Node, path string) {
-	if n.Kind == yaml.ScalarNode && !isNull(n) {
+	type plain Period
+	if d.scalarOr(n, path, &p.Mean, (*plain)(p)) {
 		p.Dist = "constant"
-		d.decode(n, reflect.ValueOf(&p.Mean).Elem(), path)
-		return
 	}
-	type plain Period // without decodeNode, so the struct decoder handles it
-	d.decodeStruct(n, reflect.ValueOf((*plain)(p)).Elem(), path)
 }
 
 func (Period) typeInfo() typeInfo {

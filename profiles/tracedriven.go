@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"io/fs"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,12 +28,8 @@ type HopDelay struct {
 }
 
 func (h *HopDelay) decodeNode(d *decoder, n *yaml.Node, path string) {
-	if n.Kind == yaml.ScalarNode && !isNull(n) {
-		d.decode(n, reflect.ValueOf(&h.fixed).Elem(), path)
-		return
-	}
-	type plain HopDelay // without decodeNode, so the struct decoder handles it
-	d.decodeStruct(n, reflect.ValueOf((*plain)(h)).Elem(), path)
+	type plain HopDelay
+	d.scalarOr(n, path, &h.fixed, (*plain)(h))
 }
 
 func (HopDelay) typeInfo() typeInfo {
@@ -57,12 +52,8 @@ type TraceRef struct {
 }
 
 func (r *TraceRef) decodeNode(d *decoder, n *yaml.Node, path string) {
-	if n.Kind == yaml.ScalarNode && !isNull(n) {
-		d.decode(n, reflect.ValueOf(&r.File).Elem(), path)
-		return
-	}
 	type plain TraceRef
-	d.decodeStruct(n, reflect.ValueOf((*plain)(r)).Elem(), path)
+	d.scalarOr(n, path, &r.File, (*plain)(r))
 }
 
 func (TraceRef) typeInfo() typeInfo {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -143,13 +142,8 @@ type HopRate struct {
 }
 
 func (r *HopRate) decodeNode(d *decoder, n *yaml.Node, path string) {
-	if n.Kind == yaml.ScalarNode && !isNull(n) {
-		d.decode(n, reflect.ValueOf(&r.bits).Elem(), path)
-		return
-	}
-	type plain HopRate // without decodeNode, so the struct decoder handles it
-	d.decodeStruct(n, reflect.ValueOf((*plain)(r)).Elem(), path)
-	if r.Baud == nil {
+	type plain HopRate
+	if d.scalarOr(n, path, &r.bits, (*plain)(r)) || r.Baud == nil {
 		return
 	}
 	if *r.Baud <= 0 {
