@@ -39,6 +39,27 @@ type twinSummary struct {
 	} `json:"models"`
 }
 
+// The digital twin's settings, as the benches give them: its step Δh,
+// maxage, θ_safe, the supervisor's check interval Δ and the step cost c.
+const (
+	dh     = 100 * time.Millisecond
+	maxage = 300 * time.Millisecond
+	theta  = 299 * time.Millisecond
+	check  = 10 * time.Millisecond
+	cost   = 2760 * time.Microsecond
+)
+
+// commandsWhileOutOfSync reports the commands sent from the flag to the
+// resync, when the twin must send none.
+func commandsWhileOutOfSync(t *testing.T, trace []row, flagged, resync time.Duration) {
+	t.Helper()
+	for _, r := range trace {
+		if r.flow == "command" && r.sent >= flagged && r.sent < resync {
+			t.Errorf("command %d sent at %v, while out of sync", r.seq, r.sent)
+		}
+	}
+}
+
 func runTwin(t *testing.T, profile, bench string, args ...string) (twinSummary, []row) {
 	t.Helper()
 	dir := t.TempDir()
@@ -90,11 +111,6 @@ func TestPaper004Drop(t *testing.T) {
 	s, trace := runTwin(t, "twin-dropout", "digital-twin.yaml")
 	m := s.Models[0]
 	const (
-		dh      = 100 * time.Millisecond
-		maxage  = 300 * time.Millisecond
-		theta   = 299 * time.Millisecond
-		check   = 10 * time.Millisecond
-		cost    = 2760 * time.Microsecond
 		release = 11 * time.Second
 		jump    = 3
 	)
@@ -125,12 +141,7 @@ func TestPaper004Drop(t *testing.T) {
 	if want := release + time.Duration(k-1)*cost; resync != want {
 		t.Errorf("back in sync at %v, predicted %v", resync, want)
 	}
-	// No command while out of sync.
-	for _, r := range trace {
-		if r.flow == "command" && r.sent >= flagged && r.sent < resync {
-			t.Errorf("command %d sent at %v, while out of sync", r.seq, r.sent)
-		}
-	}
+	commandsWhileOutOfSync(t, trace, flagged, resync)
 	c := m.Messages
 	hEnd := time.Duration(math.Round(m.SimTimeS*1e9)) / dh
 	if want := uint64(hEnd) - uint64((jump-1)*k); c.Generated != want {
@@ -173,15 +184,7 @@ func TestPaper004Drop(t *testing.T) {
 func TestPaper004Degradation(t *testing.T) {
 	s, trace := runTwin(t, "twin-degradation", "digital-twin-degradation.yaml")
 	m := s.Models[0]
-	const (
-		dh     = 100 * time.Millisecond
-		maxage = 300 * time.Millisecond
-		theta  = 299 * time.Millisecond
-		check  = 10 * time.Millisecond
-		cost   = 2760 * time.Microsecond
-		start  = 10 * time.Second
-		end    = 15 * time.Second
-	)
+	const start, end = 10 * time.Second, 15 * time.Second
 	tLast, tr := time.Duration(-1), time.Duration(-1)
 	arrived := map[time.Duration]time.Duration{} // each state's stamp → its arrival
 	for _, r := range trace {
@@ -244,11 +247,7 @@ func TestPaper004Degradation(t *testing.T) {
 	if want := tk; resync != want {
 		t.Errorf("back in sync at %v, predicted %v", resync, want)
 	}
-	for _, r := range trace {
-		if r.flow == "command" && r.sent >= flagged && r.sent < resync {
-			t.Errorf("command %d sent at %v, while out of sync", r.seq, r.sent)
-		}
-	}
+	commandsWhileOutOfSync(t, trace, flagged, resync)
 	c := m.Messages
 	hEnd := time.Duration(math.Round(m.SimTimeS*1e9)) / dh
 	if c.Generated != uint64(hEnd) || c.SkippedDisruption != uint64(4+k) || c.Generated != c.Sent+c.Skipped+c.SkippedDisruption {
