@@ -198,6 +198,11 @@ func TestCLIVersion(t *testing.T) {
 		if out, err := exec.Command("go", "build", "-buildvcs=true", "-o", stamped, "../rig/cmd/hilrig").CombinedOutput(); err != nil {
 			t.Skipf("no VCS stamping here: %v: %s", err, out)
 		}
+		if !strings.Contains(commandOutput(t, "go", "version", "-m", stamped), "vcs.revision=") {
+			// The go command stamps nothing in a git worktree (.git is a
+			// file there), without an error.
+			t.Skip("the go command stamped no revision here (a git worktree?)")
+		}
 		if v := check(t, stamped); !strings.Contains(v, "commit "+strings.TrimSpace(string(head))+" of ") {
 			t.Errorf("version %q does not name HEAD %s with its time", v, head)
 		}
