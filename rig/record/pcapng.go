@@ -121,11 +121,11 @@ func (r *Recording) appendPacket(b []byte, f *recordedFrame, epoch int64) []byte
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(f.payload)))
 		b = append(b, f.payload...)
 		b = pad4(b, len(f.payload))
-		dir := uint32(1)
+		dir := [4]byte{1} // epb_flags: inbound 1, outbound 2, little-endian
 		if f.outbound {
-			dir = 2
+			dir[0] = 2
 		}
-		b = appendOption(b, 2, binary.LittleEndian.AppendUint32(nil, dir))
+		b = appendOption(b, 2, dir[:])
 		if f.flow >= 0 {
 			b = appendOptionString(b, 1, r.flows[f.flow], f.seq)
 		}
