@@ -50,6 +50,9 @@ type Network struct {
 	pool     framePool
 	observer Observer
 	finished bool
+	// liveRank is the rank of the next change made while the network runs
+	// (ApplyNow): after every rank the configuration gave.
+	liveRank uint64
 }
 
 // flow is a flow's state. A run may have tens of thousands, each touched at
@@ -185,6 +188,7 @@ func New(cfg Config, obs Observer) (*Network, error) {
 			n.events.pushControl(event{at: start, kind: evStart, index: int32(i)}, startRank+uint64(i))
 		}
 	}
+	n.liveRank = startRank + uint64(len(n.flows))
 	return n, nil
 }
 

@@ -61,21 +61,9 @@ func (n *Network) buildSchedule(schedule []Scheduled) (next uint64, errs []error
 		errs = append(errs, fmt.Errorf("schedule at %v: %w", s.At, fmt.Errorf(format, args...)))
 	}
 	for i, s := range schedule {
-		if err := s.Change.check(n); err != nil {
+		if err := n.checkScheduled(&s); err != nil {
 			fail(&s, "%w", err)
-		}
-		switch {
-		case s.At < 0 || s.For < 0 || s.Every < 0:
-			fail(&s, "negative time")
-		case s.Every == 0 && s.Count > 1:
-			fail(&s, "%d occurrences need a period", s.Count)
-		case s.Every > 0 && s.Count < 1:
-			fail(&s, "a period needs at least one occurrence")
-		case s.Every > 0 && s.For > s.Every:
-			fail(&s, "lasts %v, longer than its period %v", s.For, s.Every)
-		case s.Every > 0 && !fitsTime(s.At+s.For, s.Every, s.Count-1):
-			fail(&s, "occurrence %d is past the largest time", s.Count)
-		case s.WithPrevious && (i == 0 || schedule[i-1].Every != s.Every || schedule[i-1].occurrences() != s.occurrences()):
+		} else if s.WithPrevious && (i == 0 || schedule[i-1].Every != s.Every || schedule[i-1].occurrences() != s.occurrences()) {
 			fail(&s, "a part of the previous entry's occurrences needs its period and count")
 		}
 		n.schedule = append(n.schedule, scheduleEntry{Scheduled: s})
@@ -108,6 +96,26 @@ func (n *Network) buildSchedule(schedule []Scheduled) (next uint64, errs []error
 		b = e
 	}
 	return next, nil
+}
+
+// checkScheduled reports what is wrong with one schedule entry.
+func (n *Network) checkScheduled(s *Scheduled) error {
+	if err := s.Change.check(n); err != nil {
+		return err
+	}
+	switch {
+	case s.At < 0 || s.For < 0 || s.Every < 0:
+		return errorf("negative time")
+	case s.Every == 0 && s.Count > 1:
+		return errorf("%d occurrences need a period", s.Count)
+	case s.Every > 0 && s.Count < 1:
+		return errorf("a period needs at least one occurrence")
+	case s.Every > 0 && s.For > s.Every:
+		return errorf("lasts %v, longer than its period %v", s.For, s.Every)
+	case s.Every > 0 && !fitsTime(s.At+s.For, s.Every, s.Count-1):
+		return errorf("occurrence %d is past the largest time", s.Count)
+	}
+	return nil
 }
 
 // fitsTime reports whether t + k·every is a time.Duration, for t, every,

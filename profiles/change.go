@@ -1,0 +1,72 @@
+package profiles
+
+import (
+	"reflect"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v4"
+
+	"github.com/hilrig/hilrig/emulator"
+)
+
+// LiveChange is a change to a hop made while a run goes on: its parameters
+// as a profile writes them, or an outage, for a while or until the end.
+// JSON is YAML, so a JSON body reads as it is.
+type LiveChange struct {
+	For       *Duration   `yaml:"for" doc:"how long it lasts before it is undone" default:"until the end"`
+	Outage    *OutageMode `yaml:"outage" doc:"drop or hold: the hop's output goes down"`
+	HoldLimit *Limit      `yaml:"hold_limit" doc:"bound on the hold buffer" default:"unlimited"`
+	HopSettings
+}
+
+// changePath prefixes the paths of a change's keys while it is read; an
+// error's Path is given without it.
+const changePath = "change"
+
+// ParseChange reads a change to hop made while the run goes on, checked
+// by the code and with the messages of the profile's own schedule. It
+// returns the engine's changes (for the caller to apply now, for the
+// duration they carry) and the schedule entry that replays them, its At
+// left for the caller to fill. Problems are an ErrorList whose paths are
+// the change's keys (loss.random), positioned in source.
+func (l *Loaded) ParseChange(source string, body []byte, hop string) ([]emulator.Scheduled, ScheduleEntry, error) {
+	d := newDecoder()
+	root, err := d.parseYAML(source, body)
+	if err != nil {
+		return nil, ScheduleEntry{}, err
+	}
+	var c LiveChange
+	if root.Kind != yaml.MappingNode {
+		d.errorf(root, changePath, "want a mapping of a hop's parameters (or an outage), got %s", describe(root))
+	} else {
+		d.decode(root, reflect.ValueOf(&c).Elem(), changePath)
+	}
+	var entry ScheduleEntry
+	var made []emulator.Change
+	if len(d.errs) == 0 {
+		entry = ScheduleEntry{For: c.For, Hop: HopName(hop), Outage: c.Outage, HoldLimit: c.HoldLimit, HopSettings: c.HopSettings}
+		made, _ = l.scheduleChanges(d, &entry, changePath) // no ramps: a live change has none
+		if c.For != nil && *c.For <= 0 {
+			d.errorAt(changePath+".for", "must be positive")
+		}
+		if len(made) == 0 && len(d.errs) == 0 {
+			d.errorAt(changePath, "changes nothing: give some of %s", keyList(fieldsOf(reflect.TypeFor[LiveChange]())))
+		}
+	}
+	if err := d.errs.err(); err != nil {
+		for _, e := range err.(ErrorList) {
+			e.Path = strings.TrimPrefix(strings.TrimPrefix(e.Path, changePath), ".")
+		}
+		return nil, ScheduleEntry{}, err
+	}
+	var length time.Duration
+	if c.For != nil {
+		length = time.Duration(*c.For)
+	}
+	out := make([]emulator.Scheduled, len(made))
+	for i, change := range made {
+		out[i] = emulator.Scheduled{For: length, Change: change}
+	}
+	return out, entry, nil
+}
