@@ -61,8 +61,15 @@ func FuzzHopChangeBody(f *testing.F) {
 				return
 			}
 			body = change
-		} else if _, err := unknownKeys(body, "outage", "hold_limit"); err != nil {
-			return
+		} else {
+			change, err := patchChange(body)
+			if err != nil {
+				if err.code != http.StatusBadRequest || err.path == "" {
+					t.Fatalf("%q: %d %q at %q", body, err.code, err.msg, err.path)
+				}
+				return
+			}
+			body = change
 		}
 		changes, _, err := p.ParseChange(source, body, "link")
 		if err != nil {

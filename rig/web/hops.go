@@ -53,42 +53,22 @@ func (s *Server) getHop(w http.ResponseWriter, r *http.Request) {
 // (`{"rate": "2Mbit", "loss": {"random": "5%"}}`), with "for" to undo the
 // change after a while; it answers the hop as it is then.
 func (s *Server) patchHop(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("hop")
-	i, ok := s.hopIndex(w, name)
-	if !ok {
-		return
-	}
-	body, err := s.readChange(w, r)
-	if err != nil {
-		writeError(w, err.code, err.msg, err.path)
-		return
-	}
-	if raw, err := unknownKeys(body, "outage", "hold_limit"); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error(), raw)
-		return
-	}
-	s.changeHop(w, r, i, name, "PATCH /api/v1/hops/"+name, body)
+	s.changeHop(w, r, "PATCH /api/v1/hops/{hop}", patchChange)
 }
 
 // postOutage takes a hop's output down now: `{"for": "2s", "mode":
 // "hold"}` (mode drop or hold; without for, until the end).
 func (s *Server) postOutage(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("hop")
-	i, ok := s.hopIndex(w, name)
-	if !ok {
-		return
+	s.changeHop(w, r, "POST /api/v1/hops/{hop}/outage", outageChange)
+}
+
+// patchChange is a PATCH's body as the change it is, but for the keys of
+// an outage, which has its own endpoint.
+func patchChange(body []byte) ([]byte, *errChange) {
+	if key, err := unknownKeys(body, "outage", "hold_limit"); err != nil {
+		return nil, refuse(http.StatusBadRequest, key, "%v", err)
 	}
-	body, err := s.readChange(w, r)
-	if err != nil {
-		writeError(w, err.code, err.msg, err.path)
-		return
-	}
-	change, err := outageChange(body)
-	if err != nil {
-		writeError(w, err.code, err.msg, err.path)
-		return
-	}
-	s.changeHop(w, r, i, name, "POST /api/v1/hops/"+name+"/outage", change)
+	return body, nil
 }
 
 // outageChange turns an outage's body into the same change in the profile
@@ -116,11 +96,25 @@ func outageChange(body []byte) ([]byte, *errChange) {
 	return out, nil
 }
 
-// changeHop reads a change to hop i as the profile language does and
-// applies it on the executor, all of it or, when the engine refuses a
-// part, none.
-func (s *Server) changeHop(w http.ResponseWriter, r *http.Request, i int, name, source string, body []byte) {
-	changes, entry, err := s.session.Profile().ParseChange(source, body, name)
+// changeHop reads the change the request's body makes to its hop (toChange
+// turns the body into the change in the profile language), checks it as
+// the profile language does and applies it on the executor, all of it or,
+// when the engine refuses a part, none.
+func (s *Server) changeHop(w http.ResponseWriter, r *http.Request, source string, toChange func([]byte) ([]byte, *errChange)) {
+	name := r.PathValue("hop")
+	i, ok := s.hopIndex(w, name)
+	if !ok {
+		return
+	}
+	body, cerr := s.readChange(w, r)
+	if cerr == nil {
+		body, cerr = toChange(body)
+	}
+	if cerr != nil {
+		writeError(w, cerr.code, cerr.msg, cerr.path)
+		return
+	}
+	changes, entry, err := s.session.Profile().ParseChange(strings.Replace(source, "{hop}", name, 1), body, name)
 	if err != nil {
 		var list profiles.ErrorList
 		if errors.As(err, &list) && len(list) > 0 {
