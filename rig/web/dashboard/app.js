@@ -7,6 +7,10 @@ const token = params.get("token") || "";
 const rate = params.get("rate") || "10";
 const $ = (id) => document.getElementById(id);
 
+// What the lateness plot says of a real-time run without releases to
+// devices yet (endpoints played in software are not timed).
+const realTimeLateness = "real time: no frame released to a device yet";
+
 const plots = {
   delay: new Plot($("plot-delay"), { format: seconds }),
   loss: new Plot($("plot-loss"), { format: percent }),
@@ -108,6 +112,10 @@ function onMessage(m) {
       plots.sync.add(md.endpoint, md.endpoint, t, md.sync.t_diff_s);
       plots.sync.band(md.endpoint, t, md.sync.out_of_sync);
     }
+  }
+  if (m.timing && plots.late.empty !== realTimeLateness) {
+    plots.late.empty = realTimeLateness; // a real clock, but no frame released to a device yet
+    plots.late.dirty = true;
   }
   if (m.timing && m.timing.release_lateness_s) plots.late.add("p99", "release p99", t, m.timing.release_lateness_s.p99);
   for (const e of m.events || []) addEvent(e);
