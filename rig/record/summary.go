@@ -201,7 +201,10 @@ type SyncSummary struct {
 type EpisodeSummary struct {
 	StartS     float64  `json:"start_s"`
 	EndS       *float64 `json:"end_s,omitempty"` // absent: it lasted to the end
-	PeakTDiffS float64  `json:"peak_t_diff_s"`
+	// PeakTDiffS is the largest discrepancy the supervisor's checks saw
+	// in the episode: between steps too, where a stalled model's grows
+	// (so it may exceed the run's PeakTDiffS, taken after steps).
+	PeakTDiffS float64 `json:"peak_t_diff_s"`
 	// Steps taken while out of sync (to resync), and their sizes.
 	Steps     int         `json:"steps"`
 	StepSizes []StepCount `json:"step_sizes,omitempty"`
