@@ -199,8 +199,8 @@ type SyncSummary struct {
 
 // EpisodeSummary is one stretch out of sync.
 type EpisodeSummary struct {
-	StartS     float64  `json:"start_s"`
-	EndS       *float64 `json:"end_s,omitempty"` // absent: it lasted to the end
+	StartS float64  `json:"start_s"`
+	EndS   *float64 `json:"end_s,omitempty"` // absent: it lasted to the end
 	// PeakTDiffS is the largest discrepancy the supervisor's checks saw
 	// in the episode: between steps too, where a stalled model's grows
 	// (so it may exceed the run's PeakTDiffS, taken after steps).
