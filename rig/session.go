@@ -219,12 +219,7 @@ func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (
 		}
 	}
 	if opt.Record != nil && b != nil {
-		// A virtual-time recording starts at the epoch: its times are the
-		// run's.
-		start, about := time.Unix(0, 0), fmt.Sprintf("profile %s, bench %s, %s time", p.Name, b.Name, mode)
-		if s.real != nil {
-			start = s.real.Start()
-		}
+		about := fmt.Sprintf("profile %s, bench %s, %s time", p.Name, b.Name, mode)
 		var ifaces []record.RecordingInterface
 		for i, name := range bd.interfaces {
 			desc := "played in software"
@@ -233,7 +228,7 @@ func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (
 			}
 			ifaces = append(ifaces, record.RecordingInterface{Name: name, Description: desc})
 		}
-		s.recording = record.NewRecording(opt.Record, start, about, ifaces, p.Flows.Names)
+		s.recording = record.NewRecording(opt.Record, about, ifaces, p.Flows.Names)
 	}
 	s.x, err = executor.New(executor.Config{
 		Network: cfg, Clock: clock, End: end, Egress: bd.egress,
@@ -269,6 +264,7 @@ func (s *Session) Run(ctx context.Context) (record.Summary, error) {
 			defer s.closeClock()
 			defer context.AfterFunc(ctx, s.real.Wake)()
 		}
+		s.begin()
 		s.x.Start()
 		stopped, err := s.x.Run(ctx)
 		s.x.Finish()
@@ -281,6 +277,7 @@ func (s *Session) Run(ctx context.Context) (record.Summary, error) {
 	} else {
 		s.timing.MemoryLocked = true
 	}
+	s.begin()
 	for i, e := range s.devices {
 		if err := e.Start(s.real, s.x.Ingress(), i); err != nil {
 			s.stopDevices(s.devices[:i])
@@ -307,6 +304,22 @@ func (s *Session) Run(ctx context.Context) (record.Summary, error) {
 		s.timing.AllocsPerFrame = float64(allocs) / float64(frames)
 	}
 	return s.finish(s.summary(stopped, failure))
+}
+
+// begin makes now the run's time zero: a real clock restarts, so that
+// what preparing the run took (opening devices, starting a server, locking
+// memory) neither shortens it nor makes its first events late, and the
+// recording states that instant (a virtual-time recording's is the epoch:
+// its times are the run's).
+func (s *Session) begin() {
+	start := time.Unix(0, 0)
+	if s.real != nil {
+		s.real.Restart()
+		start = s.real.Start()
+	}
+	if s.recording != nil {
+		s.recording.Begin(start)
+	}
 }
 
 // loop runs the executor on this goroutine, locked to its thread, raised

@@ -64,7 +64,8 @@ flows:
 	f := &forwarding{clock: &stepClock{}, controller: driverstest.NewEndpoint("controller", 1), plant: driverstest.NewEndpoint("plant", 16)}
 	in := executor.NewIngress(64, func() {})
 	trace := record.NewTrace(io.Discard, []string{"m2s"}, []bool{true}, true)
-	recording := record.NewRecording(io.Discard, time.Now(), "test", []record.RecordingInterface{{Name: "controller"}, {Name: "plant"}}, []string{"m2s"})
+	recording := record.NewRecording(io.Discard, "test", []record.RecordingInterface{{Name: "controller"}, {Name: "plant"}}, []string{"m2s"})
+	recording.Begin(time.Now())
 	tb.Cleanup(func() { trace.Close(); recording.Close() })
 	var err error
 	f.x, err = executor.New(executor.Config{

@@ -44,10 +44,15 @@ type RecordingInterface struct {
 	Description string // its kind and device
 }
 
-// Recording writes a recording.
+// Recording writes a recording. It writes nothing before it begins
+// (Begin), at the instant the run's clock is zero, which its section
+// header states: that instant is known only when the run starts.
 type Recording struct {
 	*Writer[recordedFrame]
-	flows []string
+	w      io.Writer
+	about  string
+	ifaces []RecordingInterface
+	flows  []string
 }
 
 type recordedFrame struct {
@@ -67,21 +72,28 @@ const (
 	slotPayload    = 512
 )
 
-// NewRecording writes the section header and the interfaces and returns
-// the recording; start is when the run's clock was zero. It writes from a
-// goroutine of its own: recording never blocks the executor.
-func NewRecording(w io.Writer, start time.Time, about string, ifaces []RecordingInterface, flows []string) *Recording {
+// NewRecording returns the recording, to w, of the frames on the
+// interfaces, of the flows named; about says what ran.
+func NewRecording(w io.Writer, about string, ifaces []RecordingInterface, flows []string) *Recording {
+	return &Recording{w: w, about: about, ifaces: ifaces, flows: flows}
+}
+
+// Begin writes the section header and the interfaces, start being when
+// the run's clock was zero, and starts the recording's writer: it writes
+// from a goroutine of its own, so recording never blocks the executor.
+// Frames are recorded after Begin only.
+func (r *Recording) Begin(start time.Time) {
 	var h []byte
 	h = appendBlock(h, 0x0A0D0D0A, func(b []byte) []byte {
 		b = binary.LittleEndian.AppendUint32(b, 0x1A2B3C4D)
 		b = binary.LittleEndian.AppendUint16(b, 1)
 		b = binary.LittleEndian.AppendUint16(b, 0)
 		b = binary.LittleEndian.AppendUint64(b, ^uint64(0)) // section length unknown
-		b = appendOption(b, 1, []byte(fmt.Sprintf("hilrig run started at %d ns since the epoch; %s", start.UnixNano(), about)))
+		b = appendOption(b, 1, []byte(fmt.Sprintf("hilrig run started at %d ns since the epoch; %s", start.UnixNano(), r.about)))
 		b = appendOption(b, 4, []byte("hilrig")) // shb_userappl
 		return appendOption(b, 0, nil)
 	})
-	for _, in := range ifaces {
+	for _, in := range r.ifaces {
 		h = appendBlock(h, 1, func(b []byte) []byte {
 			b = binary.LittleEndian.AppendUint16(b, LinkTypeUser0)
 			b = binary.LittleEndian.AppendUint16(b, 0)
@@ -92,11 +104,18 @@ func NewRecording(w io.Writer, start time.Time, about string, ifaces []Recording
 			return appendOption(b, 0, nil)
 		})
 	}
-	r := &Recording{flows: flows}
 	epoch := start.UnixNano()
-	r.Writer = NewWriter(w, h, recordingSlots, func(f *recordedFrame) { f.payload = make([]byte, 0, slotPayload) },
+	r.Writer = NewWriter(r.w, h, recordingSlots, func(f *recordedFrame) { f.payload = make([]byte, 0, slotPayload) },
 		func(b []byte, f *recordedFrame) []byte { return r.appendPacket(b, f, epoch) })
-	return r
+}
+
+// Close writes out every frame recorded and flushes the file. A recording
+// of a run that never started is a header alone, dated now.
+func (r *Recording) Close() error {
+	if r.Writer == nil {
+		r.Begin(time.Now())
+	}
+	return r.Writer.Close()
 }
 
 // Frame records a frame of interface iface (the endpoint's index) at the

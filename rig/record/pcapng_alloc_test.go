@@ -10,7 +10,8 @@ import (
 // frame's block straight into the file's buffer, allocating nothing (it
 // runs beside the executor, whose allocation tests count it too).
 func TestRecordingFormatsWithoutAllocating(t *testing.T) {
-	r := NewRecording(io.Discard, time.Unix(0, 0), "test", []RecordingInterface{{Name: "a"}}, []string{"m2s"})
+	r := NewRecording(io.Discard, "test", []RecordingInterface{{Name: "a"}}, []string{"m2s"})
+	r.Begin(time.Unix(0, 0))
 	defer r.Close()
 	f := &recordedFrame{iface: 0, outbound: true, flow: 0, seq: 1234567, at: int64(time.Second), payload: []byte("a control frame")}
 	buf := make([]byte, 0, 4096)

@@ -15,7 +15,8 @@ import (
 func writeRecording(t testing.TB) ([]byte, time.Time) {
 	var b bytes.Buffer
 	start := time.Unix(1763856000, 123456789)
-	r := record.NewRecording(&b, start, "profile p, bench b", []record.RecordingInterface{{"controller", "pty /tmp/c"}, {"plant", "serial /dev/ttyUSB0"}}, []string{"m2s", "s2m"})
+	r := record.NewRecording(&b, "profile p, bench b", []record.RecordingInterface{{"controller", "pty /tmp/c"}, {"plant", "serial /dev/ttyUSB0"}}, []string{"m2s", "s2m"})
+	r.Begin(start)
 	r.Frame(0, false, 1500*time.Microsecond, 0, 0, []byte("hello"))
 	r.Frame(1, true, 6500*time.Microsecond, 0, 0, []byte("hello"))
 	r.Frame(1, false, 7*time.Millisecond, 1, 0, bytes.Repeat([]byte{0xAB}, 1000)) // grows its slot
