@@ -2,6 +2,7 @@ package device_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -181,5 +182,38 @@ func TestLinkAllocatesNothing(t *testing.T) {
 	}
 	if handled < 200 {
 		t.Errorf("%d messages handled", handled)
+	}
+}
+
+// TestPeriodicHeartbeatsBetweenTicks: Next is the work's or the
+// heartbeat's tick, whichever is first; a heartbeat goes out only when
+// due, with the status it is given; a period of 0 sends none.
+func TestPeriodicHeartbeatsBetweenTicks(t *testing.T) {
+	for _, hb := range []time.Duration{0, 15} {
+		cable := virtual.NewCable()
+		var statuses []wire.Status
+		rig := device.NewLink(&cable.B, 0, func(m wire.Message, _ time.Duration) { statuses = append(statuses, m.Status()) })
+		p := device.NewPeriodic(device.NewLink(&cable.A, 0, nil), 10, hb)
+		var work, next []time.Duration
+		for now := time.Duration(0); now <= 40; now = p.Next() {
+			if p.Due(now) {
+				work = append(work, now)
+			}
+			p.Heartbeat(now, wire.Status(now))
+			next = append(next, p.Next())
+			rig.Poll(now)
+		}
+		wantNext := []time.Duration{10, 20, 30, 40, 50}
+		wantStatuses := []wire.Status(nil)
+		if hb > 0 { // heartbeats at 0, 15, 30, 45
+			wantNext = []time.Duration{10, 15, 20, 30, 40, 45}
+			wantStatuses = []wire.Status{0, 15, 30}
+		}
+		if fmt.Sprint(work) != "[0s 10ns 20ns 30ns 40ns]" || fmt.Sprint(next) != fmt.Sprint(wantNext) || fmt.Sprint(statuses) != fmt.Sprint(wantStatuses) {
+			t.Errorf("heartbeat %v: work at %v, next %v, heartbeats %v", hb, work, next, statuses)
+		}
+		if p.Ticks() != 5 || p.Skipped() != 0 || p.Link().Stats().Sent != uint64(len(wantStatuses)) {
+			t.Errorf("heartbeat %v: %d ticks, %d skipped, %d sent", hb, p.Ticks(), p.Skipped(), p.Link().Stats().Sent)
+		}
 	}
 }

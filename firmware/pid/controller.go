@@ -63,12 +63,10 @@ func (c *Config) Check() error {
 // latest measurement and sends the command. It is driven by Poll or
 // Receive (bytes in) and Tick (periodic work), from one thread.
 type Controller struct {
-	cfg       Config
-	law       Law
-	link      *device.Link
-	faultPin  device.DigitalOut
-	schedule  device.Schedule
-	heartbeat device.Schedule
+	cfg      Config
+	law      Law
+	loop     device.Periodic // the link to the rig, the control period and the heartbeat
+	faultPin device.DigitalOut
 
 	values       []float64
 	y, r         float64
@@ -103,9 +101,7 @@ func New(cfg Config, uart device.UART, faultPin device.DigitalOut) (*Controller,
 	c := &Controller{cfg: cfg, law: cfg.Law, faultPin: faultPin, r: cfg.Setpoint,
 		values: make([]float64, len(cfg.Measurement.Fields)), startPending: true}
 	c.law.i, c.law.d, c.law.primed, c.law.u = 0, 0, false, 0
-	c.schedule.Period = cfg.Law.Period
-	c.heartbeat.Period = cfg.Heartbeat
-	c.link = device.NewLink(uart, cfg.MaxMessage, c.handle)
+	c.loop = device.NewPeriodic(device.NewLink(uart, cfg.MaxMessage, c.handle), cfg.Law.Period, cfg.Heartbeat)
 	return c, nil
 }
 
@@ -132,18 +128,13 @@ func (c *Controller) handle(m wire.Message, at time.Duration) {
 }
 
 // Poll takes in what the UART has.
-func (c *Controller) Poll(now time.Duration) error { return c.link.Poll(now) }
+func (c *Controller) Poll(now time.Duration) error { return c.loop.Poll(now) }
 
 // Receive takes in bytes that arrived at at.
-func (c *Controller) Receive(p []byte, at time.Duration) { c.link.Receive(p, at) }
+func (c *Controller) Receive(p []byte, at time.Duration) { c.loop.Receive(p, at) }
 
 // Next is when the next tick is due.
-func (c *Controller) Next() time.Duration {
-	if c.heartbeat.Period > 0 && c.heartbeat.Next() < c.schedule.Next() {
-		return c.heartbeat.Next()
-	}
-	return c.schedule.Next()
-}
+func (c *Controller) Next() time.Duration { return c.loop.Next() }
 
 // Tick does the periodic work due at now: the control law once a period,
 // the fault flag, the heartbeat. Calling it early does nothing.
@@ -151,16 +142,14 @@ func (c *Controller) Tick(now time.Duration) {
 	if c.startPending {
 		c.startPending, c.lastAt = false, now // the timeout runs from the start
 	}
-	if c.schedule.Due(now) {
+	if c.loop.Due(now) {
 		c.control(now)
 	}
-	if c.heartbeat.Period > 0 && c.heartbeat.Due(now) {
-		var status wire.Status
-		if c.fault {
-			status |= wire.StatusFault
-		}
-		c.link.SendHeartbeat(now, status)
+	var status wire.Status
+	if c.fault {
+		status |= wire.StatusFault
 	}
+	c.loop.Heartbeat(now, status)
 }
 
 func (c *Controller) control(now time.Duration) {
@@ -180,7 +169,7 @@ func (c *Controller) control(now time.Duration) {
 	}
 	c.command[0] = c.law.Update(c.r, c.y)
 	c.commanded = true
-	if c.link.SendValues(wire.Command, now, c.cfg.Command, c.command[:]) == nil {
+	if c.loop.Link().SendValues(wire.Command, now, c.cfg.Command, c.command[:]) == nil {
 		c.stats.Commands++
 	}
 }
@@ -202,11 +191,11 @@ func (c *Controller) Command() (u float64, ok bool) { return c.command[0], c.com
 func (c *Controller) Law() *Law { return &c.law }
 
 // Link is the controller's link to the rig.
-func (c *Controller) Link() *device.Link { return c.link }
+func (c *Controller) Link() *device.Link { return c.loop.Link() }
 
 // Stats are the controller's counts so far.
 func (c *Controller) Stats() Stats {
 	s := c.stats
-	s.Ticks, s.Skipped = c.schedule.Ticks(), c.schedule.Skipped()
+	s.Ticks, s.Skipped = c.loop.Ticks(), c.loop.Skipped()
 	return s
 }

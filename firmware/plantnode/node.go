@@ -72,12 +72,10 @@ func (c *Config) Check(inputs, outputs int) error {
 // Node is the plant node firmware, driven by Poll or Receive (bytes in)
 // and Tick (periodic work), from one thread.
 type Node struct {
-	cfg       Config
-	inputs    []device.AnalogIn
-	outputs   []device.AnalogOut
-	link      *device.Link
-	schedule  device.Schedule
-	heartbeat device.Schedule
+	cfg     Config
+	inputs  []device.AnalogIn
+	outputs []device.AnalogOut
+	loop    device.Periodic // the link to the rig, the sampling period and the heartbeat
 
 	sample, command, applied []float64
 	lastAt                   time.Duration
@@ -108,9 +106,7 @@ func New(cfg Config, uart device.UART, inputs []device.AnalogIn, outputs []devic
 	}
 	n := &Node{cfg: cfg, inputs: inputs, outputs: outputs,
 		sample: make([]float64, len(inputs)), command: make([]float64, len(outputs)), applied: make([]float64, len(outputs))}
-	n.schedule.Period = cfg.Period
-	n.heartbeat.Period = cfg.Heartbeat
-	n.link = device.NewLink(uart, cfg.MaxMessage, n.handle)
+	n.loop = device.NewPeriodic(device.NewLink(uart, cfg.MaxMessage, n.handle), cfg.Period, cfg.Heartbeat)
 	n.drive(cfg.Safe)
 	n.safe = true
 	return n, nil
@@ -120,7 +116,7 @@ func (n *Node) handle(m wire.Message, at time.Duration) {
 	if m.Type != wire.Command {
 		n.stats.Ignored++
 		if n.cfg.Ack && m.Type == wire.Sample {
-			n.link.SendAck(at, wire.Acknowledgement{Seq: m.Seq, Type: m.Type, Result: wire.Unsupported})
+			n.loop.Link().SendAck(at, wire.Acknowledgement{Seq: m.Seq, Type: m.Type, Result: wire.Unsupported})
 		}
 		return
 	}
@@ -134,7 +130,7 @@ func (n *Node) handle(m wire.Message, at time.Duration) {
 		n.stats.Commands++
 	}
 	if n.cfg.Ack {
-		n.link.SendAck(at, wire.Acknowledgement{Seq: m.Seq, Type: m.Type, Result: result})
+		n.loop.Link().SendAck(at, wire.Acknowledgement{Seq: m.Seq, Type: m.Type, Result: result})
 	}
 }
 
@@ -157,36 +153,29 @@ func (n *Node) drive(values []float64) {
 }
 
 // Poll takes in what the UART has.
-func (n *Node) Poll(now time.Duration) error { return n.link.Poll(now) }
+func (n *Node) Poll(now time.Duration) error { return n.loop.Poll(now) }
 
 // Receive takes in bytes that arrived at at.
-func (n *Node) Receive(p []byte, at time.Duration) { n.link.Receive(p, at) }
+func (n *Node) Receive(p []byte, at time.Duration) { n.loop.Receive(p, at) }
 
 // Next is when the next tick is due.
-func (n *Node) Next() time.Duration {
-	if n.heartbeat.Period > 0 && n.heartbeat.Next() < n.schedule.Next() {
-		return n.heartbeat.Next()
-	}
-	return n.schedule.Next()
-}
+func (n *Node) Next() time.Duration { return n.loop.Next() }
 
 // Tick does the periodic work due at now: the watchdog, a sample of the
 // inputs once a period, the heartbeat. Calling it early does nothing.
 func (n *Node) Tick(now time.Duration) {
-	if n.schedule.Due(now) {
+	if n.loop.Due(now) {
 		if !n.safe && now-n.lastAt > n.cfg.Watchdog {
 			n.stats.Trips++
 			n.GoSafe()
 		}
 		n.sampleInputs(now)
 	}
-	if n.heartbeat.Period > 0 && n.heartbeat.Due(now) {
-		var status wire.Status
-		if n.safe {
-			status |= wire.StatusSafe
-		}
-		n.link.SendHeartbeat(now, status)
+	var status wire.Status
+	if n.safe {
+		status |= wire.StatusSafe
 	}
+	n.loop.Heartbeat(now, status)
 }
 
 func (n *Node) sampleInputs(now time.Duration) {
@@ -198,7 +187,7 @@ func (n *Node) sampleInputs(now time.Duration) {
 		}
 		n.sample[i] = v
 	}
-	if n.link.SendValues(wire.Sample, now, n.cfg.Samples, n.sample) == nil {
+	if n.loop.Link().SendValues(wire.Sample, now, n.cfg.Samples, n.sample) == nil {
 		n.stats.Samples++
 	}
 }
@@ -219,11 +208,11 @@ func (n *Node) Safe() bool { return n.safe }
 func (n *Node) Outputs() []float64 { return n.applied }
 
 // Link is the node's link to the rig.
-func (n *Node) Link() *device.Link { return n.link }
+func (n *Node) Link() *device.Link { return n.loop.Link() }
 
 // Stats are the node's counts so far.
 func (n *Node) Stats() Stats {
 	s := n.stats
-	s.Ticks, s.Skipped = n.schedule.Ticks(), n.schedule.Skipped()
+	s.Ticks, s.Skipped = n.loop.Ticks(), n.loop.Skipped()
 	return s
 }

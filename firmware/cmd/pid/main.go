@@ -8,15 +8,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
-
-	flag "github.com/spf13/pflag"
 
 	"github.com/hilrig/hilrig/firmware/cmd/internal/host"
 	"github.com/hilrig/hilrig/firmware/pid"
@@ -30,12 +25,9 @@ measurements stop for longer than --timeout.`
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("pid", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {} // a mistake gets its message and a pointer to --help, not the whole of it
+	cmd := host.NewCommand("pid", doc, stdout, stderr)
+	fs := cmd.Flags
 	var (
-		port        = fs.String("port", "", "serial port or pseudo-terminal to speak on (required)")
-		baud        = fs.Int("baud", 115200, "baud rate (a pseudo-terminal ignores it)")
 		rate        = fs.Float64("rate", 100, "control rate, Hz")
 		kp          = fs.Float64("kp", 1, "proportional gain")
 		ki          = fs.Float64("ki", 0, "integral gain, 1/s")
@@ -51,40 +43,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		commandSpec = fs.String("command-layout", "f64le", "layout of the commands it sends: one field")
 		timeout     = fs.Duration("timeout", 100*time.Millisecond, "raise the fault flag when no measurement arrives for this long")
 		heartbeat   = fs.Duration("heartbeat", 100*time.Millisecond, "heartbeat period (0: none)")
-		reconnect   = fs.Duration("reconnect", 0, "when the port goes away, keep running and reopen it this often (0: stop with an error)")
 		maxMessage  = fs.Int("max-message", 0, "largest message taken, bytes (0: 512)")
 	)
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			fmt.Fprintf(stdout, "Usage: pid --port PATH [flags]\n\n%s\n\nFlags:\n", doc)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
-			return 0
-		}
-		fmt.Fprintf(stderr, "pid: %v (see pid --help)\n", err)
-		return 2
-	}
-	usage := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "pid: "+format+"\n", a...)
-		return 2
-	}
-	if *port == "" || fs.NArg() > 0 {
-		return usage("give the port with --port, and nothing else")
+	if code, ok := cmd.Parse(args); !ok {
+		return code
 	}
 	if *yField < 1 || *spField < 0 {
-		return usage("--measurement-field counts from 1, --setpoint-field too (0: none)")
+		return cmd.Usage("--measurement-field counts from 1, --setpoint-field too (0: none)")
 	}
-	period, err := host.Hertz(*rate)
+	period, samples, commands, err := host.ParseSignals(*rate, *sampleSpec, *commandSpec)
 	if err != nil {
-		return usage("--rate: %v", err)
-	}
-	samples, err := host.ParseLayout(*sampleSpec)
-	if err != nil {
-		return usage("--sample-layout: %v", err)
-	}
-	commands, err := host.ParseLayout(*commandSpec)
-	if err != nil {
-		return usage("--command-layout: %v", err)
+		return cmd.Usage("%v", err)
 	}
 	cfg := pid.Config{
 		Law: pid.Law{Gains: pid.Gains{Kp: *kp, Ki: *ki, Kd: *kd}, Period: period, Min: *outMin, Max: *outMax,
@@ -93,29 +62,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		Setpoint: *setpoint, SetpointField: *spField - 1,
 		Command: commands, Timeout: *timeout, Heartbeat: *heartbeat, MaxMessage: *maxMessage,
 	}
-	line := &host.Line{Path: *port, Baud: *baud}
+	line := cmd.Line()
 	c, err := pid.New(cfg, line, nil)
 	if err != nil {
 		fmt.Fprintln(stderr, err) // the package's error names it
 		return 2
 	}
-	if err := line.Open(); err != nil && *reconnect <= 0 {
-		fmt.Fprintf(stderr, "pid: %s: %v\n", *port, err)
-		return 1
-	}
-	defer line.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	err = host.Run(ctx, line, c, host.NewClock(), *reconnect,
-		func(err error) { fmt.Fprintf(stderr, "pid: %s: %v; reopening every %v\n", *port, err, *reconnect) },
-		func() { fmt.Fprintf(stderr, "pid: %s: back\n", *port) })
-	st, ls := c.Stats(), c.Link().Stats()
-	fmt.Fprintf(stderr, "pid: %d ticks (%d periods skipped), %d measurements (%d refused), %d commands, %d faults, fault flag %v; received %d messages (%d CRC errors, %d malformed, %d missed, %d duplicates, %d late), sent %d (%d failed)\n",
-		st.Ticks, st.Skipped, st.Measurements, st.Refused, st.Commands, st.Faults, c.Fault(),
-		ls.Received.Messages, ls.Received.CRCErrors, ls.Received.Malformed, ls.Received.Missed, ls.Received.Duplicates, ls.Received.Late, ls.Sent, ls.WriteErrors)
-	if err != nil {
-		fmt.Fprintf(stderr, "pid: %v\n", err)
-		return 1
-	}
-	return 0
+	return cmd.Serve(line, c, host.NewClock(), func() {
+		st, ls := c.Stats(), c.Link().Stats()
+		fmt.Fprintf(stderr, "pid: %d ticks (%d periods skipped), %d measurements (%d refused), %d commands, %d faults, fault flag %v; received %d messages (%d CRC errors, %d malformed, %d missed, %d duplicates, %d late), sent %d (%d failed)\n",
+			st.Ticks, st.Skipped, st.Measurements, st.Refused, st.Commands, st.Faults, c.Fault(),
+			ls.Received.Messages, ls.Received.CRCErrors, ls.Received.Malformed, ls.Received.Missed, ls.Received.Duplicates, ls.Received.Late, ls.Sent, ls.WriteErrors)
+	})
 }

@@ -191,6 +191,23 @@ func ParseFloats(s string) ([]float64, error) {
 	return out, nil
 }
 
+// ParseSignals reads the flags every firmware program takes for what it
+// exchanges with the rig, --rate, --sample-layout and --command-layout:
+// the period for the rate, and the two layouts. Its error names the flag
+// at fault, the first of the three in that order.
+func ParseSignals(rate float64, sampleLayout, commandLayout string) (period time.Duration, samples, commands *wire.Struct, err error) {
+	if period, err = Hertz(rate); err != nil {
+		return 0, nil, nil, fmt.Errorf("--rate: %w", err)
+	}
+	if samples, err = ParseLayout(sampleLayout); err != nil {
+		return 0, nil, nil, fmt.Errorf("--sample-layout: %w", err)
+	}
+	if commands, err = ParseLayout(commandLayout); err != nil {
+		return 0, nil, nil, fmt.Errorf("--command-layout: %w", err)
+	}
+	return period, samples, commands, nil
+}
+
 // Hertz converts a rate to a period.
 func Hertz(rate float64) (time.Duration, error) {
 	if !(rate > 0) || math.IsInf(rate, 0) || rate > 1e6 {

@@ -50,6 +50,22 @@ func TestParseLayout(t *testing.T) {
 	if _, err := Hertz(0); err == nil {
 		t.Error("0 Hz")
 	}
+	if p, s, c, err := ParseSignals(200, "f32le,u8", "f64le"); err != nil || p != 5*time.Millisecond || len(s.Fields) != 2 || len(c.Fields) != 1 {
+		t.Errorf("signals: %v %v %v %v", p, s, c, err)
+	}
+	for _, tc := range []struct {
+		rate        float64
+		sample, cmd string
+		want        string
+	}{
+		{0, "f16", "", "--rate: a rate of 0 Hz"},
+		{1, "f16", "", `--sample-layout: field 1: no type "f16"`},
+		{1, "u8", "", "--command-layout: an empty layout"},
+	} {
+		if _, _, _, err := ParseSignals(tc.rate, tc.sample, tc.cmd); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%v %q %q: %v, want %s", tc.rate, tc.sample, tc.cmd, err, tc.want)
+		}
+	}
 }
 
 // TestRunReconnects runs a plant node on a link to one pseudo-terminal,
