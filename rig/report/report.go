@@ -264,9 +264,12 @@ func figures(r *Run) (figs []Figure, problems []string) {
 	}
 	if r.TraceFile != "" {
 		td, err := readTrace(r.TraceFile)
-		if err != nil {
+		switch {
+		case err != nil:
 			problems = append(problems, fmt.Sprintf("%s: %v", filepath.Base(r.TraceFile), err))
-		} else {
+		case len(td.flows) == 0:
+			problems = append(problems, "the trace holds no frame")
+		default:
 			td.end = max(td.end, r.Summary.Duration)
 			f, err := delayPlot(td)
 			add(f, true, err)
@@ -283,7 +286,7 @@ func figures(r *Run) (figs []Figure, problems []string) {
 		qd, err := readSignals(r.QueuesFile)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", filepath.Base(r.QueuesFile), err))
-		} else {
+		} else if len(qd.t) > 0 { // a run that never started sampled nothing
 			add(queuePlot(qd, r.Summary.Duration))
 		}
 	}

@@ -222,3 +222,32 @@ func FuzzParseTrace(f *testing.F) {
 		}
 	})
 }
+
+// TestRunThatNeverStarted: a case whose device could not be opened leaves
+// a summary that says so and files with their headers alone; its report
+// says what ran and draws nothing, rather than failing.
+func TestRunThatNeverStarted(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"summary.json": `{"profile": "plain", "bench": "b", "clock": "real", "stopped": "did not start", "duration_s": 0, "flows": [], "hops": []}`,
+		"trace.csv":    "flow,seq,bytes,t_send,t_recv,status\n",
+		"queues.csv":   "t,link.queue_bytes,link.queue_frames,link.held_frames\n",
+		"signals.csv":  "",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page, err := LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var html bytes.Buffer
+	if err := Write(&html, page); err != nil {
+		t.Fatal(err)
+	}
+	if svgs, texts := parsePage(t, html.Bytes()); len(svgs) != 0 || !strings.Contains(texts, "stopped: did not start") {
+		t.Errorf("plots %q; page:\n%s", svgs, texts)
+	}
+}
