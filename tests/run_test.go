@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -695,5 +696,50 @@ bind:
 	bad := startRig(t, plainLink, strings.Replace(bench, "m2s:", "m2x:", 1))
 	if code := bad.wait(); code != 2 || !strings.Contains(bad.stderr.String(), `bench.yaml:5:8: bind.m2x: profile link has no flow "m2x"; did you mean m2s?`) {
 		t.Errorf("exit %d: %s", code, bad.stderr.String())
+	}
+}
+
+// TestRunEndsCleanlyWhenItsReaderGoes: `hilrig run … 2>&1 | head` closes
+// the pipe the rig writes to. The rig stops as if interrupted: links
+// removed, summary and trace written, where a broken pipe used to kill it
+// and leave its pseudo-terminals behind.
+func TestRunEndsCleanlyWhenItsReaderGoes(t *testing.T) {
+	dir := t.TempDir()
+	bench, profile := filepath.Join(dir, "bench.yaml"), filepath.Join(dir, "link.yaml")
+	os.WriteFile(bench, []byte(strings.ReplaceAll(ptyBenchText("line", ""), "DIR", dir)), 0o644)
+	os.WriteFile(profile, []byte(plainLink), 0o644)
+	summary := filepath.Join(dir, "summary.json")
+	cmd := exec.Command(hilrig, "run", "--bench", bench, profile, "--priority", "0", "--trace", filepath.Join(dir, "trace.csv"), "--summary", summary)
+	out, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	first, err := bufio.NewReader(out).ReadString('\n')
+	out.Close() // as head does, having read its line
+	if err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err = <-exited:
+	case <-time.After(20 * time.Second): // the profile runs 30 s
+		cmd.Process.Kill()
+		t.Fatalf("the rig ran on after its reader went (first line %q)", first)
+	}
+	if err != nil {
+		t.Errorf("%v after %q", err, first)
+	}
+	data, err := os.ReadFile(summary)
+	if err != nil || !strings.Contains(string(data), `"stopped": "interrupted"`) {
+		t.Errorf("summary %v:\n%s", err, data)
+	}
+	for _, link := range []string{"controller", "plant"} {
+		if _, err := os.Lstat(filepath.Join(dir, link)); !os.IsNotExist(err) {
+			t.Errorf("the link %s is still there (%v)", link, err)
+		}
 	}
 }

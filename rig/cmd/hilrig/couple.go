@@ -42,7 +42,7 @@ Sr is how much a relative change of the hardware part changes the response
 		return runCouple(args[0], o, c.OutOrStdout(), c.ErrOrStderr())
 	})
 	f := c.Flags()
-	f.Var(durationFlag{&o.delay}, "delay", "the one-way delay `D`, τ (the round trip is 2τ)")
+	f.Var(durationFlag{d: &o.delay}, "delay", "the one-way delay `D`, τ (the round trip is 2τ)")
 	f.StringVar(&o.output, "output", "", "the signal `NAME` whose response is distorted (default: the model's output)")
 	f.StringVar(&o.input, "input", "", "the model input `NAME` driving it (default: the model's only input)")
 	f.StringVar(&o.cuts, "cuts", "", "compare the cuts `C1,C2` (default: every cut the model offers)")

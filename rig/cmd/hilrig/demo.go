@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -54,11 +51,12 @@ seat's physics on its pins.`,
 	f.StringVar(&o.scenario, "scenario", "", "`firmware|quarter-car` (default firmware; quarter-car with --cut)")
 	f.StringVar(&o.cut, "cut", "CP2", "cut the quarter car at `CP1|CP2` (the quarter-car scenario)")
 	f.StringVar(&o.profile, "profile", "internet-hil", "the network between the rig and the device: a `PROFILE` whose first two flows go to the device and back")
-	f.Var(durationFlag{&o.duration}, "duration", "run for `D`")
+	f.Var(durationFlag{d: &o.duration, positive: true}, "duration", "run for `D`")
 	f.StringVar(&o.trace, "trace", "", "write a CSV trace of every frame to `FILE`")
 	f.StringVar(&o.signals, "signals", "", "write the model's signals, a row per exchange, as CSV to `FILE`")
 	f.StringVar(&o.summary, "summary", "", "also write the JSON summary to `FILE`")
-	f.IntVar(&o.priority, "priority", 80, "SCHED_FIFO priority `N` of the executor (0: do not change the scheduling)")
+	o.priority = 80
+	f.Var(priorityFlag{&o.priority}, "priority", "SCHED_FIFO priority `N` of the executor (0: do not change the scheduling)")
 	o.expects = expectFlag(f)
 	completeFlags(c)
 	c.RegisterFlagCompletionFunc("scenario", cobra.FixedCompletions(rig.DemoScenarios, cobra.ShellCompDirectiveNoFileComp))
@@ -94,7 +92,7 @@ func runDemo(o demoFlags, stdout, stderr io.Writer) int {
 	}
 	sig := &expect.Signals{}
 	opt.Signals = teeSignals(opt.Signals, sig, exps)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilStopped()
 	defer stop()
 	summary, setup, err := rig.Demo(ctx, opt)
 	if err != nil && summary.Profile == "" {

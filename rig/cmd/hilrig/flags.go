@@ -14,8 +14,12 @@ import (
 
 // durationFlag is a flag value for durations written as in profiles
 // (1.5ms, 250us, 2min). Zero is "not given": its flag's usage says what
-// stands in for it, and help prints no default.
-type durationFlag struct{ d *time.Duration }
+// stands in for it, and help prints no default. A positive flag (a run's
+// length) refuses zero, which would otherwise read as not given.
+type durationFlag struct {
+	d        *time.Duration
+	positive bool
+}
 
 var _ pflag.Value = durationFlag{}
 
@@ -28,11 +32,34 @@ func (f durationFlag) String() string {
 
 func (f durationFlag) Set(s string) error {
 	d, err := profiles.ParseDuration(s)
+	if err == nil && f.positive && d == 0 {
+		return fmt.Errorf("%q: give a duration longer than 0s", s)
+	}
 	*f.d = d
 	return err
 }
 
 func (durationFlag) Type() string { return "duration" }
+
+// priorityFlag is the executor's SCHED_FIFO priority: 1 to 99, or 0 to
+// leave the scheduling alone. Out of range is a usage error before
+// anything runs, not a warning once the run has started.
+type priorityFlag struct{ n *int }
+
+var _ pflag.Value = priorityFlag{}
+
+func (f priorityFlag) String() string { return strconv.Itoa(*f.n) }
+
+func (f priorityFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > 99 {
+		return fmt.Errorf("%q: give a SCHED_FIFO priority from 1 to 99, or 0 to leave the scheduling alone", s)
+	}
+	*f.n = n
+	return nil
+}
+
+func (priorityFlag) Type() string { return "int" }
 
 // paramFlags collects repeated --param name=value.
 type paramFlags map[string]float64

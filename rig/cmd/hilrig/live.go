@@ -31,14 +31,17 @@ func addLiveFlags(c *cobra.Command, o *liveFlags) {
 // check refuses the live flags without --listen, and a non-loopback
 // address without a token, before anything runs.
 func (o *liveFlags) check() error {
-	if o.token == "" {
-		o.token = os.Getenv(web.TokenEnv)
-	}
 	if o.listen == "" {
-		if o.readOnly {
+		switch {
+		case o.readOnly:
 			return fmt.Errorf("--read-only is for --listen: give --listen ADDR too")
+		case o.token != "":
+			return fmt.Errorf("--token is for --listen: give --listen ADDR too")
 		}
 		return nil
+	}
+	if o.token == "" {
+		o.token = os.Getenv(web.TokenEnv)
 	}
 	return web.CheckListen(web.ResolveAddr(o.listen), o.token)
 }

@@ -13,12 +13,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"sync"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -33,7 +37,7 @@ const (
 	exitUsage = 2 // usage or input error
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() { os.Exit(run(os.Args[1:], newPipeOutput(os.Stdout), newPipeOutput(os.Stderr))) }
 
 // run runs hilrig with args and returns its exit code.
 func run(args []string, stdout, stderr io.Writer) int {
@@ -335,4 +339,53 @@ func fail(stderr io.Writer, code int, err error) int {
 		fmt.Fprintln(stderr, "hilrig: "+line)
 	}
 	return code
+}
+
+// untilStopped is the context of a run that the user may end: Ctrl-C,
+// SIGTERM, or the reader of its output going away (readerGone). Each ends
+// the run as its duration would: outputs safe, links removed, files
+// written.
+func untilStopped() (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case <-readerGone:
+			stop()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, stop
+}
+
+// readerGone is closed when a write to hilrig's standard output or error
+// finds the pipe closed (`hilrig run … 2>&1 | head` once head has its
+// lines). Written to as os.Stdout and os.Stderr, such a write would kill
+// the process with SIGPIPE on the spot, leaving its pseudo-terminals and
+// an unwritten summary behind; asking for SIGPIPE instead would also
+// deliver the ones of sockets (a dashboard closed mid-write, a TCP
+// endpoint's peer gone), which must not stop a run. So hilrig writes to
+// copies of the two descriptors, where a closed pipe is an error it sees.
+var (
+	readerGone     = make(chan struct{})
+	readerGoneOnce sync.Once
+)
+
+// pipeOutput writes to a copy of the descriptor fd, and closes readerGone
+// when its reader has gone.
+type pipeOutput struct{ f *os.File }
+
+func newPipeOutput(std *os.File) io.Writer {
+	fd, err := syscall.Dup(int(std.Fd()))
+	if err != nil {
+		return std
+	}
+	return pipeOutput{os.NewFile(uintptr(fd), std.Name())}
+}
+
+func (w pipeOutput) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	if errors.Is(err, syscall.EPIPE) {
+		readerGoneOnce.Do(func() { close(readerGone) })
+	}
+	return n, err
 }

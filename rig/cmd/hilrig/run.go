@@ -2,13 +2,9 @@ package main
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -48,12 +44,13 @@ at the start.`,
 	f := c.Flags()
 	f.StringVar(&o.bench, "bench", "", "the bench file `BENCH`: endpoints and the flows they carry")
 	c.MarkFlagRequired("bench")
-	f.Var(durationFlag{&o.duration}, "duration", "run for `D` (default: the profile's duration)")
+	f.Var(durationFlag{d: &o.duration, positive: true}, "duration", "run for `D` (default: the profile's duration)")
 	f.StringVar(&o.trace, "trace", "", "write a CSV trace of every frame to `FILE`")
 	f.StringVar(&o.signals, "signals", "", "write the model endpoints' signals, a row per exchange, as CSV to `FILE`")
 	f.StringVar(&o.summary, "summary", "", "write the JSON summary to `FILE` instead of stdout")
-	f.IntVar(&o.priority, "priority", 80, "SCHED_FIFO priority `N` of the executor (0: do not change the scheduling)")
-	f.Var(durationFlag{&o.spin}, "spin", "spin instead of sleeping for the last `D` before a deadline")
+	o.priority = 80
+	f.Var(priorityFlag{&o.priority}, "priority", "SCHED_FIFO priority `N` of the executor (0: do not change the scheduling)")
+	f.Var(durationFlag{d: &o.spin}, "spin", "spin instead of sleeping for the last `D` before a deadline")
 	o.sets = setFlag(f)
 	o.expects = expectFlag(f)
 	o.replays = replayFlag(f)
@@ -93,7 +90,7 @@ func runRun(ref string, o runFlags, stdout, stderr io.Writer) int {
 	}
 	sig := &expect.Signals{}
 	opt.Signals = teeSignals(opt.Signals, sig, exps)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilStopped()
 	defer stop()
 	var summary record.Summary
 	s, err := rig.Open(p, b, rig.RealTime, opt)

@@ -5,10 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -42,7 +39,7 @@ shipped profile (hilrig profiles lists them).`,
 	}
 	c.RunE = action(func(c *cobra.Command, args []string) int { return runSim(args[0], o, c.OutOrStdout(), c.ErrOrStderr()) })
 	f := c.Flags()
-	f.Var(durationFlag{&o.duration}, "duration", "run for `D` of virtual time (default: the profile's duration)")
+	f.Var(durationFlag{d: &o.duration, positive: true}, "duration", "run for `D` of virtual time (default: the profile's duration)")
 	f.StringVar(&o.seed, "seed", "", "seed the random generators with `N` (default: the profile's seed)")
 	f.StringVar(&o.trace, "trace", "", "write a CSV trace of every frame to `FILE`")
 	f.StringVar(&o.summary, "summary", "", "write the JSON summary to `FILE` instead of stdout")
@@ -134,7 +131,7 @@ func runSim(ref string, o simFlags, stdout, stderr io.Writer) int {
 // simLive runs a sim paced to the wall clock, with a status line, and
 // serves it with --listen.
 func simLive(s *rig.Session, mon *record.Monitor, p *profiles.Loaded, o simFlags, stderr io.Writer) (record.Summary, error) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilStopped()
 	defer stop()
 	r, err := o.live.serve(ctx, s, mon, cmp.Or(o.duration, p.RunDuration()), true, stderr)
 	if err != nil {

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -47,8 +44,9 @@ at its line and column).`,
 	f.StringVar(&o.junit, "junit", "", "write the results as JUnit XML to `FILE`, for GitLab, Jenkins and GitHub")
 	f.StringVar(&o.report, "report", "", "write the HTML report, and each case's summary, trace and signals, into `DIR`")
 	f.StringVar(&o.shard, "shard", "", "run part `i/n` of the suite only, e.g. $CI_NODE_INDEX/$CI_NODE_TOTAL: the n parts are the suite, each case once")
-	f.IntVar(&o.priority, "priority", 80, "SCHED_FIFO priority `N` of the executor in real-time cases (0: do not change the scheduling)")
-	f.Var(durationFlag{&o.spin}, "spin", "in real-time cases, spin instead of sleeping for the last `D` before a deadline")
+	o.priority = 80
+	f.Var(priorityFlag{&o.priority}, "priority", "SCHED_FIFO priority `N` of the executor in real-time cases (0: do not change the scheduling)")
+	f.Var(durationFlag{d: &o.spin}, "spin", "in real-time cases, spin instead of sleeping for the last `D` before a deadline")
 	completeFlags(c)
 	return c
 }
@@ -79,7 +77,7 @@ func runTest(path string, o testFlags, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilStopped()
 	defer stop()
 	part := ""
 	if o.shard != "" {
