@@ -427,7 +427,7 @@ func (s *Session) summary(stopped string, failure error) (record.Summary, error)
 	}
 	sum.Summary, sum.Models = s.x.Summary()
 	if ph := s.x.Phases(); ph != nil {
-		sum.Phases = ph.Summary()
+		sum.Phases = ph.Summary(s.x.Network().Now())
 	}
 	sum.Events = slices.Clone(s.x.Events())
 	// The endpoints played in software that speak the wire protocol: what

@@ -754,13 +754,15 @@ func TestMarkPhase(t *testing.T) {
 	for _, p := range info.Summary.Phases {
 		phases[p.Name] = p
 	}
-	// The profile's own window at 50 s, then the one marked by hand: 500 ms
-	// of frames every 5 ms each way, 100 of them.
+	// The summary so far is the run as it went until now: the window
+	// marked by hand, 500 ms of frames every 5 ms each way, 100 of them
+	// (the profile's own window, at 50 s, is still to come), and the phase
+	// marked until the end as far as it has got.
 	h := phases["handover"]
-	if len(h.Windows) != 2 || h.Windows[1][0] != got.AtS || math.Abs(h.Windows[1][1]-got.AtS-0.5) > 1e-9 || h.Flows[0].Sent < 99 || h.Flows[0].Sent > 101 {
+	if len(h.Windows) != 1 || h.Windows[0][0] != got.AtS || math.Abs(h.Windows[0][1]-got.AtS-0.5) > 1e-9 || h.Flows[0].Sent < 99 || h.Flows[0].Sent > 101 {
 		t.Errorf("handover: %+v", h)
 	}
-	if b := phases["by-hand"]; len(b.Windows) != 1 || b.Windows[0][1] != 60 || b.Flows[0].Sent == 0 {
+	if b := phases["by-hand"]; len(b.Windows) != 1 || b.Windows[0][1] < got.AtS+0.6 || b.Windows[0][1] >= 60 || b.Flows[0].Sent == 0 {
 		t.Errorf("by-hand: %+v", b)
 	}
 	changes := 0

@@ -94,20 +94,28 @@ func (r *Phases) Active(t time.Duration) bool {
 	return false
 }
 
-// Summary is every phase's counters.
-func (r *Phases) Summary() []PhaseSummary {
+// Summary is the counters of every phase the run reached by end, the
+// instant it stopped, with the windows as they were: cut at end, and
+// those that would have begun after it left out. A phase the run never
+// reached is not in it: its counts would read as zeros measured.
+func (r *Phases) Summary(end time.Duration) []PhaseSummary {
 	var out []PhaseSummary
 	for i, p := range r.phases {
 		ps := PhaseSummary{Name: p.Name}
+		reached := false
 		for _, w := range p.Windows {
-			for k := range w.Occurrences() {
+			for k := range startedBy(w, end) {
+				reached = true
 				if len(ps.Windows) == MaxListedWindows {
-					ps.WindowsNotListed += w.Occurrences() - k
+					ps.WindowsNotListed += startedBy(w, end) - k
 					break
 				}
 				o := w.Occurrence(k)
-				ps.Windows = append(ps.Windows, [2]float64{o.From.Seconds(), o.To.Seconds()})
+				ps.Windows = append(ps.Windows, [2]float64{o.From.Seconds(), min(o.To, end).Seconds()})
 			}
+		}
+		if !reached {
+			continue
 		}
 		for j, name := range r.names {
 			ps.Flows = append(ps.Flows, r.stats[i][j].Summary(name))
@@ -115,4 +123,15 @@ func (r *Phases) Summary() []PhaseSummary {
 		out = append(out, ps)
 	}
 	return out
+}
+
+// startedBy is how many of w's intervals began before end.
+func startedBy(w profiles.Window, end time.Duration) int64 {
+	switch {
+	case w.From >= end:
+		return 0
+	case w.Count <= 1:
+		return 1
+	}
+	return min(w.Count, int64((end-w.From-1)/w.Every)+1)
 }
