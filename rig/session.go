@@ -294,15 +294,7 @@ func (s *Session) Run(ctx context.Context) (record.Summary, error) {
 	s.stopDevices(s.devices)
 	s.x.Finish()
 	failure = s.closeWriters(failure)
-	var frames uint64
-	for _, e := range s.devices {
-		if c, ok := e.Endpoint.(drivers.Counter); ok {
-			frames += c.Counts().FramesIn
-		}
-	}
-	if frames > 0 {
-		s.timing.AllocsPerFrame = float64(allocs) / float64(frames)
-	}
+	s.timing.ProcessAllocs = allocs
 	return s.finish(s.summary(stopped, failure))
 }
 

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -179,7 +180,8 @@ type Executor struct {
 type endpointState struct {
 	reconnects bool
 	gaps       [][2]time.Duration // a gap still open ends at -1
-	failure    string             // why it stopped, or last went away
+	failure    string             // why it stopped, or is away now
+	device     string             // which device went away, for the news it is back
 }
 
 var _ emulator.Observer = (*Executor)(nil)
@@ -579,16 +581,22 @@ func (x *Executor) deviceEvents() error {
 		ev := <-x.in.events
 		e := &x.endpoints[ev.endpoint]
 		if !ev.gone {
-			if len(e.gaps) > 0 {
-				e.gaps[len(e.gaps)-1][1] = ev.at
+			if n := len(e.gaps); n > 0 {
+				e.gaps[n-1][1] = ev.at
+				x.notify(ev.at, "device_back", e.device+": back after "+(ev.at-e.gaps[n-1][0]).Round(time.Millisecond).String()+" away", true)
 			}
+			e.failure = "" // an error is what the device still has
 			continue
 		}
-		e.failure = ev.err.Error()
+		e.failure, e.device = ev.err.Error(), ev.err.Error()
+		if de := (*drivers.DeviceError)(nil); errors.As(ev.err, &de) {
+			e.device = de.Endpoint + " (" + de.Device + ")"
+		}
 		if !e.reconnects {
 			return ev.err
 		}
 		e.gaps = append(e.gaps, [2]time.Duration{ev.at, -1})
+		x.notify(ev.at, "device_gone", e.failure+"; waiting for it to come back", true)
 	}
 	return nil
 }

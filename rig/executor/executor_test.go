@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hilrig/hilrig/drivers"
 	"github.com/hilrig/hilrig/drivers/driverstest"
 	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig/executor"
@@ -330,29 +332,50 @@ func TestOverrunsIntegrateThrough(t *testing.T) {
 }
 
 // TestDeviceGoneStopsTheRun: a device that goes away fails the run unless
-// it reconnects, when its gap is recorded instead.
+// it reconnects, when its gap is recorded instead, and its going and
+// coming back are events of the run (told as they happen); its error is
+// what it still has at the end: none once it is back.
 func TestDeviceGoneStopsTheRun(t *testing.T) {
 	p := parse(t, carLink)
-	for _, reconnects := range []bool{false, true} {
+	for _, tc := range []struct {
+		name             string
+		reconnects, back bool
+	}{{"not reconnecting", false, false}, {"back", true, true}, {"still away", true, false}} {
 		clock := &stepClock{jump: true}
 		in := executor.NewIngress(4, func() {})
+		var told []string
 		x, err := executor.New(executor.Config{Network: p.Config, Clock: clock, End: time.Second,
-			Ingress: in, FlowOf: []int{0, 1}, Reconnects: []bool{reconnects, false}})
+			Ingress: in, FlowOf: []int{0, 1}, Reconnects: []bool{tc.reconnects, false},
+			Notify: func(e record.Event) { told = append(told, e.Kind+": "+e.Detail) }})
 		if err != nil {
 			t.Fatal(err)
 		}
-		gone := errors.New("device vanished")
+		gone := &drivers.DeviceError{Endpoint: "controller", Device: "/dev/ttyUSB0", Err: errors.New("device vanished")}
 		in.Gone(0, 0, gone)
-		if reconnects {
+		if tc.back {
 			in.Back(0, 0)
 		}
 		stopped, err := x.Run(context.Background())
 		gaps, failure := x.EndpointState(0)
-		switch {
-		case reconnects && (err != nil || stopped != "duration" || len(gaps) != 1 || failure != gone.Error()):
-			t.Errorf("reconnecting: stopped %q, %v, gaps %v, failure %q", stopped, err, gaps, failure)
-		case !reconnects && (!errors.Is(err, gone) || stopped != "failed: device vanished"):
-			t.Errorf("not reconnecting: stopped %q, %v", stopped, err)
+		want := []string{"device_gone: controller: /dev/ttyUSB0: device vanished; waiting for it to come back"}
+		switch tc.name {
+		case "not reconnecting":
+			if !errors.Is(err, gone) || stopped != "failed: controller: /dev/ttyUSB0: device vanished" {
+				t.Errorf("%s: stopped %q, %v", tc.name, stopped, err)
+			}
+			continue
+		case "back":
+			want = append(want, "device_back: controller (/dev/ttyUSB0): back after 0s away")
+			if failure != "" {
+				t.Errorf("%s: error %q", tc.name, failure)
+			}
+		case "still away":
+			if failure != gone.Error() {
+				t.Errorf("%s: error %q", tc.name, failure)
+			}
+		}
+		if err != nil || stopped != "duration" || len(gaps) != 1 || !slices.Equal(told, want) {
+			t.Errorf("%s: stopped %q, %v, gaps %v, told %q", tc.name, stopped, err, gaps, told)
 		}
 	}
 }
