@@ -282,3 +282,27 @@ func readCSV(t *testing.T, path string) [][]string {
 	}
 	return rows
 }
+
+// TestCoupleRanksWhatItCan: dc-motor's output (the load's speed) is on the
+// bench at one cut and its input (the voltage) at the other, so neither
+// can be ranked as asked: couple says why for each and how to ask. With
+// an output the rig simulates at one cut, that cut is ranked and the other
+// is said to be set aside; a cut asked for by name must be analysed.
+func TestCoupleRanksWhatItCan(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{[]string{"couple", "dc-motor"}, 2, []string{"no cut of dc-motor can be ranked for wL's response to V", "cut motor puts a reader of V on the bench", "wL is computed by gear, which cut load puts on the bench", "choose with --output and --input"}},
+		{[]string{"couple", "dc-motor", "--output", "wm"}, 0, []string{"1      load", "not ranked: cut motor puts a reader of V on the bench"}},
+		{[]string{"couple", "dc-motor", "--output", "wm", "--cuts", "motor,load"}, 2, []string{"cut motor puts a reader of V on the bench"}},
+	} {
+		r := runHilrig(t, tc.args...)
+		for _, w := range tc.want {
+			if r.code != tc.code || !strings.Contains(r.stdout+r.stderr, w) {
+				t.Errorf("%v: exit %d, want %d and %q:\n%s%s", tc.args, r.code, tc.code, w, r.stdout, r.stderr)
+			}
+		}
+	}
+}

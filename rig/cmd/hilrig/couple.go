@@ -82,15 +82,32 @@ func runCouple(model string, o coupleFlags, stdout, stderr io.Writer) int {
 		return fail(stderr, exitUsage, fmt.Errorf("--delay must not be negative"))
 	}
 	omegas := plant.LogSpace(0.1, 1000, 50)
+	// Cuts asked for must each be analysed; of every cut the model offers,
+	// those that leave the input or the output on the bench are set aside
+	// and said, so that a model (dc-motor) whose output lives on one side
+	// of one cut and its input on one side of the other still ranks what
+	// can be ranked, or says how to ask.
 	var results []*plant.Analysis
+	var setAside []string
 	for _, cut := range cuts {
 		a, err := plant.Analyse(m.Plant, strings.TrimSpace(cut), input, output, delay, omegas)
-		if err != nil {
+		switch {
+		case err != nil && o.cuts != "":
 			return fail(stderr, exitUsage, err)
+		case err != nil:
+			setAside = append(setAside, err.Error())
+		default:
+			results = append(results, a)
 		}
-		results = append(results, a)
+	}
+	if len(results) == 0 {
+		return fail(stderr, exitUsage, fmt.Errorf("no cut of %s can be ranked for %s's response to %s:\n  %s\nchoose with --output and --input signals the rig simulates at a cut (hilrig models %s lists each cut's sides)",
+			m.Name, output, input, strings.Join(setAside, "\n  "), m.Name))
 	}
 	printCoupling(stdout, m, results)
+	for _, why := range setAside {
+		fmt.Fprintf(stdout, "not ranked: %s\n", why)
+	}
 	if o.csv != "" {
 		if err := writeFile(o.csv, func(w io.Writer) error { return couplingCSV(w, results) }); err != nil {
 			return fail(stderr, exitFail, err)
