@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -64,11 +65,18 @@ func lockDir() string {
 // process's number into it for anyone who looks.
 func lockFile(name, path string) (*deviceLock, error) {
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	writable := err == nil
+	if errors.Is(err, fs.ErrPermission) {
+		// Another user's lock file, left by a run that was killed before
+		// it could remove it (pseudo-terminal numbers come round again):
+		// a flock taken through reading it locks it just as well.
+		f, err = os.Open(name)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}
 	l, err := flock(f, path, name)
-	if err == nil {
+	if err == nil && writable {
 		f.Truncate(0)
 		fmt.Fprintf(f, "%d\n", os.Getpid())
 	}
