@@ -69,3 +69,17 @@ func (n *Network) traceDelay(h *hop, f *Frame) time.Duration {
 	s.delayNext = (s.delayNext + 1) % len(h.DelayTrace)
 	return d
 }
+
+// StatusNamed is the status a trace names name (as Status.String writes
+// it), for reading recorded traces back.
+func StatusNamed(name string) (Status, bool) {
+	for s := range numStatus {
+		if statusNames[s] == name {
+			return s, true
+		}
+	}
+	return 0, false
+}
+
+// StatusNames lists the names of the engine's statuses, in order.
+func StatusNames() []string { return append([]string(nil), statusNames[:]...) }

@@ -68,3 +68,22 @@ func delivered(lost []bool, k int) int {
 	}
 	return n
 }
+
+// TestStatusNamed: every status is read back from its name, and nothing
+// else is a status.
+func TestStatusNamed(t *testing.T) {
+	names := StatusNames()
+	if len(names) != int(numStatus) {
+		t.Fatalf("%d names for %d statuses", len(names), numStatus)
+	}
+	for s := range numStatus {
+		if got, ok := StatusNamed(s.String()); !ok || got != s {
+			t.Errorf("%s: read back as %v, %v", s, got, ok)
+		}
+	}
+	for _, name := range []string{"", "bogus", "Delivered", "status(9)"} {
+		if s, ok := StatusNamed(name); ok {
+			t.Errorf("%q read as %v", name, s)
+		}
+	}
+}

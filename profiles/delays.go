@@ -43,7 +43,8 @@ const maxDelayErrors = 10
 // readDelays reads an empirical delay file: one measured delay per line,
 // written with its unit (12.5ms) or, when unit is given, as a bare number in
 // that unit; blank lines and text after # are ignored. Problems are
-// reported at the file's own line and column.
+// reported at the file's own line and column; at is the path of the key
+// that names the file, next to its unit.
 func (d *decoder) readDelays(name string, unit *TimeUnit, at string) ([]time.Duration, string) {
 	data, file, err := readRelated(d.pos[at].File, name)
 	if err != nil {
@@ -74,7 +75,7 @@ func (d *decoder) readDelays(name string, unit *TimeUnit, at string) ([]time.Dur
 			if bad <= maxDelayErrors {
 				msg := strconv.Quote(value) + " " + perr.Error()
 				if _, isNumber := strconv.ParseFloat(value, 64); unit == nil && isNumber == nil {
-					msg += "; write each value with its unit, or give the jitter a unit (unit: ms)"
+					msg += "; write each value with its unit, or say the unit of bare numbers (" + parentPath(at) + ".unit: ms)"
 				}
 				d.errs = append(d.errs, &Error{Pos: Pos{File: file, Line: i + 1, Col: col}, Path: at, Msg: msg})
 			}

@@ -3,6 +3,7 @@ package profiles
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"io/fs"
 	"slices"
 	"strconv"
@@ -49,19 +50,37 @@ type TraceRef struct {
 	File string    `yaml:"file,required" doc:"a hilrig trace (trace.csv of an earlier run: its delivered frames' delays, and which frames were dropped) or a plain file of one value per line (a delay with its unit, or 1 for a lost frame and 0 for one that arrived; # starts a comment), relative to the profile"`
 	Flow *string   `yaml:"flow" doc:"in a hilrig trace: the flow to follow" default:"the trace's only flow"`
 	Unit *TimeUnit `yaml:"unit" doc:"in a plain file of delays: the unit of bare numbers" default:"none: each value has its unit"`
+
+	readFrom string // the file the series was read from
 }
 
 func (r *TraceRef) decodeNode(d *decoder, n *yaml.Node, path string) {
 	type plain TraceRef
-	d.scalarOr(n, path, &r.File, (*plain)(r))
+	if d.scalarOr(n, path, &r.File, (*plain)(r)) {
+		// trace: FILE is {file: FILE}: its problems are the file's, at the
+		// same path as in the long form.
+		d.pos[path+".file"] = d.pos[path]
+	}
 }
 
 func (TraceRef) typeInfo() typeInfo {
 	return typeInfo{"a recorded series", "run/trace.csv, or {file: run/trace.csv, flow: m2s}"}
 }
 
-// traceHeader starts every hilrig trace.
+// traceHeader starts every hilrig trace (a run's adds a column, t_due).
 const traceHeader = "flow,seq,bytes,t_send,t_recv,status"
+
+// egressDrop is the status rig/record gives, in a run's trace, a frame the
+// network delivered but its egress device refused: for the far end, a
+// frame lost (record.StatusName(record.EgressDrop); profiles cannot import
+// rig/record, which imports profiles, so TestRunTraceStatuses checks it).
+const egressDrop = "egress_drop"
+
+// frameStatuses are the statuses of a trace's frame rows, as the message
+// for an unknown one lists them.
+func frameStatuses() string {
+	return strings.Join(append(emulator.StatusNames(), egressDrop), ", ")
+}
 
 // traceRow is a frame of a hilrig trace.
 type traceRow struct {
@@ -70,15 +89,37 @@ type traceRow struct {
 	status     string
 }
 
+// fate is what happened to a frame, as a series sees it.
+type fate uint8
+
+const (
+	inFlight fate = iota // when the trace ended
+	arrived
+	dropped
+)
+
+func (r traceRow) fate() fate {
+	if r.status == egressDrop {
+		return dropped
+	}
+	s, _ := emulator.StatusNamed(r.status)
+	switch {
+	case s.Dropped():
+		return dropped
+	case s.Arrived():
+		return arrived
+	}
+	return inFlight
+}
+
 // readSeries reads the series ref names for the value at path: delays, or
 // which frames were lost. Problems are reported at the file's own line and
-// column, or at path.
+// column, or at path: its .file for the file and what it holds, its .flow
+// (or path, when no flow was given) for the choice of flow.
 func (d *decoder) readSeries(ref *TraceRef, path string, loss bool) (delays []time.Duration, lost []bool) {
 	at := path + ".file"
-	if _, ok := d.pos[at]; !ok {
-		at = path
-	}
 	data, file, err := readRelated(d.pos[at].File, ref.File)
+	ref.readFrom = file
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			err = errors.New("no such file")
@@ -92,11 +133,17 @@ func (d *decoder) readSeries(ref *TraceRef, path string, loss bool) (delays []ti
 		if !ok {
 			return nil, nil
 		}
+		// The k-th frame sent gets the k-th value. A trace's rows are the
+		// frames the source sent and the copies that a hop's duplication
+		// made and that arrived (duplicate, with their original's seq; a
+		// copy dropped has no row): the copies' rows are not frames sent.
 		for _, r := range rows {
 			switch {
-			case loss && r.status != "in_flight":
-				lost = append(lost, strings.HasSuffix(r.status, "_drop"))
-			case !loss && (r.status == "delivered" || r.status == "corrupted"):
+			case r.status == emulator.Duplicate.String() || r.fate() == inFlight:
+				// a copy, or a frame whose fate the trace does not know
+			case loss:
+				lost = append(lost, r.fate() == dropped)
+			case r.fate() == arrived:
 				delays = append(delays, r.recv-r.sent)
 			}
 		}
@@ -135,51 +182,90 @@ func (d *decoder) readSeries(ref *TraceRef, path string, loss bool) (delays []ti
 	return nil, lost
 }
 
-// traceRows reads the frames of one flow of a hilrig trace, in the order
-// the flow sent them; ok is false when it reported a problem.
+// traceRows reads the frames of one flow of a hilrig trace, a sim's or a
+// run's, in the order the flow sent them; ok is false when it reported a
+// problem. Rows that are not frames (an event's, a supervisor's: no seq)
+// are skipped, and only the followed flow's rows are read further.
 func (d *decoder) traceRows(text, file string, ref *TraceRef, path string) (rows []traceRow, ok bool) {
-	byFlow := map[string][]traceRow{}
+	at := path + ".file"
+	type line struct {
+		number int
+		fields []string
+	}
+	byFlow := map[string][]line{}
 	var flows []string
-	for i, line := range strings.Split(text, "\n")[1:] {
-		if line == "" {
+	bad := func(number, col int, what string) ([]traceRow, bool) {
+		d.errs = append(d.errs, &Error{Pos: Pos{File: file, Line: number, Col: col}, Path: at, Msg: what})
+		d.failed[at] = true
+		return nil, false
+	}
+	for i, text := range strings.Split(text, "\n")[1:] {
+		text = strings.TrimSuffix(text, "\r")
+		if text == "" {
 			continue
 		}
-		f := strings.Split(line, ",")
-		bad := func(col int, what string) ([]traceRow, bool) {
-			d.errs = append(d.errs, &Error{Pos: Pos{File: file, Line: i + 2, Col: col}, Path: path, Msg: what})
-			d.failed[path] = true
-			return nil, false
-		}
+		f := strings.Split(text, ",")
 		if len(f) < 6 {
-			return bad(1, "a trace row has flow, seq, bytes, t_send, t_recv and status")
+			return bad(i+2, 1, "a trace row has flow, seq, bytes, t_send, t_recv and status")
 		}
-		seq, err := strconv.ParseUint(f[1], 10, 64)
-		if err != nil {
-			return bad(len(f[0])+2, strconv.Quote(f[1])+" is not a sequence number")
-		}
-		var sent, recv Duration
-		if sent.parseScalar(f[3]+"s") != nil {
-			return bad(len(f[0])+len(f[1])+len(f[2])+4, strconv.Quote(f[3])+" is not a time in seconds")
-		}
-		if f[4] != "" && recv.parseScalar(f[4]+"s") != nil {
-			return bad(len(f[0])+len(f[1])+len(f[2])+len(f[3])+5, strconv.Quote(f[4])+" is not a time in seconds")
+		if f[1] == "" {
+			continue // an event, not a frame
 		}
 		if _, seen := byFlow[f[0]]; !seen {
 			flows = append(flows, f[0])
+			byFlow[f[0]] = nil
 		}
-		byFlow[f[0]] = append(byFlow[f[0]], traceRow{seq: seq, sent: time.Duration(sent), recv: time.Duration(recv), status: f[5]})
+		if ref.Flow == nil || f[0] == *ref.Flow {
+			byFlow[f[0]] = append(byFlow[f[0]], line{i + 2, f})
+		}
 	}
 	if ref.Flow == nil {
 		if len(flows) != 1 {
-			d.errorAt(path, "%s holds flows %s: say which to follow (flow)", file, strings.Join(flows, ", "))
+			if len(flows) == 0 {
+				d.errorAt(at, "%s holds no frames", file)
+			} else {
+				d.errorAt(path, "%s holds flows %s: say which to follow (flow)", file, strings.Join(flows, ", "))
+			}
 			return nil, false
 		}
 		ref.Flow = &flows[0]
 	}
-	rows, ok = byFlow[*ref.Flow]
+	lines, ok := byFlow[*ref.Flow]
 	if !ok {
 		d.errorAt(path+".flow", "%s has no flow %q%s", file, *ref.Flow, didYouMean(*ref.Flow, flows))
 		return nil, false
+	}
+	for _, l := range lines {
+		f := l.fields
+		col := func(k int) int { // of field k
+			c := 1
+			for _, before := range f[:k] {
+				c += len(before) + 1
+			}
+			return c
+		}
+		seq, err := strconv.ParseUint(f[1], 10, 64)
+		if err != nil {
+			return bad(l.number, col(1), strconv.Quote(f[1])+" is not a sequence number")
+		}
+		var sent, recv Duration
+		if sent.parseScalar(f[3]+"s") != nil {
+			return bad(l.number, col(3), strconv.Quote(f[3])+" is not a time in seconds")
+		}
+		if f[4] != "" && recv.parseScalar(f[4]+"s") != nil {
+			return bad(l.number, col(4), strconv.Quote(f[4])+" is not a time in seconds")
+		}
+		r := traceRow{seq: seq, sent: time.Duration(sent), recv: time.Duration(recv), status: f[5]}
+		if _, known := emulator.StatusNamed(r.status); !known && r.status != egressDrop {
+			return bad(l.number, col(5), fmt.Sprintf("%q is not a frame's status (want %s)", r.status, frameStatuses()))
+		}
+		if r.fate() == arrived && (f[4] == "" || r.recv < r.sent) {
+			if f[4] == "" {
+				return bad(l.number, col(4), "a frame that arrived ("+r.status+") has a t_recv")
+			}
+			return bad(l.number, col(4), fmt.Sprintf("t_recv %s is before t_send %s: a delay cannot be negative", f[4], f[3]))
+		}
+		rows = append(rows, r)
 	}
 	slices.SortStableFunc(rows, func(a, b traceRow) int { return cmp.Compare(a.seq, b.seq) })
 	return rows, true

@@ -1,78 +1,123 @@
 package tests
 
 import (
+	"cmp"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
-// TestTraceDrivenReplaysARun records a run over an impaired hop (a delay
-// with correlated jitter, Gilbert–Elliott loss) and replays its trace as
-// the delay and loss of a plain hop: every frame gets the recorded fate
-// and, delivered, the recorded delay to the nanosecond, in order (but
-// those still in flight when the recording ended, whose fate it does not
-// know).
+// TestTraceDrivenReplaysARun records runs over impaired hops and replays
+// each trace as the delay and loss of a plain hop: every frame gets the
+// recorded fate and, delivered, the recorded delay to the nanosecond, in
+// order (but those still in flight when the recording ended, whose fate it
+// does not know). One recording has a delay with correlated jitter and
+// Gilbert–Elliott loss; the other duplicates frames on its first hop, whose
+// copies arrive or are lost on the second (the delivered ones have rows,
+// with their original's seq): a replay must take one value per frame
+// sent, the original's (58 of 200 frames got another frame's fate when the
+// copies counted too).
 func TestTraceDrivenReplaysARun(t *testing.T) {
 	dir := t.TempDir()
 	const traffic = `flows:
   m2s: {route: [link], traffic: {cbr: {interval: 10ms, size: 200B}}}
 `
-	recorded := filepath.Join(dir, "recorded.yaml")
-	os.WriteFile(recorded, []byte(`duration: 20s
-seed: 11
+	for _, rec := range []struct {
+		name, profile string
+		copies        bool
+	}{
+		{"gilbert", `seed: 11
 hops:
   link: {delay: 20ms, jitter: {dist: normal, sigma: 3ms, correlation: 0.6}, loss: {gilbert: {p: 2%, r: 30%}}}
-`+traffic), 0o644)
-	recTrace := filepath.Join(dir, "trace.csv")
-	if r := runHilrig(t, "sim", recorded, "--trace", recTrace); r.code != 0 {
-		t.Fatalf("recording: exit %d: %s", r.code, r.stderr)
-	}
-	replay := filepath.Join(dir, "replay.yaml")
-	os.WriteFile(replay, []byte(`duration: 20s
+` + traffic, false},
+		{"duplicates", `seed: 5
 hops:
-  link: {delay: {trace: trace.csv}, loss: {trace: {file: trace.csv, flow: m2s}}}
+  first: {delay: 10ms, duplicate: 20%, jitter: {dist: uniform, spread: 2ms}}
+  link: {delay: 5ms, loss: {random: 20%}}
+flows:
+  m2s: {route: [first, link], traffic: {cbr: {interval: 10ms, size: 200B}}}
+`, true},
+	} {
+		t.Run(rec.name, func(t *testing.T) {
+			recorded := filepath.Join(dir, rec.name+".yaml")
+			os.WriteFile(recorded, []byte("duration: 20s\n"+rec.profile), 0o644)
+			recTrace := filepath.Join(dir, rec.name+".csv")
+			if r := runHilrig(t, "sim", recorded, "--trace", recTrace); r.code != 0 {
+				t.Fatalf("recording: exit %d: %s", r.code, r.stderr)
+			}
+			replay := filepath.Join(dir, "replay.yaml")
+			os.WriteFile(replay, []byte(`duration: 20s
+hops:
+  link: {delay: {trace: `+rec.name+`.csv}, loss: {trace: {file: `+rec.name+`.csv, flow: m2s}}}
 `+traffic), 0o644)
-	repTrace := filepath.Join(dir, "replayed.csv")
-	if r := runHilrig(t, "sim", replay, "--trace", repTrace); r.code != 0 {
-		t.Fatalf("replay: exit %d: %s", r.code, r.stderr)
+			repTrace := filepath.Join(dir, "replayed.csv")
+			if r := runHilrig(t, "sim", replay, "--trace", repTrace); r.code != 0 {
+				t.Fatalf("replay: exit %d: %s", r.code, r.stderr)
+			}
+			var want []row
+			copies := 0
+			for _, r := range readTrace(t, recTrace) {
+				if r.status == "duplicate" {
+					copies++ // a copy delivered (one dropped has no row)
+					continue
+				}
+				want = append(want, r)
+			}
+			slices.SortFunc(want, func(a, b row) int { return cmp.Compare(a.seq, b.seq) })
+			got := readTrace(t, repTrace)
+			slices.SortFunc(got, func(a, b row) int { return cmp.Compare(a.seq, b.seq) })
+			if len(got) != len(want) || len(want) != 2000 {
+				t.Fatalf("%d frames replayed, %d recorded (want 2000)", len(got), len(want))
+			}
+			lost := 0
+			for i := range want {
+				w, g := want[i], got[i]
+				if w.status == "in_flight" {
+					continue // its fate was not known when the recording ended
+				}
+				if g.seq != w.seq || g.status != w.status || g.sent != w.sent || g.recv-g.sent != w.recv-w.sent {
+					t.Fatalf("frame %d: replayed %+v, recorded %+v", i, g, w)
+				}
+				if w.status == "loss_drop" {
+					lost++
+				}
+			}
+			if lost < 20 {
+				t.Errorf("only %d frames lost in the recording: the loss series was not exercised", lost)
+			}
+			if rec.copies && copies < 100 {
+				t.Errorf("%d copies delivered in the recording: duplication was not exercised", copies)
+			}
+			t.Logf("%d frames, %d lost, %d copies delivered, replayed with their recorded delays (%v to %v)", len(want), lost, copies, minDelay(want), maxDelay(want))
+		})
 	}
-	want, got := readTrace(t, recTrace), readTrace(t, repTrace)
-	if len(got) != len(want) || len(want) != 2000 {
-		t.Fatalf("%d frames replayed, %d recorded (want 2000)", len(got), len(want))
-	}
-	lost := 0
-	for i := range want {
-		w, g := want[i], got[i]
-		if w.status == "in_flight" {
-			continue // its fate was not known when the recording ended
-		}
-		if g.seq != w.seq || g.status != w.status || g.sent != w.sent || g.recv-g.sent != w.recv-w.sent {
-			t.Fatalf("frame %d: replayed %+v, recorded %+v", i, g, w)
-		}
-		if w.status == "loss_drop" {
-			lost++
-		}
-	}
-	if lost < 20 {
-		t.Errorf("only %d frames lost in the recording: the loss series was not exercised", lost)
-	}
-	t.Logf("%d frames, %d lost, replayed with their recorded delays (%v to %v)", len(want), lost, minDelay(want), maxDelay(want))
 
 	// Mistakes: a trace of several flows without flow, an unknown flow, a
 	// bad line of a plain file.
 	os.WriteFile(filepath.Join(dir, "two.csv"), []byte("flow,seq,bytes,t_send,t_recv,status\na,0,1,0.000000000,0.001000000,delivered\nb,0,1,0.000000000,0.002000000,delivered\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "bad.txt"), []byte("1\n0\n2\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "neg.csv"), []byte("flow,seq,bytes,t_send,t_recv,status\nf,0,10,0.000000000,0.005000000,delivered\nf,1,10,0.020000000,0.015000000,delivered\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "bogus.csv"), []byte("flow,seq,bytes,t_send,t_recv,status\na,0,10,0.1,,bogus\n"), 0o644)
 	for _, tc := range []struct{ hop, want string }{
 		{"{delay: {trace: two.csv}}", "bad.yaml:3:25: hops.link.delay.trace: " + filepath.Join(dir, "two.csv") + " holds flows a, b: say which to follow (flow)"},
 		{"{delay: {trace: {file: two.csv, flow: c}}}", "bad.yaml:3:47: hops.link.delay.trace.flow: " + filepath.Join(dir, "two.csv") + ` has no flow "c"`},
-		{"{loss: {trace: bad.txt}}", filepath.Join(dir, "bad.txt") + `:3:1: hops.link.loss.trace: "2" is not 1 (lost) or 0 (arrived)`},
+		{"{loss: {trace: bad.txt}}", filepath.Join(dir, "bad.txt") + `:3:1: hops.link.loss.trace.file: "2" is not 1 (lost) or 0 (arrived)`},
+		{"{delay: {trace: neg.csv}}", filepath.Join(dir, "neg.csv") + ":3:20: hops.link.delay.trace.file: t_recv 0.015000000 is before t_send 0.020000000: a delay cannot be negative"},
+		{"{loss: {trace: {file: bogus.csv}}}", filepath.Join(dir, "bogus.csv") + `:2:13: hops.link.loss.trace.file: "bogus" is not a frame's status (want in_flight, delivered,`},
 	} {
 		os.WriteFile(filepath.Join(dir, "bad.yaml"), []byte("duration: 1s\nhops:\n  link: "+tc.hop+"\n"+traffic), 0o644)
-		r := runHilrig(t, "check", filepath.Join(dir, "bad.yaml"))
-		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
-			t.Errorf("%s: exit %d, want 2 and %q:\n%s", tc.hop, r.code, tc.want, r.stderr)
+		// check, show and sim refuse it alike, sim before it writes a trace.
+		for _, cmd := range [][]string{{"check"}, {"show"}, {"sim", "--trace", filepath.Join(dir, "bad-trace.csv")}} {
+			r := runHilrig(t, append(cmd, filepath.Join(dir, "bad.yaml"))...)
+			if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("%s %s: exit %d, want 2 and %q:\n%s", cmd[0], tc.hop, r.code, tc.want, r.stderr)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, "bad-trace.csv")); err == nil {
+			t.Errorf("%s: sim refused the profile but wrote a trace", tc.hop)
 		}
 	}
 }

@@ -27,6 +27,13 @@
 // mean, rms, peak, final, and against the uncut model run alongside,
 // max_error, rms_error and error_pct.
 //
+// A limit the value can never be compared with meaningfully is refused
+// too: a share outside 0..1 (loss_rate < 5: 5%?), a negative delay or
+// size, a count == 1.5, error_pct < 1% (it is in percent already), a
+// clock or a way to stop that is not one (clock == vritual), and, when
+// Names says the run's clock, what that clock never measures (timing, in
+// virtual time) or never is.
+//
 // Values carry units as profiles write them: a time is written with its
 // unit (60ms, 2s, 300us), a size too (1500B, 30kB), a ratio as 1% or
 // 0.01; a count is a plain number. A measured value is reported in the

@@ -3,6 +3,7 @@ package expect
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/hilrig/hilrig/emulator"
@@ -52,10 +53,11 @@ type Expectation struct {
 	Op   Op
 	Unit Unit
 
-	limit limit
-	steps []step
-	scale float64    // the value read × scale is in Unit
-	sig   *signalRef // a recorded signal's statistic instead of steps
+	limit  limit
+	steps  []step
+	scale  float64    // the value read × scale is in Unit
+	sig    *signalRef // a recorded signal's statistic instead of steps
+	domain domain     // the values it can take
 }
 
 // step is one move along a path through a summary.
@@ -86,6 +88,10 @@ type signalRef struct{ endpoint, signal, stat string }
 // not here is an error when it is parsed. A nil list accepts any name:
 // the summary then says, when the run is over.
 type Names struct {
+	// Clock is the run's, virtual or real, as the summary says it: a
+	// virtual-time run's summary has no timing. Empty: either.
+	Clock string
+
 	Flows, Hops, Phases, Endpoints []string
 	// Models are the model endpoints, in bench order, and Signals their
 	// signals.
@@ -93,8 +99,14 @@ type Names struct {
 	Signals map[string][]string
 }
 
+// The clocks of Names.Clock.
+const (
+	Virtual = "virtual"
+	Real    = "real"
+)
+
 // NamesOf lists what a run of profile p on bench b (nil: none) will
-// report.
+// report; set Clock to say in which time it runs.
 func NamesOf(p *profiles.Loaded, b *profiles.LoadedBench) *Names {
 	n := &Names{Flows: p.Flows.Names, Hops: p.Hops.Names, Phases: []string{}, Endpoints: []string{}, Models: []string{}, Signals: map[string][]string{}}
 	for _, ph := range p.Phases() {
@@ -177,6 +189,12 @@ func Parse(text string, names *Names) (*Expectation, error) {
 			return fail(opCol, "want a comparison (<, <=, >, >=, ==, !=) after %s", x.Path)
 		}
 		if text[i] == '=' {
+			switch {
+			case strings.HasPrefix(text[i:], "=<"):
+				return fail(opCol, "write <= to compare")
+			case strings.HasPrefix(text[i:], "=>"):
+				return fail(opCol, "write >= to compare")
+			}
 			return fail(opCol, "write == to compare")
 		}
 		return fail(opCol, "%q is not a comparison (want <, <=, >, >=, == or !=)", text[i:i+1])
@@ -194,9 +212,15 @@ func Parse(text string, names *Names) (*Expectation, error) {
 	if (x.Unit == Flag || x.Unit == Text) && op != Equal && op != NotEqual {
 		return fail(opCol, "%s is %s: compare it with == or !=", x.Path, x.Unit)
 	}
+	if x.domain.percent && strings.HasSuffix(value, "%") {
+		return fail(valueCol, "%q: %s is already in percent: write %s", value, x.Path, strings.TrimSpace(strings.TrimSuffix(value, "%")))
+	}
 	var err error
 	if x.limit, err = parseLimit(value, x.Unit); err != nil {
 		return fail(valueCol, "%v", err)
+	}
+	if msg := x.outOfRange(names); msg != "" {
+		return fail(valueCol, "%s", msg)
 	}
 	return x, nil
 }
@@ -246,6 +270,9 @@ func (x *Expectation) resolve(start int, names *Names) error {
 		switch {
 		case t.Kind() == reflect.Struct:
 			c, ok := childNamed(childrenOf(t), seg)
+			if ok && t == reflect.TypeFor[record.Summary]() && seg == "timing" && names != nil && names.Clock == Virtual {
+				return fail("timing is measured in real time only: the summary of a run in virtual time has none")
+			}
 			if !ok && model != "" && t == reflect.TypeFor[record.ModelSummary]() {
 				if sigs, known := names.signals(model); !known || containsName(sigs, seg) {
 					return x.resolveSignal(model, seg, segs[i+1:], col+len(seg)+1, at)
@@ -257,6 +284,7 @@ func (x *Expectation) resolve(start int, names *Names) error {
 			if c.derive != nil {
 				x.steps = append(x.steps, step{kind: stepDerive, derive: c.derive, at: at})
 				unit, t = c.unit, nil
+				x.domain = c.domain
 			} else {
 				x.steps = append(x.steps, step{kind: stepField, index: c.index, at: at})
 				t = c.typ
@@ -301,9 +329,11 @@ func (x *Expectation) resolve(start int, names *Names) error {
 		switch {
 		case t.Kind() == reflect.Map:
 			x.steps = append(x.steps, step{kind: stepMapSum, at: done})
+			x.domain = domainOf(t.Elem(), unit, segs)
 		case t.Kind() == reflect.Slice && !keyed(t):
 			x.steps = append(x.steps, step{kind: stepLen, at: done})
 			unit, scale = Count, 1
+			x.domain = domain{whole: true, nonNegative: true}
 		case t.Kind() == reflect.Slice:
 			keys := names.keysOf(t.Elem())
 			if keys == nil {
@@ -312,6 +342,8 @@ func (x *Expectation) resolve(start int, names *Names) error {
 			return fail("%s is not a value: name one of them%s", done, listOf(keys))
 		case !isLeaf(t):
 			return fail("%s is not a value: name one of its %s", done, strings.Join(x.candidates(t, model, names), ", "))
+		default:
+			x.domain = domainOf(t, unit, segs)
 		}
 	}
 	x.Unit, x.scale = unit, scale
@@ -332,15 +364,21 @@ func (x *Expectation) resolveSignal(model, signal string, rest []string, col int
 	}
 	x.sig = &signalRef{endpoint: model, signal: signal, stat: rest[0]}
 	x.steps, x.Unit, x.scale = nil, Count, 1
+	for _, s := range SignalStats {
+		if s.Name == rest[0] {
+			x.domain = s.domain
+		}
+	}
 	return nil
 }
 
-// candidates are the keys that may follow at a struct of type t.
+// candidates are the keys that may follow at a struct of type t: at a
+// model, its signals first (the list of a hint is cut after a dozen).
 func (x *Expectation) candidates(t reflect.Type, model string, names *Names) []string {
 	c := childNames(childrenOf(t))
 	if t == reflect.TypeFor[record.ModelSummary]() {
 		sigs, _ := names.signals(model)
-		c = append(c, sigs...)
+		c = append(slices.Clone(sigs), c...)
 	}
 	return c
 }

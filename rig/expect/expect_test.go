@@ -1,6 +1,7 @@
 package expect
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -13,6 +14,7 @@ import (
 // names and summary are a run as the tests see it: two flows, a hop, a
 // phase, a model with two signals, and a real-time timing section.
 var names = &Names{
+	Clock: Real,
 	Flows: []string{"m2s", "s2m"}, Hops: []string{"core"}, Phases: []string{"outage"},
 	Endpoints: []string{"controller"}, Models: []string{"car"},
 	Signals: map[string][]string{"car": {"deflection", "v2"}},
@@ -62,7 +64,7 @@ func TestParseErrors(t *testing.T) {
 		{"hops.core.dropped.queue < 3", `"hops.core.dropped.queue < 3": column 19: hops.core.dropped has no "queue"; did you mean queue_drop? (it has collision_drop, loss_drop, outage_drop, queue_drop)`},
 		{"phases.outage.windows.first < 3", `"phases.outage.windows.first < 3": column 23: phases.outage.windows is a list without names: it ends the path (and means how many it holds)`},
 		{"phases.storm.windows == 2", `"phases.storm.windows == 2": column 8: phases has no "storm" (it has outage)`},
-		{"models.car.deflectoin.error_pct < 1", `"models.car.deflectoin.error_pct < 1": column 12: models.car has no "deflectoin"; did you mean deflection? (it has endpoint, model, cut, solver, exchange, step, exchanges, frames_out, frames_in, bad_frames, unconverged_steps, hardware, …)`},
+		{"models.car.deflectoin.error_pct < 1", `"models.car.deflectoin.error_pct < 1": column 12: models.car has no "deflectoin"; did you mean deflection? (it has deflection, v2, endpoint, model, cut, solver, exchange, step, exchanges, frames_out, frames_in, bad_frames, …)`},
 		{"models.car.deflection < 1", `"models.car.deflection < 1": column 12: models.car.deflection is a signal: name one of its min, max, mean, rms, peak, final, max_error, rms_error, error_pct`},
 		{"models.car.deflection.err < 1", `"models.car.deflection.err < 1": column 23: models.car.deflection has no "err"; did you mean error_pct? (it has min, max, mean, rms, peak, final, max_error, rms_error, error_pct)`},
 		{"models.car.deflection.max.x < 1", `"models.car.deflection.max.x < 1": column 27: models.car.deflection.max is a value: it has no "x"`},
@@ -73,6 +75,23 @@ func TestParseErrors(t *testing.T) {
 		{"stopped == \"dur", `"stopped == \"dur": column 12: "dur is not a quoted string`},
 		{"flows < 3", `"flows < 3": column 1: flows is not a value: name one of them (it has m2s, s2m)`},
 		{"flows..lost == 0", `"flows..lost == 0": column 7: empty name in the path`},
+		{"flows.m2s.delay.p95 =< 60ms", `"flows.m2s.delay.p95 =< 60ms": column 21: write <= to compare`},
+		{"flows.m2s.sent => 1", `"flows.m2s.sent => 1": column 16: write >= to compare`},
+		{"flows.m2s.loss_rate < 5", `"flows.m2s.loss_rate < 5": column 23: "5" is out of range: flows.m2s.loss_rate is a fraction, from 0 to 1 (or 0% to 100%); did you mean 5%?`},
+		{"flows.m2s.loss_rate < 500", `"flows.m2s.loss_rate < 500": column 23: "500" is out of range: flows.m2s.loss_rate is a fraction, from 0 to 1 (or 0% to 100%)`},
+		{"flows.m2s.loss_rate <= 101%", `"flows.m2s.loss_rate <= 101%": column 24: "101%" is out of range: flows.m2s.loss_rate is a fraction, from 0% to 100%`},
+		{"flows.m2s.loss_rate > -1%", `"flows.m2s.loss_rate > -1%": column 23: "-1%" is out of range: flows.m2s.loss_rate is a fraction, from 0% to 100%`},
+		{"flows.m2s.delay.p95 < -1ms", `"flows.m2s.delay.p95 < -1ms": column 23: "-1ms" is out of range: flows.m2s.delay.p95 is never negative`},
+		{"hops.core.peak_queue_bytes < -1kB", `"hops.core.peak_queue_bytes < -1kB": column 30: "-1kB" is out of range: hops.core.peak_queue_bytes is never negative`},
+		{"flows.m2s.sent == 1.5", `"flows.m2s.sent == 1.5": column 19: "1.5": flows.m2s.sent is a whole number, so == never holds`},
+		{"flows.m2s.lost != 0.5", `"flows.m2s.lost != 0.5": column 19: "0.5": flows.m2s.lost is a whole number, so != always holds`},
+		{"flows.m2s.dropped > -1", `"flows.m2s.dropped > -1": column 21: "-1" is out of range: flows.m2s.dropped is never negative`},
+		{"models.car.output.error_pct < 1%", `"models.car.output.error_pct < 1%": column 31: "1%": models.car.output.error_pct is already in percent: write 1`},
+		{"models.car.deflection.error_pct < 1 %", `"models.car.deflection.error_pct < 1 %": column 35: "1 %": models.car.deflection.error_pct is already in percent: write 1`},
+		{"models.car.deflection.rms_error < -1", `"models.car.deflection.rms_error < -1": column 35: "-1" is out of range: models.car.deflection.rms_error is never negative`},
+		{"clock == vritual", `"clock == vritual": column 10: "vritual" is not a clock (want virtual, real); did you mean virtual?`},
+		{"stopped == duraton", `"stopped == duraton": column 12: "duraton" is not how a run stops (want duration, interrupted, "did not start", "failed: WHY"); did you mean duration?`},
+		{"clock == virtual", `"clock == virtual": column 10: the run is in real time: clock == virtual never holds`},
 	} {
 		_, err := Parse(tc.text, names)
 		if err == nil {
@@ -81,6 +100,31 @@ func TestParseErrors(t *testing.T) {
 		}
 		if err.Error() != tc.want {
 			t.Errorf("Parse(%q):\n got %s\nwant %s", tc.text, err, tc.want)
+		}
+	}
+}
+
+// TestParseInVirtualTime: what a run in virtual time cannot measure is
+// an error when the expectation is parsed, not "nothing measured" after
+// the run; with the clock unknown, the run decides.
+func TestParseInVirtualTime(t *testing.T) {
+	virtual := *names
+	virtual.Clock = Virtual
+	for _, tc := range []struct{ text, want string }{
+		{"timing.release_lateness.p99 < 300us", `"timing.release_lateness.p99 < 300us": column 1: timing is measured in real time only: the summary of a run in virtual time has none`},
+		{"timing.memory_locked == true", `"timing.memory_locked == true": column 1: timing is measured in real time only: the summary of a run in virtual time has none`},
+		{"clock == real", `"clock == real": column 10: the run is in virtual time: clock == real never holds`},
+		{"clock != virtual", `"clock != virtual": column 10: the run is in virtual time: clock != virtual never holds`},
+		{"clock == virtual", ""},
+		{"clock != real", ""},
+		{"flows.m2s.lost == 0", ""},
+	} {
+		_, err := Parse(tc.text, &virtual)
+		if got := fmt.Sprint(err); got != tc.want && !(err == nil && tc.want == "") {
+			t.Errorf("Parse(%q):\n got %s\nwant %s", tc.text, got, tc.want)
+		}
+		if _, err := Parse(tc.text, &Names{}); err != nil {
+			t.Errorf("Parse(%q) with the clock unknown: %v", tc.text, err)
 		}
 	}
 }
@@ -132,7 +176,13 @@ func TestEvaluate(t *testing.T) {
 		{"timing.max_rss < 20MB", false, "timing.max_rss < 20MB failed: measured 20.48MB, limit 20MB"},
 		{"timing.max_rss < 20MiB", true, "timing.max_rss < 20MiB: measured 19.5312MiB"},
 		{"timing.wake_lateness.p99 < 1ms", false, "timing.wake_lateness.p99 < 1ms: nothing measured (the summary has no timing.wake_lateness)"},
-		{"stopped == duration", true, `stopped == duration: measured "duration"`},
+		{"stopped == duration", true, `stopped == duration: measured duration`},
+		{"stopped != duration", false, `stopped != duration failed: measured duration, limit duration`},
+		{`stopped != "failed: the plant went away"`, true, `stopped != "failed: the plant went away": measured "duration"`},
+		{"models.car.deflection.min > -1", true, "models.car.deflection.min > -1: measured 0"},
+		{"timing.release_lateness.min > -1ms", true, "timing.release_lateness.min > -1ms: measured 0ms"},
+		{"flows.m2s.sent < 1000.5", true, "flows.m2s.sent < 1000.5: measured 1000"},
+		{"clock == real", true, "clock == real: measured real"},
 		{`stopped != "duration"`, false, `stopped != "duration" failed: measured "duration", limit "duration"`},
 		{"duration >= 10s", true, "duration >= 10s: measured 10s"},
 		{"events == 0", true, "events == 0: measured 0"},
@@ -175,6 +225,7 @@ func TestEvaluateWithoutNames(t *testing.T) {
 func TestEveryPathParses(t *testing.T) {
 	fill := strings.NewReplacer("FLOW", "m2s", "HOP", "core", "PHASE", "outage", "ENDPOINT", "controller", "MODEL", "car", "SIGNAL", "deflection", "REASON", "queue_drop")
 	values := map[Unit]string{Count: "0", Seconds: "1ms", Bytes: "1kB", Ratio: "1%", Flag: "true", Text: "x"}
+	words := map[string]string{"clock": "real", "stopped": "duration"} // texts of known words
 	paths := Paths()
 	if len(paths) < 100 {
 		t.Fatalf("only %d paths", len(paths))
@@ -182,7 +233,7 @@ func TestEveryPathParses(t *testing.T) {
 	for _, p := range paths {
 		text := fmt.Sprintf("%s >= %s", fill.Replace(p.Path), values[p.Unit])
 		if p.Unit == Flag || p.Unit == Text {
-			text = fmt.Sprintf("%s == %s", fill.Replace(p.Path), values[p.Unit])
+			text = fmt.Sprintf("%s == %s", fill.Replace(p.Path), cmp.Or(words[p.Path], values[p.Unit]))
 		}
 		x, err := Parse(text, names)
 		if err != nil {

@@ -49,7 +49,57 @@ type child struct {
 	index  []int   // the field
 	typ    reflect.Type
 	derive func(v reflect.Value) (float64, bool) // a derived value of the struct
+	domain domain                                // a derived value's
 	doc    string
+}
+
+// domain is what values a quantity can take, where that is known, so that
+// a limit it could never meet (loss_rate < 5, a delay under -1ms, sent ==
+// 1.5) is refused when the expectation is parsed, not met by a run.
+type domain struct {
+	whole       bool // a count of things
+	nonNegative bool
+	fraction    bool // from 0 to 1: a probability, a share
+	percent     bool // a number in percent already (error_pct)
+}
+
+// domainOf is the domain of a summary's value of type t, in unit u, at
+// the path segs.
+func domainOf(t reflect.Type, u Unit, segs []string) domain {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch u {
+	case Ratio:
+		// A rate is a share of frames; a ratio to a peak may exceed 1.
+		return domain{nonNegative: true, fraction: strings.HasSuffix(segs[len(segs)-1], "_rate")}
+	case Bytes:
+		return domain{nonNegative: true}
+	case Seconds:
+		return domain{nonNegative: !signedTime(segs)}
+	case Count:
+		switch t.Kind() {
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			return domain{whole: true, nonNegative: true}
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			return domain{whole: true}
+		}
+	}
+	return domain{}
+}
+
+// signedTime reports whether a time of the summary may be negative: an
+// offset between clocks, a lateness (early is negative), a model's own
+// time against the clock; delays, durations and periods may not.
+func signedTime(segs []string) bool {
+	for _, s := range segs {
+		for _, signed := range []string{"lateness", "offset", "t_diff", "sim_time", "one_way_delay"} {
+			if strings.Contains(s, signed) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // unitRules map the summary's key suffixes to units; the suffix is dropped
@@ -71,7 +121,7 @@ var unitRules = []struct {
 // from it.
 var derived = map[reflect.Type][]child{
 	reflect.TypeFor[emulator.FlowSummary](): {{
-		name: "lost", unit: Count, doc: "frames dropped by the network, whatever the reason (the sum of dropped)",
+		name: "lost", unit: Count, domain: domain{whole: true, nonNegative: true}, doc: "frames dropped by the network, whatever the reason (the sum of dropped)",
 		derive: func(v reflect.Value) (float64, bool) {
 			var n uint64
 			for _, c := range v.Interface().(emulator.FlowSummary).Dropped {
@@ -81,7 +131,7 @@ var derived = map[reflect.Type][]child{
 		},
 	}},
 	reflect.TypeFor[record.OutputError](): {{
-		name: "error_pct", unit: Count, doc: "max_error_of_peak in percent",
+		name: "error_pct", unit: Count, domain: domain{nonNegative: true, percent: true}, doc: "max_error_of_peak in percent",
 		derive: func(v reflect.Value) (float64, bool) {
 			o := v.Interface().(record.OutputError)
 			if o.Peak <= 0 { // the uncut output stays at zero
@@ -198,16 +248,19 @@ func isLeaf(t reflect.Type) bool {
 
 // SignalStats are the values an expectation may take of a recorded model
 // signal: models.ENDPOINT.SIGNAL.STAT.
-var SignalStats = []struct{ Name, Doc string }{
-	{"min", "its smallest value"},
-	{"max", "its largest value"},
-	{"mean", "its mean over the exchanges"},
-	{"rms", "its root mean square"},
-	{"peak", "its largest magnitude"},
-	{"final", "its value at the last exchange"},
-	{"max_error", "the largest |cut − uncut| against the uncut model run alongside"},
-	{"rms_error", "the RMS of cut − uncut"},
-	{"error_pct", "max_error as a percentage of the uncut signal's peak"},
+var SignalStats = []struct {
+	Name, Doc string
+	domain    domain
+}{
+	{"min", "its smallest value", domain{}},
+	{"max", "its largest value", domain{}},
+	{"mean", "its mean over the exchanges", domain{}},
+	{"rms", "its root mean square", domain{nonNegative: true}},
+	{"peak", "its largest magnitude", domain{nonNegative: true}},
+	{"final", "its value at the last exchange", domain{}},
+	{"max_error", "the largest |cut − uncut| against the uncut model run alongside", domain{nonNegative: true}},
+	{"rms_error", "the RMS of cut − uncut", domain{nonNegative: true}},
+	{"error_pct", "max_error as a percentage of the uncut signal's peak", domain{nonNegative: true, percent: true}},
 }
 
 func signalStatNames() []string {

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/hilrig/hilrig/emulator/suggest"
 	"github.com/hilrig/hilrig/profiles"
 )
 
@@ -141,7 +143,11 @@ func (u Unit) example() string {
 func (l limit) format(v value, u Unit) string {
 	switch {
 	case u == Text:
-		return strconv.Quote(v.text)
+		// As the limit is written: a bare word, or quoted.
+		if strings.HasPrefix(l.text, `"`) || !bareWord(v.text) {
+			return strconv.Quote(v.text)
+		}
+		return v.text
 	case u == Flag:
 		return strconv.FormatBool(v.num != 0)
 	case l.show != "" && (u == Ratio || v.num == 0 || math.Abs(v.num/l.per) >= 1e-3):
@@ -152,6 +158,88 @@ func (l limit) format(v value, u Unit) string {
 		return formatIn(v.num, "", 1)
 	}
 	return Format(v.num, u)
+}
+
+// bareWord reports whether text may be written in an expectation
+// without quotes.
+func bareWord(s string) bool {
+	return s != "" && !strings.ContainsAny(s, " \t") && strconv.Quote(s) == `"`+s+`"`
+}
+
+// outOfRange says why the limit is one the value could never be compared
+// with meaningfully: outside the quantity's domain, or a word it never
+// takes; "" when it is not.
+func (x *Expectation) outOfRange(names *Names) string {
+	l, d := x.limit, x.domain
+	switch x.Unit {
+	case Flag:
+		return ""
+	case Text:
+		return x.checkWord(names)
+	}
+	switch {
+	case d.fraction && (l.num < 0 || l.num > 1):
+		if l.show == "%" {
+			return fmt.Sprintf("%q is out of range: %s is a fraction, from 0%% to 100%%", l.text, x.Path)
+		}
+		hint := ""
+		if l.num > 1 && l.num <= 100 {
+			hint = fmt.Sprintf("; did you mean %s%%?", l.text)
+		}
+		return fmt.Sprintf("%q is out of range: %s is a fraction, from 0 to 1 (or 0%% to 100%%)%s", l.text, x.Path, hint)
+	case d.nonNegative && l.num < 0:
+		return fmt.Sprintf("%q is out of range: %s is never negative", l.text, x.Path)
+	case d.whole && l.num != math.Trunc(l.num) && (x.Op == Equal || x.Op == NotEqual):
+		verdict := "never holds"
+		if x.Op == NotEqual {
+			verdict = "always holds"
+		}
+		return fmt.Sprintf("%q: %s is a whole number, so %s %s", l.text, x.Path, x.Op, verdict)
+	}
+	return ""
+}
+
+// textValues are the words a text of the summary may be, where they are
+// known: the path, what it is, its words and the prefixes of its others.
+var textValues = map[string]struct {
+	what     string
+	words    []string
+	prefixes []string
+	others   string
+}{
+	"clock":   {"a clock", []string{"virtual", "real"}, nil, ""},
+	"stopped": {"how a run stops", []string{"duration", "interrupted", "did not start"}, []string{"failed"}, `"failed: WHY"`},
+}
+
+// checkWord checks a text limit against the words its value may be, and a
+// clock against the run's.
+func (x *Expectation) checkWord(names *Names) string {
+	tv, ok := textValues[x.Path]
+	if !ok {
+		return ""
+	}
+	w := x.limit.word
+	known := slices.Contains(tv.words, w)
+	for _, p := range tv.prefixes {
+		known = known || strings.HasPrefix(w, p)
+	}
+	if !known {
+		var list []string
+		for _, v := range tv.words {
+			if !bareWord(v) {
+				v = strconv.Quote(v)
+			}
+			list = append(list, v)
+		}
+		if tv.others != "" {
+			list = append(list, tv.others)
+		}
+		return fmt.Sprintf("%q is not %s (want %s)%s", w, tv.what, strings.Join(list, ", "), suggest.DidYouMean(w, tv.words))
+	}
+	if x.Path == "clock" && names != nil && names.Clock != "" && (w == names.Clock) != (x.Op == Equal) {
+		return fmt.Sprintf("the run is in %s time: %s never holds", names.Clock, x.Canonical())
+	}
+	return ""
 }
 
 func formatIn(v float64, unit string, per float64) string {
