@@ -34,7 +34,7 @@ type Suite struct {
 	Description string         `yaml:"description" doc:"what the suite checks"`
 	Bench       *string        `yaml:"bench" doc:"the bench file, relative to the suite; a case may name its own" default:"none: the profiles alone, in virtual time"`
 	Clock       *ClockName     `yaml:"clock" doc:"virtual (no hardware: as fast as the CPU allows, reproducible) or real (the bench's devices, at the wall clock)" default:"virtual"`
-	Duration    *Duration      `yaml:"duration" doc:"how long each case runs, unless it says" default:"the profile's"`
+	Duration    *Duration      `yaml:"duration" doc:"how long each case runs, unless it says (shorter than a profile's is fine: what it schedules later does not happen)" default:"the profile's"`
 	Expect      []Expectation  `yaml:"expect" doc:"expectations every case must meet, besides its own"`
 	Cases       Map[SuiteCase] `yaml:"cases,required" doc:"the cases, by name"`
 }
@@ -47,7 +47,7 @@ type SuiteCase struct {
 	Clock       *ClockName    `yaml:"clock" doc:"virtual or real" default:"the suite's"`
 	Duration    *Duration     `yaml:"duration" doc:"how long the run lasts" default:"the suite's, else the profile's"`
 	Seed        *uint64       `yaml:"seed" doc:"seed of the random streams (give this or matrix.seeds)" default:"the profile's"`
-	Set         Overrides     `yaml:"set" doc:"profile values to override, path: value, as hilrig sim --set does, e.g. {hops.core-up.rate: 2Mbit}"`
+	Set         Overrides     `yaml:"set" doc:"profile values to override, path: value, as hilrig sim --set does, e.g. {hops.core-up.rate: 2Mbit}; not duration or seed: those are the case's keys"`
 	Matrix      *CaseMatrix   `yaml:"matrix" doc:"run the case once per combination of its lists: profiles × seeds × sets"`
 	Expect      []Expectation `yaml:"expect" doc:"what the run must show, e.g. \"flows.m2s.delay.p95 < 60ms\" (see Expectations)"`
 	Script      []ScriptStep  `yaml:"script" doc:"frames to send from and expect at endpoints the suite plays, in order"`
@@ -61,7 +61,7 @@ func (SuiteCase) typeInfo() typeInfo {
 type CaseMatrix struct {
 	Profiles []string    `yaml:"profiles" doc:"profiles, as the case's profile"`
 	Seeds    []uint64    `yaml:"seeds" doc:"seeds"`
-	Set      []Overrides `yaml:"set" doc:"sets of overrides, each laid on the case's set"`
+	Set      []Overrides `yaml:"set" doc:"sets of overrides, each laid on the case's set (not duration or seed)"`
 }
 
 func (CaseMatrix) typeInfo() typeInfo {
@@ -90,8 +90,8 @@ type SendStep struct {
 	Bytes    *HexBytes    `yaml:"bytes" doc:"the frame's bytes in hex, e.g. \"01 02 ff\""`
 	At       *Duration    `yaml:"at" doc:"when to send the first frame, from the start of the run" default:"at once"`
 	After    *Duration    `yaml:"after" doc:"how long after the end of the previous step to send the first frame"`
-	Every    *Duration    `yaml:"every" doc:"with count: the interval between frames"`
-	Count    *int         `yaml:"count" doc:"how many frames to send, one every every" default:"1"`
+	Every    *Duration    `yaml:"every" doc:"the interval between the frames of a count (give it with count)"`
+	Count    *int         `yaml:"count" doc:"how many frames to send (more than 1: give every too); {n} counts them" default:"1"`
 }
 
 // ExpectStep waits for a frame at a played endpoint.
@@ -231,8 +231,34 @@ func (o *Overrides) decodeNode(d *decoder, n *yaml.Node, path string) {
 				return
 			}
 		}
+		if msg := runKey(key, v, strings.Contains(path, ".matrix.")); msg != "" {
+			d.errorf(k, join(path, key), "%s", msg)
+			return
+		}
 		*o = append(*o, ov)
 	})
+}
+
+// runKey says why an override of key may not be in a case's set: the
+// run's duration and seed are the case's keys, which a set's would
+// contradict (the case's or the suite's duration: would silently win).
+// One rule, then: a set changes the profile, the case's keys the run.
+func runKey(key string, v *yaml.Node, inMatrix bool) string {
+	value := "X"
+	if v = resolve(v); v.Kind == yaml.ScalarNode && !isNull(v) {
+		value = v.Value
+	}
+	switch {
+	case key == "duration" && inMatrix:
+		return fmt.Sprintf("a set may not change how long the run lasts, and a matrix does not vary it: give each duration a case of its own, with duration: %s (a case runs for its duration:, else the suite's, else its profile's)", value)
+	case key == "duration":
+		return fmt.Sprintf("a set may not change how long the run lasts: give the case duration: %s (a case runs for its duration:, else the suite's, else its profile's)", value)
+	case key == "seed" && inMatrix:
+		return fmt.Sprintf("a set may not change the seed: give matrix.seeds: [%s]", value)
+	case key == "seed":
+		return fmt.Sprintf("a set may not change the seed: give the case seed: %s (or matrix.seeds)", value)
+	}
+	return ""
 }
 
 // parseScalar is never reached (decodeNode comes first): it makes the
@@ -240,7 +266,7 @@ func (o *Overrides) decodeNode(d *decoder, n *yaml.Node, path string) {
 func (o *Overrides) parseScalar(string) error { return nil }
 
 func (Overrides) typeInfo() typeInfo {
-	return typeInfo{"an override set", "{hops.core-up.rate: 2Mbit, duration: 5s}"}
+	return typeInfo{"an override set", "{hops.core-up.rate: 2Mbit, hops.core-up.queue: 60000B}"}
 }
 
 // String writes the overrides as a matrix point's name shows them.
@@ -287,6 +313,11 @@ type SuitePoint struct {
 // LoadSuite reads a suite file and loads every case's profiles and
 // benches. Every problem is reported at once, each at its line and
 // column: in the suite, or in the profile or bench it names.
+//
+// When the suite is wrong the error is an ErrorList and, unless the file
+// is not YAML at all, the suite is returned too, with the points that
+// loaded, so that a caller checking more of it (the expectations, which
+// are the rig's) reports its problems with these, at once.
 func LoadSuite(path string) (*LoadedSuite, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -313,18 +344,18 @@ func ParseSuite(source string, data []byte) (*LoadedSuite, error) {
 		s.Name = nameOf(source)
 	}
 	ls := &LoadedSuite{Suite: s, Source: source}
-	if len(d.errs) == 0 {
-		ls.Points = s.points(d, source)
-		// A problem of a case's own set is met at each of its points.
-		seen := map[string]bool{}
-		d.errs = slices.DeleteFunc(d.errs, func(e *Error) bool {
-			dup := seen[e.Error()]
-			seen[e.Error()] = true
-			return dup
-		})
-	}
+	// What decoded is checked too: a mistake in one key leaves the others
+	// to their own checks.
+	ls.Points = s.points(d, source)
+	// A problem of a case's own set is met at each of its points.
+	seen := map[string]bool{}
+	d.errs = slices.DeleteFunc(d.errs, func(e *Error) bool {
+		dup := seen[e.Error()]
+		seen[e.Error()] = true
+		return dup
+	})
 	if err := d.errs.err(); err != nil {
-		return nil, err
+		return ls, err
 	}
 	return ls, nil
 }
@@ -338,183 +369,261 @@ func (s *Suite) points(d *decoder, source string) []SuitePoint {
 	}
 	if s.Duration != nil && *s.Duration == 0 {
 		d.errorAt("duration", "must be positive")
-		return nil
 	}
-	profilesLoaded := map[string]*Loaded{} // by ref and set
-	benchesLoaded := map[string]*LoadedBench{}
-	failed := map[string]bool{}
+	l := &suiteLoader{d: d, source: source, profiles: map[string]*Loaded{}, benches: map[string]*LoadedBench{}, failed: map[string]bool{}}
 	var out []SuitePoint
 	for ci, name := range s.Cases.Names {
-		c := s.Cases.Values[ci]
-		path := "cases." + name
-		m := c.Matrix
-		if m == nil {
-			m = &CaseMatrix{}
+		out = append(out, s.casePoints(l, name, s.Cases.Values[ci])...)
+	}
+	return out
+}
+
+// suiteLoader loads each profile and bench a suite names once.
+type suiteLoader struct {
+	d        *decoder
+	source   string
+	profiles map[string]*Loaded // by ref, case and set
+	benches  map[string]*LoadedBench
+	failed   map[string]bool
+}
+
+// problemAt reports a problem of a case's keys taken together, at path:
+// unlike errorAt, it leaves the values under path to their own checks,
+// so that every problem of a case is reported at once. It says nothing
+// when path or what holds it failed to decode (that error says it); the
+// caller leaves out a check whose inputs failed.
+func problemAt(d *decoder, path, format string, args ...any) {
+	for f := range d.failed {
+		if within(path, f) {
+			return
 		}
-		refs, seeds, sets := m.Profiles, m.Seeds, m.Set
-		switch {
-		case c.Profile != nil && m.Profiles != nil:
-			d.errorAt(path+".profile", "give profile or matrix.profiles, not both")
-			continue
-		case c.Profile == nil && m.Profiles == nil:
-			d.errorAt(path, "missing profile: want a shipped profile's name or a profile file (or matrix.profiles)")
-			continue
-		case c.Seed != nil && m.Seeds != nil:
-			d.errorAt(path+".seed", "give seed or matrix.seeds, not both")
-			continue
+	}
+	p, ok := d.pos[path]
+	for q := path; !ok && q != ""; {
+		q = parentPath(q)
+		p, ok = d.pos[q]
+	}
+	d.errs = append(d.errs, &Error{Pos: p, Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// casePoints checks a case and expands it into its points. After a
+// problem it goes on with what it can still check: the case's profiles,
+// sets, bench and script are checked whatever else is wrong with it.
+func (s *Suite) casePoints(l *suiteLoader, name string, c *SuiteCase) []SuitePoint {
+	d := l.d
+	path := "cases." + name
+	m := c.Matrix
+	if m == nil {
+		m = &CaseMatrix{}
+	}
+	if c.Profile != nil && m.Profiles != nil {
+		d.errorAt(path+".profile", "give profile or matrix.profiles, not both")
+	}
+	if c.Seed != nil && m.Seeds != nil {
+		d.errorAt(path+".seed", "give seed or matrix.seeds, not both")
+	}
+	for _, list := range []struct {
+		key   string
+		given bool
+		n     int
+	}{{"profiles", m.Profiles != nil, len(m.Profiles)}, {"seeds", m.Seeds != nil, len(m.Seeds)}, {"set", m.Set != nil, len(m.Set)}} {
+		if list.given && list.n == 0 {
+			d.errorAt(path+".matrix."+list.key, "is empty: leave it out, or give at least one")
 		}
-		ok := true
-		for _, l := range []struct {
-			key   string
-			given bool
-			n     int
-		}{{"profiles", m.Profiles != nil, len(m.Profiles)}, {"seeds", m.Seeds != nil, len(m.Seeds)}, {"set", m.Set != nil, len(m.Set)}} {
-			if l.given && l.n == 0 {
-				d.errorAt(path+".matrix."+l.key, "is empty: leave it out, or give at least one")
-				ok = false
+	}
+	if c.Matrix != nil && m.Profiles == nil && m.Seeds == nil && m.Set == nil {
+		d.errorAt(path+".matrix", "is empty: give profiles, seeds or set")
+	}
+	for i, seed := range m.Seeds {
+		if slices.Index(m.Seeds, seed) < i {
+			d.errorAt(fmt.Sprintf("%s.matrix.seeds[%d]", path, i), "seed %d is given twice", seed)
+		}
+	}
+	for i, ref := range m.Profiles {
+		if slices.Index(m.Profiles, ref) < i {
+			d.errorAt(fmt.Sprintf("%s.matrix.profiles[%d]", path, i), "profile %s is given twice", ref)
+		}
+	}
+	for i, set := range m.Set {
+		for j := range i {
+			if m.Set[j].String() == set.String() {
+				d.errorAt(fmt.Sprintf("%s.matrix.set[%d]", path, i), "the same set as matrix.set[%d]", j)
+				break
 			}
 		}
-		if c.Matrix != nil && m.Profiles == nil && m.Seeds == nil && m.Set == nil {
-			d.errorAt(path+".matrix", "is empty: give profiles, seeds or set")
-			ok = false
-		}
-		for i, seed := range seeds {
-			if slices.Index(seeds, seed) < i {
-				d.errorAt(fmt.Sprintf("%s.matrix.seeds[%d]", path, i), "seed %d is given twice", seed)
-				ok = false
+	}
+	if c.Duration != nil && *c.Duration == 0 {
+		d.errorAt(path+".duration", "must be positive")
+	}
+	refs := m.Profiles
+	if len(refs) == 0 {
+		if c.Profile == nil {
+			if m.Profiles == nil && !d.failed[path+".profile"] && !d.failed[path+".matrix"] && !d.failed[path+".matrix.profiles"] {
+				problemAt(d, path, "missing profile: want a shipped profile's name or a profile file (or matrix.profiles)")
 			}
+			return nil
 		}
-		for i, ref := range refs {
-			if slices.Index(refs, ref) < i {
-				d.errorAt(fmt.Sprintf("%s.matrix.profiles[%d]", path, i), "profile %s is given twice", ref)
-				ok = false
+		refs = []string{*c.Profile}
+	}
+	seedList := []*uint64{c.Seed}
+	if len(m.Seeds) > 0 {
+		seedList = nil
+		for i := range m.Seeds {
+			seedList = append(seedList, &m.Seeds[i])
+		}
+	}
+	setList := []int{-1}
+	if len(m.Set) > 0 {
+		setList = nil
+		for i := range m.Set {
+			setList = append(setList, i)
+		}
+	}
+	// The case's own keys, else the suite's; a key that failed to decode
+	// leaves what depends on it unchecked.
+	benchRef, benchPath := s.Bench, "bench"
+	if c.Bench != nil {
+		benchRef, benchPath = c.Bench, path+".bench"
+	}
+	benchUnknown := d.failed[path+".bench"] || c.Bench == nil && d.failed["bench"]
+	clock := "virtual"
+	if s.Clock != nil {
+		clock = string(*s.Clock)
+	}
+	if c.Clock != nil {
+		clock = string(*c.Clock)
+	}
+	clockUnknown := d.failed[path+".clock"] || c.Clock == nil && d.failed["clock"]
+	if clock == "real" && benchRef == nil && !benchUnknown && !clockUnknown {
+		problemAt(d, path, "a real-time case needs a bench: give bench here or in the suite")
+	}
+	if len(c.Script) > 0 && benchRef == nil && !benchUnknown {
+		problemAt(d, path+".script", "a script plays a bench's endpoints: give bench here or in the suite")
+	}
+	duration := time.Duration(0)
+	if s.Duration != nil {
+		duration = time.Duration(*s.Duration)
+	}
+	if c.Duration != nil && *c.Duration > 0 {
+		duration = time.Duration(*c.Duration)
+	}
+	durationKnown := !d.failed[path+".duration"] && (c.Duration != nil || !d.failed["duration"])
+	// A problem of a set laid on a profile of the matrix says which.
+	type setProblem struct {
+		err  *Error
+		refs []string
+	}
+	var setProblems []*setProblem
+	bySetProblem := map[string]*setProblem{}
+	var out []SuitePoint
+	for ri, ref := range refs {
+		refPath := path + ".profile"
+		if m.Profiles != nil {
+			refPath = fmt.Sprintf("%s.matrix.profiles[%d]", path, ri)
+		}
+		for _, si := range setList {
+			sets := slices.Clone(c.Set)
+			setPath := path + ".set"
+			if si >= 0 {
+				sets = append(sets, m.Set[si]...)
+				setPath = fmt.Sprintf("%s.matrix.set[%d]", path, si)
 			}
-		}
-		if c.Duration != nil && *c.Duration == 0 {
-			d.errorAt(path+".duration", "must be positive")
-			ok = false
-		}
-		if !ok {
-			continue
-		}
-		if refs == nil {
-			refs = []string{*c.Profile}
-		}
-		seedList := []*uint64{c.Seed}
-		if seeds != nil {
-			seedList = nil
-			for i := range seeds {
-				seedList = append(seedList, &seeds[i])
-			}
-		}
-		setList := []int{-1}
-		if sets != nil {
-			setList = nil
-			for i := range sets {
-				setList = append(setList, i)
-			}
-		}
-		benchRef, benchPath := s.Bench, "bench"
-		if c.Bench != nil {
-			benchRef, benchPath = c.Bench, path+".bench"
-		}
-		clock := "virtual"
-		if s.Clock != nil {
-			clock = string(*s.Clock)
-		}
-		if c.Clock != nil {
-			clock = string(*c.Clock)
-		}
-		if clock == "real" && benchRef == nil {
-			d.errorAt(path, "a real-time case needs a bench: give bench here or in the suite")
-			continue
-		}
-		if len(c.Script) > 0 && benchRef == nil {
-			d.errorAt(path+".script", "a script plays a bench's endpoints: give bench here or in the suite")
-			continue
-		}
-		duration := time.Duration(0)
-		if s.Duration != nil {
-			duration = time.Duration(*s.Duration)
-		}
-		if c.Duration != nil {
-			duration = time.Duration(*c.Duration)
-		}
-		for ri, ref := range refs {
-			refPath := path + ".profile"
-			if m.Profiles != nil {
-				refPath = fmt.Sprintf("%s.matrix.profiles[%d]", path, ri)
-			}
-			for _, si := range setList {
-				sets := slices.Clone(c.Set)
-				setPath := path + ".set"
-				if si >= 0 {
-					sets = append(sets, m.Set[si]...)
-					setPath = fmt.Sprintf("%s.matrix.set[%d]", path, si)
+			key := fmt.Sprintf("%s\x00%s\x00%d", ref, name, si)
+			p, seen := l.profiles[key]
+			if !seen {
+				var err error
+				p, err = d.loadOverridden(ref, l.source, refPath, setPath, sets)
+				if err != nil {
+					for _, e := range asErrorList(err, d.pos[refPath], refPath, "for "+refPath) {
+						if m.Profiles == nil || e.Pos.File != l.source || e.Path == refPath {
+							d.errs = append(d.errs, e)
+							continue
+						}
+						sp := bySetProblem[e.Error()]
+						if sp == nil {
+							sp = &setProblem{err: e}
+							bySetProblem[e.Error()] = sp
+							setProblems = append(setProblems, sp)
+							d.errs = append(d.errs, e)
+						}
+						if !slices.Contains(sp.refs, ref) {
+							sp.refs = append(sp.refs, ref)
+						}
+					}
+					l.failed[key] = true
 				}
-				key := fmt.Sprintf("%s\x00%s\x00%d", ref, name, si)
-				p, seen := profilesLoaded[key]
+				l.profiles[key] = p
+			}
+			if l.failed[key] {
+				continue
+			}
+			var b *LoadedBench
+			if benchRef != nil {
+				bkey := *benchRef + "\x00" + key
+				b, seen = l.benches[bkey]
 				if !seen {
+					file := *benchRef
+					if !filepath.IsAbs(file) {
+						file = filepath.Join(filepath.Dir(l.source), file)
+					}
 					var err error
-					p, err = d.loadOverridden(ref, source, refPath, setPath, sets)
-					if err != nil {
-						d.errs = append(d.errs, asErrorList(err, d.pos[refPath], refPath, "for "+refPath)...)
-						failed[key] = true
+					if b, err = LoadBench(file, p); err != nil {
+						d.errs = append(d.errs, asErrorList(err, d.pos[benchPath], benchPath, fmt.Sprintf("the bench of %s, with profile %s", path, p.Name))...)
+						l.failed[bkey] = true
 					}
-					profilesLoaded[key] = p
+					l.benches[bkey] = b
 				}
-				if failed[key] {
+				if l.failed[bkey] {
 					continue
-				}
-				var b *LoadedBench
-				if benchRef != nil {
-					bkey := *benchRef + "\x00" + key
-					b, seen = benchesLoaded[bkey]
-					if !seen {
-						file := *benchRef
-						if !filepath.IsAbs(file) {
-							file = filepath.Join(filepath.Dir(source), file)
-						}
-						var err error
-						if b, err = LoadBench(file, p); err != nil {
-							d.errs = append(d.errs, asErrorList(err, d.pos[benchPath], benchPath, fmt.Sprintf("the bench of %s, with profile %s", path, p.Name))...)
-							failed[bkey] = true
-						}
-						benchesLoaded[bkey] = b
-					}
-					if failed[bkey] {
-						continue
-					}
-				}
-				played, scriptOK := checkScript(d, path+".script", c.Script, b)
-				if !scriptOK {
-					continue
-				}
-				if clock == "virtual" && b != nil && len(b.Models) == 0 && len(played) == 0 {
-					d.errorAt(path, "in virtual time a bench matters only for its models and the endpoints a script plays: bench %s has no model, and the case no script", b.Name)
-					continue
-				}
-				for _, seed := range seedList {
-					id := name
-					var parts []string
-					if m.Profiles != nil {
-						parts = append(parts, ref)
-					}
-					if seeds != nil {
-						parts = append(parts, fmt.Sprintf("seed=%d", *seed))
-					}
-					if si >= 0 {
-						parts = append(parts, m.Set[si].String())
-					}
-					if parts != nil {
-						id += "[" + strings.Join(parts, ",") + "]"
-					}
-					out = append(out, SuitePoint{
-						ID: id, Case: name, Description: c.Description, Profile: p, Bench: b, Real: clock == "real",
-						Duration: duration, Seed: seed, Expect: slices.Concat(s.Expect, c.Expect), Script: c.Script, Played: played,
-					})
 				}
 			}
+			end := duration
+			if end <= 0 {
+				end = p.RunDuration()
+			}
+			if !durationKnown {
+				end = 0
+			}
+			played, scriptOK := checkScript(d, path+".script", c.Script, b, end)
+			if !scriptOK {
+				continue
+			}
+			if clock == "virtual" && !clockUnknown && b != nil && len(b.Models) == 0 && len(played) == 0 {
+				if c.Bench != nil {
+					problemAt(d, path+".bench", "in virtual time a bench matters only for its models and the endpoints a script plays: bench %s has no model, and the case no script", b.Name)
+					continue
+				}
+				// The suite's bench, for its other cases: this one runs
+				// without it.
+				b = nil
+			}
+			for _, seed := range seedList {
+				var parts []string
+				if m.Profiles != nil {
+					parts = append(parts, ref)
+				}
+				if len(m.Seeds) > 0 {
+					parts = append(parts, fmt.Sprintf("seed=%d", *seed))
+				}
+				if si >= 0 && len(m.Set[si]) > 0 {
+					parts = append(parts, m.Set[si].String())
+				}
+				id := name
+				if parts != nil {
+					id += "[" + strings.Join(parts, ",") + "]"
+				}
+				out = append(out, SuitePoint{
+					ID: id, Case: name, Description: c.Description, Profile: p, Bench: b, Real: clock == "real",
+					Duration: duration, Seed: seed, Expect: slices.Concat(s.Expect, c.Expect), Script: c.Script, Played: played,
+				})
+			}
+		}
+	}
+	for _, sp := range setProblems {
+		if len(sp.refs) == 1 {
+			sp.err.Msg += " (with profile " + sp.refs[0] + ")"
+		} else {
+			sp.err.Msg += " (with profiles " + strings.Join(sp.refs, ", ") + ")"
 		}
 	}
 	return out
@@ -544,7 +653,11 @@ func asErrorList(err error, at Pos, path, context string) ErrorList {
 func (sd *decoder) loadOverridden(ref, source, refPath, setPath string, sets Overrides) (*Loaded, error) {
 	data, from, err := readProfileRef(ref, source)
 	if err != nil {
-		return nil, ErrorList{{Pos: sd.pos[refPath], Path: refPath, Msg: strings.Replace(err.Error(), "next to this profile", "next to the suite", 1)}}
+		msg := strings.Replace(err.Error(), "next to this profile", "next to the suite", 1)
+		if !strings.ContainsAny(ref, `/\`) && filepath.Ext(ref) == "" {
+			msg += didYouMean(ref, Shipped())
+		}
+		return nil, ErrorList{{Pos: sd.pos[refPath], Path: refPath, Msg: msg}}
 	}
 	d := newDecoder()
 	root, err := d.parseYAML(from, data)
@@ -627,9 +740,9 @@ func (d *decoder) placeOverride(n *yaml.Node, files map[*yaml.Node]string) *yaml
 	return &c
 }
 
-// checkScript checks a case's script against its bench and returns the
-// endpoints it plays, in bench order.
-func checkScript(d *decoder, path string, script []ScriptStep, b *LoadedBench) ([]string, bool) {
+// checkScript checks a case's script against its bench and the run's end
+// (0: unknown), and returns the endpoints it plays, in bench order.
+func checkScript(d *decoder, path string, script []ScriptStep, b *LoadedBench, end time.Duration) ([]string, bool) {
 	if len(script) == 0 || b == nil {
 		return nil, true
 	}
@@ -658,51 +771,76 @@ func checkScript(d *decoder, path string, script []ScriptStep, b *LoadedBench) (
 		case st.Send != nil:
 			s := st.Send
 			at += ".send"
-			if !playable(at+".endpoint", string(s.Endpoint)) {
-				continue
-			}
-			if feeds[string(s.Endpoint)] == "" {
-				d.errorAt(at+".endpoint", "%s feeds no flow of bench %s: nothing it sent would go anywhere", s.Endpoint, b.Name)
-				continue
-			}
-			played[string(s.Endpoint)] = true
-			if (s.Line == nil) == (s.Bytes == nil) {
-				d.errorAt(at, "give line or bytes")
-			}
+			// The checks of a key come before those of the step, which
+			// leave the step's keys unchecked.
 			if s.At != nil && s.After != nil {
 				d.errorAt(at+".after", "give at or after, not both")
 			}
-			if (s.Every == nil) != (s.Count == nil) {
-				d.errorAt(at, "every and count go together: count frames, one every every")
-			}
-			if s.Count != nil && *s.Count < 1 {
-				d.errorAt(at+".count", "must be at least 1")
+			count := 1
+			if s.Count != nil {
+				count = *s.Count
+				if count < 1 {
+					d.errorAt(at+".count", "%d frames: nothing would be sent; give at least 1 (the default), or leave the step out", count)
+				}
 			}
 			if s.Every != nil && *s.Every <= 0 {
 				d.errorAt(at+".every", "must be positive")
 			}
+			if s.Every != nil && s.Count == nil {
+				d.errorAt(at+".every", "every is the interval between the frames of a count: give count too, how many frames to send")
+			}
+			if s.Every == nil && count > 1 {
+				d.errorAt(at+".count", "%d frames need every, the interval between them", count)
+			}
+			if s.At != nil && end > 0 {
+				last := time.Duration(*s.At)
+				if s.Every != nil && count > 1 {
+					last += time.Duration(count-1) * time.Duration(*s.Every)
+				}
+				switch {
+				case time.Duration(*s.At) >= end:
+					d.errorAt(at+".at", "%s is at or past the end of the run, at %s: nothing would be sent", s.At, Duration(end))
+				case last >= end:
+					d.errorAt(at+".count", "the last of %d frames, one every %s from %s, would be sent at %s, at or past the end of the run, at %s", count, s.Every, s.At, Duration(last), Duration(end))
+				}
+			}
+			if playable(at+".endpoint", string(s.Endpoint)) {
+				if feeds[string(s.Endpoint)] == "" {
+					d.errorAt(at+".endpoint", "%s feeds no flow of bench %s: nothing it sent would go anywhere", s.Endpoint, b.Name)
+				} else {
+					played[string(s.Endpoint)] = true
+				}
+			}
+			switch {
+			case s.Line != nil && s.Bytes != nil:
+				d.errorAt(at, "give line or bytes, not both")
+			case s.Line == nil && s.Bytes == nil:
+				d.errorAt(at, "give line or bytes")
+			}
 		case st.Expect != nil:
 			e := st.Expect
 			at += ".expect"
-			if !playable(at+".endpoint", string(e.Endpoint)) {
-				continue
+			if e.Within <= 0 {
+				d.errorAt(at+".within", "must be positive")
 			}
-			if fedBy[string(e.Endpoint)] == "" {
-				d.errorAt(at+".endpoint", "no flow of bench %s goes to %s: nothing would arrive", b.Name, e.Endpoint)
-				continue
-			}
-			played[string(e.Endpoint)] = true
 			given := 0
 			for _, g := range []bool{e.Line != nil, e.Pattern != nil, e.Bytes != nil} {
 				if g {
 					given++
 				}
 			}
-			if given != 1 {
-				d.errorAt(at, "give one of line, pattern or bytes")
+			if playable(at+".endpoint", string(e.Endpoint)) {
+				if fedBy[string(e.Endpoint)] == "" {
+					d.errorAt(at+".endpoint", "no flow of bench %s goes to %s: nothing would arrive", b.Name, e.Endpoint)
+				} else {
+					played[string(e.Endpoint)] = true
+				}
 			}
-			if e.Within <= 0 {
-				d.errorAt(at+".within", "must be positive")
+			switch {
+			case given == 0:
+				d.errorAt(at, "give one of line, pattern or bytes")
+			case given > 1:
+				d.errorAt(at, "give one of line, pattern or bytes, not several")
 			}
 		}
 	}

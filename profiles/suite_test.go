@@ -24,7 +24,9 @@ func TestSuiteErrors(t *testing.T) {
 		{"cases:\n  a: {profile: bottleneck}\nextra: 1\n",
 			"testdata/s.yaml:3:1: extra: unknown key (want name, description, bench, clock, duration, expect, cases)"},
 		{"cases:\n  a: {profile: bottlenek}\n",
-			"testdata/s.yaml:2:16: cases.a.profile: cannot find \"bottlenek\": no such file next to the suite, and no shipped profile by that name"},
+			"testdata/s.yaml:2:16: cases.a.profile: cannot find \"bottlenek\": no such file next to the suite, and no shipped profile by that name; did you mean bottleneck?"},
+		{"cases:\n  a: {matrix: {profiles: [lte, wifi-bursy]}}\n",
+			"testdata/s.yaml:2:32: cases.a.matrix.profiles[1]: cannot find \"wifi-bursy\": no such file next to the suite, and no shipped profile by that name; did you mean wifi-bursty?"},
 		{"cases:\n  a: {profile: nosuch.yaml}\n",
 			"testdata/s.yaml:2:16: cases.a.profile: cannot find \"nosuch.yaml\": no such file next to the suite, and no shipped profile by that name"},
 		{"cases:\n  a: {}\n",
@@ -69,8 +71,8 @@ func TestSuiteErrors(t *testing.T) {
 			"testdata/s.yaml:1:8: bench: open testdata/nosuch.yaml: no such file or directory"},
 		{"bench: ../benches/virtual.yaml\ncases:\n  a: {profile: lte, set: {flows.sensor.role: null}}\n",
 			"benches/virtual.yaml:15:18: bind.to-controller: profile lte has no flow with role to-controller (its flows are command, sensor): give one of them role: to-controller, or bind a flow by its name (the bench of cases.a, with profile lte)"},
-		{"bench: ../benches/virtual.yaml\ncases:\n  a: {profile: bottleneck}\n",
-			"testdata/s.yaml:3:6: cases.a: in virtual time a bench matters only for its models and the endpoints a script plays: bench virtual has no model, and the case no script"},
+		{"cases:\n  a: {profile: bottleneck, bench: ../benches/virtual.yaml}\n",
+			"testdata/s.yaml:2:35: cases.a.bench: in virtual time a bench matters only for its models and the endpoints a script plays: bench virtual has no model, and the case no script"},
 		{"cases:\n  a: {profile: bottleneck, script: [{send: {endpoint: plant, line: x}}]}\n",
 			"testdata/s.yaml:2:36: cases.a.script: a script plays a bench's endpoints: give bench here or in the suite"},
 		{"bench: ../benches/virtual.yaml\ncases:\n  a:\n    profile: bottleneck\n    script:\n      - send: {endpoint: plnt, line: x}\n",
@@ -78,15 +80,37 @@ func TestSuiteErrors(t *testing.T) {
 		{"bench: ../benches/virtual.yaml\ncases:\n  a:\n    profile: bottleneck\n    script:\n      - send: {endpoint: plant}\n",
 			"testdata/s.yaml:6:15: cases.a.script[0].send: give line or bytes"},
 		{"bench: ../benches/virtual.yaml\ncases:\n  a:\n    profile: bottleneck\n    script:\n      - send: {endpoint: plant, line: x, bytes: '01'}\n",
-			"testdata/s.yaml:6:15: cases.a.script[0].send: give line or bytes"},
+			"testdata/s.yaml:6:15: cases.a.script[0].send: give line or bytes, not both"},
 		{"bench: ../benches/virtual.yaml\ncases:\n  a:\n    profile: bottleneck\n    script:\n      - send: {endpoint: plant, bytes: 0g}\n",
 			"testdata/s.yaml:6:40: cases.a.script[0].send.bytes: \"0g\" is not bytes in hex (want e.g. \"01 02 ff\")"},
 		{"bench: ../benches/virtual.yaml\ncases:\n  a:\n    profile: bottleneck\n    script:\n      - send: {endpoint: plant, line: x, at: 1s, after: 1s}\n",
 			"testdata/s.yaml:6:57: cases.a.script[0].send.after: give at or after, not both"},
 		{"bench: ../benches/virtual.yaml\ncases:\n  a:\n    profile: bottleneck\n    script:\n      - send: {endpoint: plant, line: x, every: 1s}\n",
-			"testdata/s.yaml:6:15: cases.a.script[0].send: every and count go together: count frames, one every every"},
+			"testdata/s.yaml:6:49: cases.a.script[0].send.every: every is the interval between the frames of a count: give count too, how many frames to send"},
+		{"bench: ../benches/virtual.yaml\ncases:\n  a:\n    profile: bottleneck\n    script:\n      - send: {endpoint: plant, line: x, count: 3}\n",
+			"testdata/s.yaml:6:49: cases.a.script[0].send.count: 3 frames need every, the interval between them"},
+		{"bench: ../benches/virtual.yaml\nduration: 2s\ncases:\n  a:\n    profile: bottleneck\n    script:\n      - send: {endpoint: plant, line: x, at: 5s}\n",
+			"testdata/s.yaml:7:46: cases.a.script[0].send.at: 5s is at or past the end of the run, at 2s: nothing would be sent"},
+		{"bench: ../benches/virtual.yaml\ncases:\n  a:\n    profile: bottleneck\n    duration: 2s\n    script:\n      - send: {endpoint: plant, line: x, at: 1s, every: 100ms, count: 10}\n      - send: {endpoint: plant, line: x, at: 1s, every: 100ms, count: 11}\n",
+			"testdata/s.yaml:8:71: cases.a.script[1].send.count: the last of 11 frames, one every 100ms from 1s, would be sent at 2s, at or past the end of the run, at 2s"},
+		{"bench: ../benches/virtual.yaml\ncases:\n  a:\n    profile: bottleneck\n    script:\n      - send: {endpoint: plant, line: x, at: 30s}\n",
+			"testdata/s.yaml:6:46: cases.a.script[0].send.at: 30s is at or past the end of the run, at 30s: nothing would be sent"},
+		{"bench: ../benches/virtual.yaml\ncases:\n  a:\n    profile: bottleneck\n    script:\n      - expect: {endpoint: plant, line: x, pattern: x, within: 1s}\n",
+			"testdata/s.yaml:6:17: cases.a.script[0].expect: give one of line, pattern or bytes, not several"},
+		{"cases:\n  a: {profile: bottleneck, set: {duration: 5s}}\n",
+			"testdata/s.yaml:2:34: cases.a.set.duration: a set may not change how long the run lasts: give the case duration: 5s (a case runs for its duration:, else the suite's, else its profile's)"},
+		{"cases:\n  a: {profile: bottleneck, set: {seed: 9}}\n",
+			"testdata/s.yaml:2:34: cases.a.set.seed: a set may not change the seed: give the case seed: 9 (or matrix.seeds)"},
+		{"cases:\n  a: {profile: bottleneck, matrix: {set: [{duration: 5s}, {seed: 2}]}}\n",
+			"testdata/s.yaml:2:44: cases.a.matrix.set[0].duration: a set may not change how long the run lasts, and a matrix does not vary it: give each duration a case of its own, with duration: 5s (a case runs for its duration:, else the suite's, else its profile's)\ntestdata/s.yaml:2:60: cases.a.matrix.set[1].seed: a set may not change the seed: give matrix.seeds: [2]"},
+		{"cases:\n  a: {profile: bottleneck, matrix: {set: [{}, {hops.core-up.rate: 2Mbit}, {}]}}\n",
+			"testdata/s.yaml:2:75: cases.a.matrix.set[2]: the same set as matrix.set[0]"},
+		{"cases:\n  a:\n    matrix: {profiles: [bottleneck, lte, wifi-bursty], set: [{hops.up.rate: 2Mbit}]}\n",
+			"testdata/s.yaml:3:68: hops.up: the profile has no \"up\" in hops (with profiles bottleneck, lte)"},
+		{"cases:\n  a:\n    matrix: {profiles: [bottleneck, lte], set: [{hops.core-up.rate: 2Mbit}]}\n",
+			"testdata/s.yaml:3:55: hops.core-up: the profile has no \"core-up\" in hops (with profile lte)"},
 		{"bench: ../benches/virtual.yaml\ncases:\n  a:\n    profile: bottleneck\n    script:\n      - send: {endpoint: plant, line: x, every: 0s, count: 0}\n",
-			"testdata/s.yaml:6:49: cases.a.script[0].send.every: must be positive\ntestdata/s.yaml:6:60: cases.a.script[0].send.count: must be at least 1"},
+			"testdata/s.yaml:6:49: cases.a.script[0].send.every: must be positive\ntestdata/s.yaml:6:60: cases.a.script[0].send.count: 0 frames: nothing would be sent; give at least 1 (the default), or leave the step out"},
 		{"bench: ../benches/virtual.yaml\ncases:\n  a:\n    profile: bottleneck\n    script:\n      - expect: {endpoint: plant, line: x}\n",
 			"testdata/s.yaml:6:17: cases.a.script[0].expect: missing within: want a duration (e.g. 1.5ms, 2s)"},
 		{"bench: ../benches/virtual.yaml\ncases:\n  a:\n    profile: bottleneck\n    script:\n      - expect: {endpoint: plant, within: 1s}\n",
@@ -133,11 +157,18 @@ cases:
   grid:
     clock: real
     duration: 1s
-    set: {duration: 25s}
+    set: {description: the grid}
     matrix:
       profiles: [bottleneck, teleop-table1]
       seeds: [1, 2]
-      set: [{flows.m2s.trace: false}, {duration: 30s}]
+      set: [{flows.m2s.trace: false}, {description: another}]
+  sets:
+    profile: bottleneck
+    matrix: {set: [{}, {hops.core-up.rate: 2Mbit}]}
+  quiet:
+    profile: bottleneck
+    script:
+      - send: {endpoint: controller, line: x, count: 1}
 `
 	s, err := ParseSuite("testdata/points.yaml", []byte(src))
 	if err != nil {
@@ -149,9 +180,10 @@ cases:
 	}
 	want := []string{"plain",
 		"grid[bottleneck,seed=1,flows.m2s.trace=false]", "grid[bottleneck,seed=2,flows.m2s.trace=false]",
-		"grid[bottleneck,seed=1,duration=30s]", "grid[bottleneck,seed=2,duration=30s]",
+		"grid[bottleneck,seed=1,description=another]", "grid[bottleneck,seed=2,description=another]",
 		"grid[teleop-table1,seed=1,flows.m2s.trace=false]", "grid[teleop-table1,seed=2,flows.m2s.trace=false]",
-		"grid[teleop-table1,seed=1,duration=30s]", "grid[teleop-table1,seed=2,duration=30s]"}
+		"grid[teleop-table1,seed=1,description=another]", "grid[teleop-table1,seed=2,description=another]",
+		"sets", "sets[hops.core-up.rate=2Mbit]", "quiet"}
 	if strings.Join(ids, " ") != strings.Join(want, " ") {
 		t.Fatalf("points %v\nwant %v", ids, want)
 	}
@@ -170,11 +202,20 @@ cases:
 	if !g.Real || g.Duration.Seconds() != 1 || *g.Seed != 1 || g.Profile.Name != "bottleneck" {
 		t.Errorf("grid[0]: %+v", g)
 	}
-	if d := g.Profile.Duration.String(); d != "25s" || g.Profile.Traced(0) {
-		t.Errorf("grid[0]'s profile lasts %s, traces m2s %v; want the case's 25s and its point's trace: false", d, g.Profile.Traced(0))
+	if d := g.Profile.Description; d != "the grid" || g.Profile.Traced(0) {
+		t.Errorf("grid[0]'s profile is %q, traces m2s %v; want the case's description and its point's trace: false", d, g.Profile.Traced(0))
 	}
-	if d := s.Points[3].Profile.Duration.String(); d != "30s" || !s.Points[3].Profile.Traced(0) {
-		t.Errorf("grid[2]'s profile lasts %s, want its set's 30s", d)
+	if d := s.Points[3].Profile.Description; d != "another" || !s.Points[3].Profile.Traced(0) {
+		t.Errorf("grid[2]'s profile is %q, want its set's description", d)
+	}
+	// A case in virtual time with neither a script nor a model has
+	// nothing to do on the suite's bench: it runs without it. With a
+	// script (of one frame: count 1 alone), it plays the bench.
+	if b := s.Points[9].Bench; s.Points[9].ID != "sets" || b != nil {
+		t.Errorf("%s runs on bench %v, want none", s.Points[9].ID, b)
+	}
+	if q := s.Points[11]; q.Bench == nil || strings.Join(q.Played, ",") != "controller" {
+		t.Errorf("quiet: bench %v, plays %v", q.Bench, q.Played)
 	}
 	// Points of a profile and set share the loaded profile.
 	if s.Points[1].Profile != s.Points[2].Profile || s.Points[1].Profile == s.Points[3].Profile {
@@ -249,6 +290,10 @@ var malformedSuites = []string{
 	"bench: ../benches/virtual.yaml\ncases:\n  a:\n    profile: bottleneck\n    script:\n      - wait: 1s\n",
 	"bench: ../suites/benches/quarter-car-cp2.yaml\ncases:\n  a:\n    profile: internet-hil\n    script:\n      - send: {endpoint: car, line: x}\n",
 	"bench: ../benches/virtual.yaml\ncases:\n  a:\n    profile: bottleneck\n    script:\n      - send: {endpoint: plant, line: x, at: -1s}\n",
+	"cases:\n  a: {profile: bottleneck, set: {duration: 5s}}\n",
+	"cases:\n  a: {profile: bottleneck, matrix: {set: [{}, {hops.core-up.rate: 2Mbit}, {}]}}\n",
+	"cases:\n  a:\n    matrix: {profiles: [bottleneck, lte], set: [{hops.core-up.rate: 2Mbit}]}\n",
+	"bench: ../benches/virtual.yaml\nduration: 2s\ncases:\n  a:\n    profile: bottleneck\n    script:\n      - send: {endpoint: plant, line: x, at: 1s, every: 0.5s, count: 3}\n",
 }
 
 // TestSuiteReference keeps the key reference in suites/README.md equal
