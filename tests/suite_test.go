@@ -244,7 +244,10 @@ func TestSuiteInputErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"test", bad}, "hilrig: " + bad + ":3:14: cases.a.profile: cannot find \"bottlenek\": no such file next to the suite, and no shipped profile by that name\n"},
+		// Every problem at once: the profile's, and the expectation of
+		// the case that did not load.
+		{[]string{"test", bad}, "hilrig: " + bad + ":3:14: cases.a.profile: cannot find \"bottlenek\": no such file next to the suite, and no shipped profile by that name; did you mean bottleneck?\n" +
+			"hilrig: " + bad + ":4:29: cases.a.expect[0]: write == to compare\n"},
 		{[]string{"test", suite, "--shard", "4/3"}, "hilrig: --shard \"4/3\": i must be from 1 to 3\n"},
 		{[]string{"test", filepath.Join(dir, "none.yaml")}, "no such file or directory"},
 		{[]string{"test", suite, "--junit", filepath.Join(dir, "no", "such", "dir", "j.xml")}, "no such file or directory"},

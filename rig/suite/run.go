@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,8 +22,9 @@ import (
 // Options control how a suite runs.
 type Options struct {
 	// Dir, when set, keeps each case's outputs in a directory of its own
-	// under it (Case.Dir): summary.json, trace.csv, signals.csv, queues.csv and the
-	// verdict, from which the report is made.
+	// under it (Case.Dir): summary.json, trace.csv, queues.csv, the
+	// verdict and, when the case has models, signals.csv; the report is
+	// made from them.
 	Dir string
 	// Real time only: the executor's SCHED_FIFO priority (0: leave the
 	// scheduling alone) and how long it spins before a deadline (0: the
@@ -70,10 +73,14 @@ func (r *Result) Passed() bool {
 	return true
 }
 
-// Failures are the lines that say why the case failed.
+// Failures are the lines that say why the case failed: first, that the
+// run did not start or failed, and why.
 func (r *Result) Failures() []string {
 	var out []string
-	if r.Err != nil {
+	switch {
+	case r.Err != nil && !r.Started:
+		out = append(out, "the run did not start: "+r.Err.Error())
+	case r.Err != nil:
 		out = append(out, "the run failed: "+r.Err.Error())
 	}
 	for _, e := range expect.Failed(r.Expect) {
@@ -90,6 +97,16 @@ func (r *Result) Failures() []string {
 // Run runs the cases one after the other and returns their results, in
 // order. It stops early, leaving later cases out, when ctx is done.
 func Run(ctx context.Context, cases []*Case, opt Options) []*Result {
+	if opt.Dir != "" && opt.Log != nil {
+		if stale := Stale(opt.Dir, cases); len(stale) > 0 {
+			const most = 8
+			list := strings.Join(stale[:min(len(stale), most)], ", ")
+			if len(stale) > most {
+				list += fmt.Sprintf(", … (%d in all)", len(stale))
+			}
+			fmt.Fprintf(opt.Log, "hilrig: %s holds case directories that are not this run's, left as they are: %s (its index.html is this run's; hilrig report %s would show them too)\n", opt.Dir, list, opt.Dir)
+		}
+	}
 	var out []*Result
 	for _, c := range cases {
 		if ctx.Err() != nil {
@@ -111,15 +128,55 @@ func Run(ctx context.Context, cases []*Case, opt Options) []*Result {
 	return out
 }
 
+// Stale lists the case directories in dir (those with a verdict) that are
+// not those of cases: an earlier run's, kept in the same directory.
+func Stale(dir string, cases []*Case) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	mine := map[string]bool{}
+	for _, c := range cases {
+		mine[c.Dir()] = true
+	}
+	var out []string
+	for _, e := range entries {
+		if !e.IsDir() || mine[e.Name()] {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), report.VerdictFile)); err == nil {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
 // RunCase runs one case.
 func RunCase(ctx context.Context, c *Case, opt Options) *Result {
 	r := &Result{Case: c}
 	began := time.Now()
-	defer func() { r.Elapsed = time.Since(began) }()
 	mode := rig.Virtual
 	if c.Real {
 		mode = rig.RealTime
 	}
+	defer func() {
+		r.Elapsed = time.Since(began)
+		// A run that did not start has a summary that says so, and
+		// nothing else: no expectation was measured, no step ran.
+		if !r.Started {
+			r.Summary = record.Summary{Profile: c.Profile.Name, Clock: mode.String(), Stopped: "did not start"}
+			if c.Bench != nil {
+				r.Summary.Bench = c.Bench.Name
+			}
+			r.Expect, r.Script = nil, nil
+		}
+		if r.Dir == "" {
+			return
+		}
+		if err := r.save(); err != nil && r.Err == nil {
+			r.Err = err
+		}
+	}()
 	sig := &expect.Signals{}
 	ropt := rig.Options{Duration: c.Duration, Seed: c.Seed, Priority: opt.Priority, Spin: opt.Spin, Log: opt.Log, Signals: sig}
 	var files []*bufferedFile
@@ -129,22 +186,21 @@ func RunCase(ctx context.Context, c *Case, opt Options) *Result {
 			r.Dir = ""
 			return r
 		}
-		defer func() {
-			r.Elapsed = time.Since(began)
-			if r.Summary.Clock == "" { // it did not start
-				r.Summary = record.Summary{Profile: c.Profile.Name, Clock: mode.String(), Stopped: "did not start"}
-				if c.Bench != nil {
-					r.Summary.Bench = c.Bench.Name
-				}
-			}
-			if err := r.save(); err != nil && r.Err == nil {
-				r.Err = err
-			}
-		}()
-		for _, f := range []struct {
+		type output struct {
 			name string
 			into *io.Writer
-		}{{TraceFile, &ropt.Trace}, {SignalsFile, &ropt.Signals}, {QueuesFile, &ropt.Queues}} {
+		}
+		outputs := []output{{TraceFile, &ropt.Trace}, {QueuesFile, &ropt.Queues}}
+		// Signals are recorded by models: a case without one has none
+		// (and the file an earlier run of the case left goes, as the
+		// others are overwritten).
+		if c.Bench != nil && len(c.Bench.Models) > 0 {
+			outputs = append(outputs, output{SignalsFile, &ropt.Signals})
+		} else if err := os.Remove(filepath.Join(r.Dir, SignalsFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			r.Err = err
+			return r
+		}
+		for _, f := range outputs {
 			bf, err := createBuffered(filepath.Join(r.Dir, f.name))
 			if err != nil {
 				r.Err = err
@@ -154,7 +210,9 @@ func RunCase(ctx context.Context, c *Case, opt Options) *Result {
 			files = append(files, bf)
 			*f.into = bf
 		}
-		ropt.Signals = io.MultiWriter(ropt.Signals, sig)
+		if ropt.Signals != sig {
+			ropt.Signals = io.MultiWriter(ropt.Signals, sig)
+		}
 	}
 	var script *Script
 	if len(c.Script) > 0 {

@@ -53,9 +53,12 @@ func Load(path string) (*Suite, error) {
 // it names.
 func Parse(source string, data []byte) (*Suite, error) {
 	ls, err := profiles.ParseSuite(source, data)
-	if err != nil {
+	var errs profiles.ErrorList
+	if err != nil && (ls == nil || !errors.As(err, &errs)) {
 		return nil, err
 	}
+	// The suite's problems and its expectations' come together: the
+	// expectations of what loaded are checked whatever else is wrong.
 	s := &Suite{LoadedSuite: ls}
 	// A problem may be in every point an expectation applies to, or only
 	// in those whose profile lacks a name: the message says which, then.
@@ -67,43 +70,88 @@ func Parse(source string, data []byte) (*Suite, error) {
 	var problems []*problem
 	found := map[string]*problem{}
 	applies := map[profiles.Pos]int{} // an expectation: how many points it applies to
+	check := func(e profiles.Expectation, names *expect.Names, point string) *expect.Expectation {
+		x, err := expect.Parse(e.Text, names)
+		if err == nil {
+			return x
+		}
+		var bad *expect.Error
+		if !errors.As(err, &bad) {
+			bad = &expect.Error{Text: e.Text, Col: 1, Msg: err.Error()}
+		}
+		pe := &profiles.Error{Pos: e.At(bad.Col), Path: e.Path, Msg: bad.Msg}
+		key := pe.Error()
+		if found[key] == nil {
+			found[key] = &problem{err: pe, at: e.Pos}
+			problems = append(problems, found[key])
+		}
+		if point != "" {
+			found[key].points = append(found[key].points, point)
+		}
+		return nil
+	}
 	for i, pt := range ls.Points {
 		names := expect.NamesOf(pt.Profile, pt.Bench)
+		names.Clock = expect.Virtual
+		if pt.Real {
+			names.Clock = expect.Real
+		}
 		c := &Case{SuitePoint: pt, Index: i}
 		for _, e := range pt.Expect {
 			applies[e.Pos]++
-			x, err := expect.Parse(e.Text, names)
-			var bad *expect.Error
-			if errors.As(err, &bad) {
-				pe := &profiles.Error{Pos: e.At(bad.Col), Path: e.Path, Msg: bad.Msg}
-				key := pe.Error()
-				if found[key] == nil {
-					found[key] = &problem{err: pe, at: e.Pos}
-					problems = append(problems, found[key])
-				}
-				found[key].points = append(found[key].points, pt.ID)
-				continue
-			} else if err != nil {
-				return nil, err
+			if x := check(e, names, pt.ID); x != nil {
+				c.Expect = append(c.Expect, x)
 			}
-			c.Expect = append(c.Expect, x)
 		}
 		s.Cases = append(s.Cases, c)
 	}
-	if len(problems) == 0 {
+	// The expectations of a case that did not load are checked without
+	// its names: their syntax, their units, their clock.
+	clockOf := func(c *profiles.SuiteCase) string {
+		switch {
+		case c != nil && c.Clock != nil:
+			return string(*c.Clock)
+		case ls.Clock != nil:
+			return string(*ls.Clock)
+		}
+		return expect.Virtual
+	}
+	for _, e := range ls.Expect {
+		if applies[e.Pos] == 0 {
+			check(e, &expect.Names{}, "")
+		}
+	}
+	for i := range ls.Cases.Names {
+		c := ls.Cases.Values[i]
+		for _, e := range c.Expect {
+			if applies[e.Pos] == 0 {
+				check(e, &expect.Names{Clock: clockOf(c)}, "")
+			}
+		}
+	}
+	if len(problems) == 0 && errs == nil {
 		return s, nil
 	}
-	var errs profiles.ErrorList
 	for _, p := range problems {
-		if len(p.points) < applies[p.at] {
+		if len(p.points) > 0 && len(p.points) < applies[p.at] {
 			p.err.Msg += " (in " + strings.Join(p.points, ", ") + ")"
 		}
 		errs = append(errs, p.err)
 	}
+	// The suite's own problems first, in its order, then those in the
+	// files it names.
 	slices.SortStableFunc(errs, func(a, b *profiles.Error) int {
-		return cmp.Or(cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Col, b.Pos.Col))
+		return cmp.Or(cmp.Compare(btoi(a.Pos.File != source), btoi(b.Pos.File != source)), cmp.Compare(a.Pos.File, b.Pos.File),
+			cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Col, b.Pos.Col))
 	})
 	return nil, errs
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Dir is the case's directory in a report: its number in the suite and

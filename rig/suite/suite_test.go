@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -100,13 +101,6 @@ func TestShard(t *testing.T) {
 	}
 }
 
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // TestExpectationErrors: an expectation the language refuses is reported
 // at its line and column in the suite; one that fails only for some points
 // of a matrix says which.
@@ -123,12 +117,58 @@ func TestExpectationErrors(t *testing.T) {
 				"testdata/s.yaml:6:16: cases.a.expect[1]: models has no \"car\" (it has none)"},
 		{"cases:\n  a:\n    profile: internet-hil\n    bench: ../../../profiles/suites/benches/quarter-car-cp2.yaml\n    expect: [models.car.deflection.eror_pct < 1, 'models.car.deflexion.max < 1']\n",
 			"testdata/s.yaml:5:36: cases.a.expect[0]: models.car.deflection has no \"eror_pct\"; did you mean error_pct? (it has min, max, mean, rms, peak, final, max_error, rms_error, error_pct)\n" +
-				"testdata/s.yaml:5:62: cases.a.expect[1]: models.car has no \"deflexion\"; did you mean deflection? (it has endpoint, model, cut, solver, exchange, step, exchanges, frames_out, frames_in, bad_frames, unconverged_steps, hardware, …)"},
+				"testdata/s.yaml:5:62: cases.a.expect[1]: models.car has no \"deflexion\"; did you mean deflection? (it has v0, v1, Fs, deflection, v2, Fseat, v3, endpoint, model, cut, solver, exchange, …)"},
+		{"cases:\n  a: {profile: bottleneck, expect: [timing.wake_lateness.p99 < 1ms]}\n",
+			"testdata/s.yaml:2:37: cases.a.expect[0]: timing is measured in real time only: the summary of a run in virtual time has none"},
+		{"cases:\n  a: {profile: bottleneck, expect: [clock == vritual, stopped == duraton]}\n",
+			"testdata/s.yaml:2:46: cases.a.expect[0]: \"vritual\" is not a clock (want virtual, real); did you mean virtual?\n" +
+				"testdata/s.yaml:2:66: cases.a.expect[1]: \"duraton\" is not how a run stops (want duration, interrupted, \"did not start\", \"failed: WHY\"); did you mean duration?"},
 	} {
 		_, err := Parse("testdata/s.yaml", []byte(tc.src))
 		if fmt.Sprint(err) != tc.want {
 			t.Errorf("%q:\n got %v\nwant %s", tc.src, err, tc.want)
 		}
+	}
+}
+
+// TestEveryProblemAtOnce: a suite with one of each mistake gets all of
+// them in one go, in the order of the file: the keys that do not decode,
+// the cases whose profile, set, bench or script is wrong (a case's other
+// keys checked after its first problem), and the expectations, those of a
+// case that did not load included.
+func TestEveryProblemAtOnce(t *testing.T) {
+	src := "name: all\ndurration: 2s\nduration: 0s\ncases:\n" +
+		"  a:\n    profile: bottlenek\n    expect: [\"flows.m2s.delay.p95 < 60\"]\n" +
+		"  b:\n    profile: bottleneck\n    set: {hops.core-up.rate: fast, duration: 5s}\n" +
+		"  c:\n    profile: bottleneck\n    bench: ../../../profiles/benches/virtual.yaml\n    script:\n      - send: {endpoint: plnt, line: x}\n      - send: {endpoint: plant, line: x, every: oops, count: 2}\n" +
+		"  d:\n    profile: bottleneck\n    matrix: {profiles: [lte, wifi-bursy]}\n" +
+		"  e:\n    profile: bottleneck\n    bench: nosuch.yaml\n" +
+		"  f:\n    profile: bottleneck\n    bench: ../../../profiles/benches/virtual.yaml\n" +
+		"  g:\n    profile: bottleneck\n    expect: [\"timing.release_lateness.p99 < 300us\", \"flows.m2s.loss_rate < 5\", x =< 60ms]\n" +
+		"  h:\n    profile: lte\n    clock: real\n"
+	want := `testdata/s.yaml:2:1: durration: unknown key; did you mean duration? (want name, description, bench, clock, duration, expect, cases)
+testdata/s.yaml:3:11: duration: must be positive
+testdata/s.yaml:6:14: cases.a.profile: cannot find "bottlenek": no such file next to the suite, and no shipped profile by that name; did you mean bottleneck?
+testdata/s.yaml:7:37: cases.a.expect[0]: "60" needs a unit: the value is a time (e.g. 60ms, 2s, 300us)
+testdata/s.yaml:10:30: hops.core-up.rate: "fast" is not a rate (want e.g. 4Mbit, 512kbit)
+testdata/s.yaml:10:36: cases.b.set.duration: a set may not change how long the run lasts: give the case duration: 5s (a case runs for its duration:, else the suite's, else its profile's)
+testdata/s.yaml:15:26: cases.c.script[0].send.endpoint: bench virtual has no endpoint "plnt"; did you mean plant?
+testdata/s.yaml:16:49: cases.c.script[1].send.every: "oops" is not a duration (want e.g. 1.5ms, 2s, 250us)
+testdata/s.yaml:18:14: cases.d.profile: give profile or matrix.profiles, not both
+testdata/s.yaml:19:30: cases.d.matrix.profiles[1]: cannot find "wifi-bursy": no such file next to the suite, and no shipped profile by that name; did you mean wifi-bursty?
+testdata/s.yaml:22:12: cases.e.bench: open testdata/nosuch.yaml: no such file or directory
+testdata/s.yaml:25:12: cases.f.bench: in virtual time a bench matters only for its models and the endpoints a script plays: bench virtual has no model, and the case no script
+testdata/s.yaml:28:15: cases.g.expect[0]: timing is measured in real time only: the summary of a run in virtual time has none
+testdata/s.yaml:28:76: cases.g.expect[1]: "5" is out of range: flows.m2s.loss_rate is a fraction, from 0 to 1 (or 0% to 100%); did you mean 5%?
+testdata/s.yaml:28:82: cases.g.expect[2]: write <= to compare
+testdata/s.yaml:30:5: cases.h: a real-time case needs a bench: give bench here or in the suite`
+	s, err := Parse("testdata/s.yaml", []byte(src))
+	var list profiles.ErrorList
+	if s != nil || !errors.As(err, &list) {
+		t.Fatalf("Parse: %v, %T %v", s, err, err)
+	}
+	if err.Error() != want {
+		t.Errorf("got\n%v\nwant\n%s", err, want)
 	}
 }
 
@@ -270,5 +310,96 @@ cases:
 	}
 	if ts.Cases[1].Failure != nil || ts.Cases[1].Name != "fine" {
 		t.Errorf("second case: %+v", ts.Cases[1])
+	}
+}
+
+// TestNotStarted: a real-time case whose device cannot be opened says
+// first, and only, that the run did not start and why; its summary says
+// so too (with or without a report directory), and its script and
+// expectations, which measured nothing, are left out.
+func TestNotStarted(t *testing.T) {
+	dir := t.TempDir()
+	bench := filepath.Join(dir, "bench.yaml")
+	if err := os.WriteFile(bench, []byte(`name: unplugged
+endpoints:
+  controller: {serial: {device: `+filepath.Join(dir, "no-such-tty")+`, baud: 115200, framing: line}}
+  plant: {pty: {link: `+filepath.Join(dir, "plant")+`, framing: line}}
+bind:
+  to-plant: {from: controller, to: plant}
+  to-controller: {from: plant, to: controller}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := "bench: bench.yaml\nclock: real\nduration: 0.5s\ncases:\n  a:\n    profile: bottleneck\n" +
+		"    script:\n      - send: {endpoint: plant, line: HI}\n    expect: [flows.m2s.lost == 0]\n"
+	s, err := Parse(filepath.Join(dir, "s.yaml"), []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, reportDir := range []string{"", filepath.Join(dir, "report")} {
+		r := RunCase(context.Background(), s.Cases[0], Options{Dir: reportDir})
+		f := r.Failures()
+		if r.Started || len(f) != 1 || !strings.HasPrefix(f[0], "the run did not start: controller: ") || !strings.Contains(f[0], "no-such-tty") {
+			t.Errorf("dir %q: started %v, failures %q", reportDir, r.Started, f)
+		}
+		if r.Summary.Stopped != "did not start" || r.Summary.Profile != "bottleneck" || r.Summary.Bench != "unplugged" || r.Script != nil || r.Expect != nil {
+			t.Errorf("dir %q: summary %+v, script %v, expect %v", reportDir, r.Summary, r.Script, r.Expect)
+		}
+		var b bytes.Buffer
+		if err := WriteJUnit(&b, s, []*Result{r}, JUnitOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if out := b.String(); !strings.Contains(out, "stopped: did not start\n") || !strings.Contains(out, `<error message="the run did not start: controller: `) || strings.Contains(out, "send line") {
+			t.Errorf("dir %q: JUnit:\n%s", reportDir, out)
+		}
+	}
+}
+
+// TestReportDirReused: a report directory used before keeps the case
+// directories of the earlier run (they are the user's), and the run says
+// which in one line; a case without a model leaves no signals file, and
+// removes the one its earlier run left.
+func TestReportDirReused(t *testing.T) {
+	dir := t.TempDir()
+	first, err := Parse("testdata/first.yaml", []byte("duration: 1s\ncases:\n  a: {profile: bottleneck}\n  b: {profile: lte}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	Run(context.Background(), first.Cases, Options{Dir: dir, Log: &log})
+	if log.Len() != 0 {
+		t.Errorf("a new directory: %s", log.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "001-a", SignalsFile)); err == nil {
+		t.Error("a case without a model wrote a signals file")
+	}
+	stale := filepath.Join(dir, "001-c", SignalsFile)
+	os.Mkdir(filepath.Dir(stale), 0o755)
+	os.WriteFile(stale, []byte("t,x.y\n0,1\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644)
+	second, err := Parse("testdata/second.yaml", []byte("duration: 1s\ncases:\n  c: {profile: bottleneck}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := Run(context.Background(), second.Cases, Options{Dir: dir, Log: &log})
+	want := "hilrig: " + dir + " holds case directories that are not this run's, left as they are: 001-a, 002-b (its index.html is this run's; hilrig report " + dir + " would show them too)\n"
+	if log.String() != want {
+		t.Errorf("log:\n%s\nwant\n%s", log.String(), want)
+	}
+	for _, f := range []string{"001-a/" + report.VerdictFile, "002-b/" + report.VerdictFile, "notes.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	if _, err := os.Stat(stale); err == nil {
+		t.Error("the case's earlier signals file is still there")
+	}
+	if _, err := WriteReport(dir, second, results, ""); err != nil {
+		t.Fatal(err)
+	}
+	// The page is this run's: one run, case c (the earlier b ran lte).
+	page, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	if err != nil || strings.Contains(string(page), "run-2") || strings.Contains(string(page), "lte") {
+		t.Errorf("the report shows an earlier run's case (%v)", err)
 	}
 }
