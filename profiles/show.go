@@ -36,8 +36,9 @@ func (l *Loaded) AsWritten() []byte {
 // unwritten prepares the tree of the profile at source for AsWritten and
 // lists the values of p that were not written (no position recorded for
 // their path) but run with a default: the name, the seed, and what
-// resolveDefaults filled in. A delay file named by a base elsewhere is
-// renamed as seen from source, so that the rendering reads the same file.
+// resolveDefaults filled in. A file named by a base elsewhere or by a --set
+// (relative to the working directory) is renamed as seen from source, so
+// that the rendering reads the same file.
 func (d *decoder) unwritten(root *yaml.Node, p *Profile, source string) []string {
 	r := renderer{source: source}
 	var defaults []string
@@ -71,9 +72,13 @@ func (d *decoder) unwritten(root *yaml.Node, p *Profile, source string) []string
 			}
 			return
 		}
-		if j, ok := v.Addr().Interface().(*Jitter); ok && j.File != nil && j.readFrom != "" {
-			if n := nodeAt(root, join(path, "file")); n != nil && d.files[n] != source {
-				n.Value = r.relative(j.readFrom)
+		if f, ok := v.Addr().Interface().(fileValued); ok && f.fileRead() != "" {
+			n := nodeAt(root, join(path, "file"))
+			if n == nil {
+				n = nodeAt(root, path) // the short form, trace: FILE
+			}
+			if n != nil && n.Kind == yaml.ScalarNode && d.files[n] != source {
+				n.Value = r.relative(f.fileRead())
 			}
 		}
 		for _, f := range fieldsOf(v.Type()) {
@@ -152,6 +157,12 @@ func (r renderer) node(v reflect.Value, depth int) *yaml.Node {
 			j := *x
 			j.File = ptr(r.relative(x.readFrom))
 			v = reflect.ValueOf(&j).Elem()
+		}
+	case *TraceRef:
+		if x.readFrom != "" {
+			t := *x
+			t.File = r.relative(x.readFrom)
+			v = reflect.ValueOf(&t).Elem()
 		}
 	case *Period:
 		if x.Dist == "constant" {
@@ -239,11 +250,35 @@ func (r renderer) relative(file string) string {
 		}
 		return file
 	}
-	if rel, err := filepath.Rel(filepath.Dir(r.source), file); err == nil {
+	dir := filepath.Dir(r.source)
+	if filepath.IsAbs(dir) != filepath.IsAbs(file) {
+		// One is relative to the working directory: compare them whole.
+		absDir, err1 := filepath.Abs(dir)
+		absFile, err2 := filepath.Abs(file)
+		if err1 != nil || err2 != nil {
+			return file
+		}
+		dir, file = absDir, absFile
+	}
+	if rel, err := filepath.Rel(dir, file); err == nil {
 		return rel
 	}
 	return file
 }
+
+// fileValued is a schema struct that names a file, read relative to the
+// profile (or, from a --set, to the working directory): an empirical
+// jitter's delays, a recorded series. fileRead is the file read, or "".
+type fileValued interface{ fileRead() string }
+
+func (j *Jitter) fileRead() string {
+	if j.File == nil {
+		return ""
+	}
+	return j.readFrom
+}
+
+func (r *TraceRef) fileRead() string { return r.readFrom }
 
 // oneLine are the schema structs written on one line, as in the shipped
 // profiles.

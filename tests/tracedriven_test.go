@@ -1,8 +1,10 @@
 package tests
 
 import (
+	"bytes"
 	"cmp"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -119,6 +121,63 @@ hops:
 		if _, err := os.Stat(filepath.Join(dir, "bad-trace.csv")); err == nil {
 			t.Errorf("%s: sim refused the profile but wrote a trace", tc.hop)
 		}
+	}
+}
+
+// TestShowRebasesFiles: hilrig show names every file a profile reads (a
+// recorded delay or loss series, short or long form, an empirical jitter's
+// delays, in a hop or a schedule entry) as seen from the profile shown,
+// whether a base in another directory named it or a --set (relative to
+// the working directory): what it prints, saved next to the profile and
+// run from another directory, gives the same trace, byte for byte (issue
+// 16, item 2: a --set trace was shown as my/my/s3.txt).
+func TestShowRebasesFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("base/series.txt", "5ms\n7ms\n6ms\n")
+	write("base/losses.txt", "0\n0\n1\n0\n")
+	write("base/jitter.txt", "1ms\n2ms\n")
+	write("lab/my/s3.txt", "2ms\n9ms\n")
+	write("base/b.yaml", `duration: 2s
+hops:
+  l: {delay: {trace: series.txt}, loss: {trace: {file: losses.txt}}, jitter: {dist: empirical, file: jitter.txt}}
+  b: {delay: 1ms}
+flows:
+  f: {route: [l, b], traffic: {cbr: {interval: 10ms, size: 100B}}}
+schedule:
+  - {at: 1s, for: 500ms, hop: b, delay: {trace: series.txt}}
+`)
+	write("lab/v.yaml", "extends: ../base/b.yaml\nseed: 3\n")
+	run := func(in string, args ...string) result {
+		t.Helper()
+		cmd := exec.Command(hilrig, args...)
+		cmd.Dir = filepath.Join(dir, in)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%v in %s: %v\n%s", args, in, err, errOut.String())
+		}
+		return result{out.String(), errOut.String(), 0}
+	}
+	set := []string{"--set", "hops.b.delay={trace: my/s3.txt}", "--set", "schedule[0].jitter={dist: empirical, file: my/s3.txt}"}
+	shown := run("lab", append([]string{"show", "v.yaml"}, set...)...).stdout
+	for _, want := range []string{"{trace: ../base/series.txt}", "{file: ../base/losses.txt}", "file: ../base/jitter.txt", "b: {delay: {trace: my/s3.txt}}", "file: my/s3.txt}"} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("show lacks %q:\n%s", want, shown)
+		}
+	}
+	write("lab/shown.yaml", shown)
+	run("lab", append([]string{"sim", "v.yaml", "--trace", filepath.Join(dir, "want.csv")}, set...)...)
+	run("base", "sim", filepath.Join(dir, "lab/shown.yaml"), "--trace", filepath.Join(dir, "got.csv"))
+	want, _ := os.ReadFile(filepath.Join(dir, "want.csv"))
+	got, _ := os.ReadFile(filepath.Join(dir, "got.csv"))
+	if len(want) < 1000 || !bytes.Equal(got, want) {
+		t.Errorf("what show printed runs differently: %d bytes of trace, %d wanted", len(got), len(want))
 	}
 }
 
