@@ -197,11 +197,21 @@ func (d *decoder) resolveExtends(root *yaml.Node, source string, chain []string)
 	}
 	data, baseSource, err := readProfileRef(refNode.Value, source)
 	if err != nil {
-		return nil, fail("%v", err)
+		hint := ""
+		if ref := refNode.Value; !strings.ContainsAny(ref, `/\`) && filepath.Ext(ref) == "" {
+			hint = didYouMean(ref, Shipped()) // a shipped profile's name, mistyped
+		}
+		return nil, fail("%v%s", err, hint)
 	}
-	for _, seen := range chain {
-		if seen == baseSource {
-			return nil, fail("extends loops: %s → %s", strings.Join(chain, " → "), baseSource)
+	for i, seen := range chain {
+		if sameProfile(seen, baseSource) {
+			// From the profile that starts the loop, each file once, then
+			// the one it comes back to.
+			var names []string
+			for _, c := range append(chain[i:], baseSource) {
+				names = append(names, displayName(c))
+			}
+			return nil, fail("extends loops: %s", strings.Join(names, " → "))
 		}
 	}
 	if len(chain) >= maxExtends {
@@ -233,6 +243,34 @@ func (d *decoder) resolveExtends(root *yaml.Node, source string, chain []string)
 	}
 	merged.HeadComment = joinComments(header, "# extends "+refNode.Value+":", merged.HeadComment)
 	return merged, nil
+}
+
+// sameProfile reports whether two sources (a path as given, a path made
+// absolute, shipped:NAME) are the same profile.
+func sameProfile(a, b string) bool {
+	if a == b {
+		return true
+	}
+	if strings.HasPrefix(a, "shipped:") || strings.HasPrefix(b, "shipped:") {
+		return false
+	}
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && absA == absB
+}
+
+// displayName is a source as a user would name it: a path relative to the
+// working directory when the file is below it, else as it is.
+func displayName(source string) string {
+	if strings.HasPrefix(source, "shipped:") || !filepath.IsAbs(source) {
+		return source
+	}
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, source); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return rel
+		}
+	}
+	return source
 }
 
 // readProfileRef finds the profile named by ref from a profile at source: a
@@ -362,6 +400,22 @@ func (d *decoder) setPath(n *yaml.Node, t reflect.Type, steps []pathStep, done s
 	}
 	n = d.copyNode(n)
 	i := mappingIndex(n, step.key)
+	last := len(steps) == 1 && step.index < 0
+	if mt := derefType(t); mt != nil && mergeable(mt) && !(last && isNull(value)) {
+		// Naming another alternative (a loss model, a jitter distribution)
+		// replaces the value, as in extends: the same question, asked of a
+		// mapping of the one key set.
+		probe := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: step.key}, {Kind: yaml.MappingNode}}}
+		if last {
+			probe.Content[1] = value
+		}
+		if replaces(mt, n, probe) {
+			d.forgetSets(done)
+			n = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: n.Style, Line: at(step.col).Line, Column: step.col}
+			d.files[n] = SetFile
+			i = -1
+		}
+	}
 	var child *yaml.Node
 	if i >= 0 {
 		child = n.Content[i+1]
@@ -374,13 +428,18 @@ func (d *decoder) setPath(n *yaml.Node, t reflect.Type, steps []pathStep, done s
 		}
 		d.added = append(d.added, addition{in: done, name: step.key, at: at(step.col), others: names})
 	}
-	last := len(steps) == 1 && step.index < 0
 	if last && isNull(value) {
 		if i >= 0 {
 			n.Content = append(n.Content[:i], n.Content[i+2:]...)
 			d.noteRemoval(path, at(step.col))
 		}
 		return n
+	}
+	if last {
+		if value.Kind != yaml.MappingNode {
+			d.forgetSets(path) // replaced whole
+		}
+		d.removed = append(d.removed, removal{path: path, by: at(step.col), set: true, setAt: at(step.col)})
 	}
 	if step.index >= 0 {
 		child = d.setIndex(child, childType, step, path, steps[1:], value, at)
@@ -408,7 +467,12 @@ func (d *decoder) setIndex(n *yaml.Node, t reflect.Type, step pathStep, path str
 		if n != nil && n.Kind == yaml.SequenceNode {
 			size = len(n.Content)
 		}
-		d.errs = append(d.errs, &Error{Pos: at(step.col), Path: path, Msg: fmt.Sprintf("has %d entries; [%d] is not one of them", size, step.index)})
+		entries := "entries"
+		if size == 1 {
+			entries = "entry"
+		}
+		at := at(step.col + len(step.key) + 1) // the index, after the [
+		d.errs = append(d.errs, &Error{Pos: at, Path: path, Msg: fmt.Sprintf("has %d %s; [%d] is not one of them", size, entries, step.index)})
 		d.failed[path] = true
 		return n
 	}
@@ -420,14 +484,24 @@ func (d *decoder) setIndex(n *yaml.Node, t reflect.Type, step pathStep, path str
 	return n
 }
 
-// removal is a key an override removed with null, and where it did.
+// removal is a key an override removed with null, or (set) a value a
+// --set gave, and where it did. (Both are kept in one list: a suite moves
+// what its overrides did to its own file.)
 type removal struct {
-	path string
-	by   Pos
+	path  string
+	by    Pos
+	set   bool
+	setAt Pos // by, as the values the --set placed are (a suite moves by)
 }
 
 func (d *decoder) noteRemoval(path string, by Pos) {
-	d.removed = append(d.removed, removal{path, by})
+	d.removed = append(d.removed, removal{path: path, by: by})
+}
+
+// forgetSets forgets the values earlier --sets gave at or inside path,
+// which a later one replaced: they cause nothing now.
+func (d *decoder) forgetSets(path string) {
+	d.removed = slices.DeleteFunc(d.removed, func(r removal) bool { return r.set && within(r.path, path) })
 }
 
 // citeRemovals adds to each error that a removal may have caused where
@@ -436,12 +510,26 @@ func (d *decoder) noteRemoval(path string, by Pos) {
 // reference to a hop that is gone). A removal is taken to be the cause when
 // the message names the removed key and the key was in the mapping the
 // error is about or next to it, or the message quotes it as a name.
+//
+// A value a --set gave is cited likewise when an error placed elsewhere
+// (in a file, or in another --set) is about the mapping the --set wrote
+// into, a key next to the one it set, or a value inside the one it set: a
+// csma-cd bus's slot, in the base, once a --set made the bus can.
 func (d *decoder) citeRemovals() {
 	for _, e := range d.errs {
+		cited := map[Pos]bool{}
 		for _, r := range d.removed {
+			near := parentPath(r.path) == e.Path || parentPath(r.path) == parentPath(e.Path)
+			if r.set {
+				elsewhere := e.Pos.File != r.setAt.File || e.Pos.Line != r.setAt.Line
+				if elsewhere && e.Path != "" && (near || within(e.Path, r.path)) && !cited[r.by] {
+					e.Msg += fmt.Sprintf(" (%s sets %s)", r.by, r.path)
+					cited[r.by] = true
+				}
+				continue
+			}
 			key := r.path[strings.LastIndexAny(r.path, ".[")+1:]
 			named := regexp.MustCompile(`(^|[^\w-])` + regexp.QuoteMeta(key) + `($|[^\w-])`).MatchString(e.Msg)
-			near := parentPath(r.path) == e.Path || parentPath(r.path) == parentPath(e.Path)
 			if named && near || strings.Contains(e.Msg, strconv.Quote(key)) {
 				e.Msg += fmt.Sprintf(" (%s removes %s)", r.by, r.path)
 			}

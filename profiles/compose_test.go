@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -152,7 +153,8 @@ func TestSetErrors(t *testing.T) {
 		{[]string{"seed=1", "hops.a.dealy=1ms"}, `--set:2:8: hops.a.dealy: unknown key; did you mean delay? (want rate, delay, queue, overhead, per_frame, loss, jitter, reorder, duplicate, corrupt, bus)`},
 		{[]string{"hops.a.rate"}, `--set:1:1: want path=value, e.g. hops.core-up.rate=2Mbit`},
 		{[]string{"hops..rate=1Mbit"}, `--set:1:6: hops..rate: "" is not a key (want keys and list indices, e.g. schedule[0].at)`},
-		{[]string{"schedule[3].at=1s"}, `--set:1:1: schedule: has 1 entries; [3] is not one of them`},
+		{[]string{"schedule[3].at=1s"}, `--set:1:10: schedule: has 1 entry; [3] is not one of them`},
+		{[]string{"seed=1", "flows.f.route[2]=a"}, `--set:2:15: flows.f.route: has 2 entries; [2] is not one of them`},
 		{[]string{"duration.x=1s"}, `--set:1:10: duration: is "10s", not a mapping with keys`},
 		{[]string{"hops.a={rate: 1Mbit"}, `--set:1:20: hops.a: YAML syntax: did not find expected ',' or '}'`},
 		{[]string{"flows.f.route=[a, zz]"}, `--set:1:19: flows.f.route[1]: no hop named "zz"`},
@@ -296,5 +298,122 @@ flows:
 				t.Errorf("got\n  %s\nwant\n  %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestSetMergesAsExtends: a --set follows the merge rules of extends
+// (issue 16, item 6): naming another loss model or jitter distribution
+// replaces the value, the same one merges, whether the change comes
+// through a variant or a --set, a whole value or a key path.
+func TestSetMergesAsExtends(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base.yaml")
+	if err := os.WriteFile(base, []byte(`duration: 10s
+hops:
+  b: {delay: 5ms, loss: {gilbert: {p: 1%, r: 30%}}, jitter: {dist: normal, sigma: 1ms}, corrupt: {ber: 1e-5}}
+flows:
+  f: {route: [b], traffic: {cbr: {interval: 10ms, size: 100B}}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		variant string   // the hop b of a variant extending base.yaml
+		sets    []string // the same change by --set on base.yaml
+	}{
+		{"{loss: {random: 5%}}", []string{"hops.b.loss.random=5%"}},
+		{"{loss: {random: 5%}}", []string{"hops.b.loss={random: 5%}"}},
+		{"{loss: {gilbert: {p: 3%}}}", []string{"hops.b.loss.gilbert.p=3%"}},
+		{"{loss: {markov4: {p13: 1%}}}", []string{"hops.b.loss.markov4.p13=1%"}},
+		{"{loss: {markov4: {p13: 1%}}}", []string{"hops.b.loss.random=5%", "hops.b.loss.markov4.p13=1%"}},
+		{"{jitter: {dist: uniform, spread: 2ms}}", []string{"hops.b.jitter.dist=uniform", "hops.b.jitter.spread=2ms"}},
+		{"{jitter: {dist: normal, sigma: 3ms}}", []string{"hops.b.jitter.dist=normal", "hops.b.jitter.sigma=3ms"}},
+		{"{corrupt: {frame: 1%}}", []string{"hops.b.corrupt.frame=1%"}},
+	} {
+		variant := filepath.Join(dir, "v.yaml")
+		if err := os.WriteFile(variant, []byte("extends: base.yaml\nhops:\n  b: "+tc.variant+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want, err := Load(variant)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.variant, err)
+		}
+		got, err := Load(base, tc.sets...)
+		if err != nil {
+			t.Errorf("--set %v: %v", tc.sets, err)
+			continue
+		}
+		if w, g := hopParams(want, "b"), hopParams(got, "b"); !reflect.DeepEqual(w, g) {
+			t.Errorf("--set %v gives\n  %+v\nextends %s gives\n  %+v", tc.sets, g, tc.variant, w)
+		}
+	}
+}
+
+// TestSetErrorsNameTheOverride: an error a --set causes is at that --set,
+// or names it when the error is at the value it made wrong (issue 16,
+// item 6; removals already did, issue 10 item 9).
+func TestSetErrorsNameTheOverride(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base.yaml")
+	if err := os.WriteFile(base, []byte(`duration: 10s
+hops:
+  b: {delay: 5ms, loss: {gilbert: {p: 1%, r: 30%}}}
+  bus: {bus: {kind: csma-cd, slot: 51.2us}}
+flows:
+  f: {route: [b, bus], traffic: {cbr: {interval: 10ms, size: 100B}}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		sets []string
+		want string
+	}{
+		// Another model, then a key of a third without its required one:
+		// the second --set made the mapping.
+		{[]string{"hops.b.loss={random: 5%}", "hops.b.loss.gilbert.r=3%"}, `--set:2:21: hops.b.loss.gilbert: missing p: want a probability`},
+		{[]string{"seed=2", "hops.b.jitter.dist=uniform"}, `--set:2:15: hops.b.jitter: uniform jitter needs spread`},
+		// The base's slot is wrong once a --set makes the bus can.
+		{[]string{"hops.bus.bus.kind=can"}, base + `:4:36: hops.bus.bus.slot: only a csma-cd bus has a slot (--set:1:14 sets hops.bus.bus.kind)`},
+		// An error of the base's own is not blamed on an unrelated --set.
+		{[]string{"hops.b.delay=1ms", "flows.f.traffic.cbr.size=0B"}, `--set:2:26: flows.f.traffic.cbr.size: must be between 1B and`},
+	} {
+		_, err := Load(base, tc.sets...)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || strings.Count(err.Error(), "sets ") != strings.Count(tc.want, "sets ") {
+			t.Errorf("--set %v:\n got  %v\n want %s", tc.sets, err, tc.want)
+		}
+	}
+}
+
+// TestExtendsMessages: a loop shows each file once, as named from the
+// working directory, then the file it comes back to; a mistyped shipped
+// name suggests the one meant (issue 16, items 7 and 9).
+func TestExtendsMessages(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for name, text := range map[string]string{
+		"l1.yaml":      "extends: l2.yaml\n",
+		"l2.yaml":      "extends: l1.yaml\n",
+		"sub/s.yaml":   "extends: ../l1.yaml\n",
+		"typo.yaml":    "extends: bottlenek\nseed: 1\n",
+		"missing.yaml": "extends: nothing-like-it\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct{ load, want string }{
+		{"l1.yaml", "l2.yaml:1:10: extends: extends loops: l1.yaml → l2.yaml → l1.yaml"},
+		{filepath.Join(dir, "l1.yaml"), "l2.yaml:1:10: extends: extends loops: l1.yaml → l2.yaml → l1.yaml"},
+		{"sub/s.yaml", "l2.yaml:1:10: extends: extends loops: l1.yaml → l2.yaml → l1.yaml"},
+		{"typo.yaml", `typo.yaml:1:10: extends: cannot find "bottlenek": no such file next to this profile, and no shipped profile by that name; did you mean bottleneck?`},
+		{"missing.yaml", `missing.yaml:1:10: extends: cannot find "nothing-like-it": no such file next to this profile, and no shipped profile by that name`},
+	} {
+		_, err := Load(tc.load)
+		got := strings.ReplaceAll(fmt.Sprint(err), dir+string(filepath.Separator), "")
+		if got != tc.want {
+			t.Errorf("%s:\n got  %s\n want %s", tc.load, got, tc.want)
+		}
 	}
 }
