@@ -313,17 +313,24 @@ func (p *Probability) parseScalar(s string) error {
 }
 
 // String writes the shortest percentage that parses back to p exactly
-// (0.0001% for 1e-6, whose float times 100 is 9.999999999999999e-05), or
-// the fraction when no percentage does.
+// (0.0001% for 1e-6, whose float times 100 is 9.999999999999999e-05), in
+// decimal notation (100%, not 1e+02%), or, when none of up to 15 digits
+// does (a percentage is divided by 100 in floating point: no percentage
+// is 1e-7 or 0.0007), the fraction, as Go writes it back exactly.
 func (p Probability) String() string {
-	for digits := 1; digits <= 17; digits++ {
-		s := strconv.FormatFloat(float64(p)*100, 'g', digits, 64) + "%"
+	for digits := 1; digits <= 15; digits++ {
+		// Rounded to digits significant digits, then written in full.
+		rounded, _ := strconv.ParseFloat(strconv.FormatFloat(float64(p)*100, 'e', digits-1, 64), 64)
+		s := strconv.FormatFloat(rounded, 'f', -1, 64) + "%"
 		var back Probability
 		if back.parseScalar(s) == nil && back == p {
 			return s
 		}
 	}
-	return strconv.FormatFloat(float64(p), 'g', -1, 64)
+	if s := strconv.FormatFloat(float64(p), 'f', -1, 64); len(s) <= 20 {
+		return s
+	}
+	return formatNumber(float64(p))
 }
 
 // ParseDuration parses a duration written as in a profile (1.5ms, 30s), for

@@ -106,6 +106,40 @@ func TestParseRateSizeLimitProbability(t *testing.T) {
 	}
 }
 
+// TestProbabilityStringRoundTrips: a probability prints as the shortest
+// percentage in decimal notation that parses back to it exactly, else as
+// its fraction, so that hilrig show's defaults read 100%, not 1e+02%
+// (issue 16, item 8).
+func TestProbabilityStringRoundTrips(t *testing.T) {
+	for _, tc := range []struct {
+		p    float64
+		want string
+	}{
+		{1, "100%"}, {0, "0%"}, {0.5, "50%"}, {0.01, "1%"}, {0.003, "0.3%"}, {0.997, "99.7%"},
+		{1e-6, "0.0001%"}, {1e-12, "0.0000000001%"}, {0.1, "10%"}, {0.123456789, "12.3456789%"},
+		{1 - 0.02, "98%"}, {1 - 0.003, "99.7%"},
+		// No percentage parses back to these: the fraction.
+		{1e-7, "0.0000001"}, {1.0 / 3, "0.3333333333333333"}, {0.9999, "0.9999"}, {0.0007, "0.0007"},
+		{1e-300, "1e-300"},
+	} {
+		s := Probability(tc.p).String()
+		var back Probability
+		if err := back.parseScalar(s); err != nil || float64(back) != tc.p {
+			t.Errorf("%v prints as %q, which parses as %v (%v)", tc.p, s, float64(back), err)
+		}
+		if s != tc.want {
+			t.Errorf("%v prints as %q, want %q", tc.p, s, tc.want)
+		}
+	}
+	// What a user writes prints as written (in its shortest form).
+	for _, written := range []string{"0.07%", "0.0001%", "0.3%", "100%", "2%", "12.5%", "0.00001%", "0%"} {
+		var p Probability
+		if err := p.parseScalar(written); err != nil || p.String() != written {
+			t.Errorf("%s prints as %q (%v)", written, p.String(), err)
+		}
+	}
+}
+
 func TestFormatDurationRoundTrips(t *testing.T) {
 	for _, d := range []time.Duration{0, 1, 999, 1300 * time.Microsecond, 20 * time.Second, 90 * time.Second, 2 * time.Hour, 1234567891} {
 		s := formatDuration(d)
