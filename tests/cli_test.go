@@ -48,6 +48,7 @@ func TestCLIExitCodes(t *testing.T) {
 		{"a run of no time", []string{"sim", "bottleneck", "--duration", "0s"}, 2, "", `"0s": give a duration longer than 0s`},
 		{"a priority SCHED_FIFO has not", []string{"run", "--bench", "profiles/benches/virtual.yaml", "bottleneck", "--priority", "200"}, 2, "", `"200": give a SCHED_FIFO priority from 1 to 99`},
 		{"a token with nothing to guard", []string{"sim", "bottleneck", "--token", "x"}, 2, "", "--token is for --listen"},
+		{"an expectation virtual time cannot measure", []string{"sim", "bottleneck", "--expect", "timing.release_lateness.p99 < 300us"}, 2, "", "timing is measured in real time only"},
 		{"bad param", []string{"models", "quarter-car", "--param", "ks"}, 2, "", `want name=value, got "ks"`},
 		{"trace into a missing directory", []string{"sim", "bottleneck", "--trace", filepath.Join(dir, "no", "t.csv")}, 2, "", "no such file or directory"},
 		{"unknown shell", []string{"completion", "tcsh"}, 2, "", `no completion for the shell "tcsh"`},

@@ -126,6 +126,10 @@ func (r *Rig) Run(expectations ...string) *suite.Result {
 	r.t.Helper()
 	c := &suite.Case{SuitePoint: r.point}
 	names := expect.NamesOf(r.point.Profile, r.point.Bench)
+	names.Clock = expect.Virtual
+	if r.point.Real {
+		names.Clock = expect.Real
+	}
 	for _, text := range expectations {
 		x, err := expect.Parse(text, names)
 		if err != nil {
