@@ -240,15 +240,50 @@ func TestHopChangeMistakes(t *testing.T) {
 		{"PATCH", "/api/v1/hops/down", `{"delay": "80ms", "for": "-1s"}`, 400, "", "for"},
 		{"PATCH", "/api/v1/hops/down", `{"outage": "hold"}`, 400, "POST /api/v1/hops/{hop}/outage", "outage"},
 		{"PATCH", "/api/v1/hops/down", `{}`, 400, "changes nothing", ""},
-		{"PATCH", "/api/v1/hops/down", `[`, 400, "", ""},
-		{"POST", "/api/v1/hops/down/outage", `{"for": "1s"}`, 400, "drop or hold", "mode"},
+		{"PATCH", "/api/v1/hops/down", `[`, 400, "the body is not valid JSON: unexpected end of JSON input (at byte 1)", ""},
+		{"PATCH", "/api/v1/hops/down", `{"delay": "80ms",}`, 400, "the body is not valid JSON: invalid character '}' looking for beginning of object key string (at byte 18)", ""},
+		{"PATCH", "/api/v1/hops/down", ``, 400, `the body is empty: give the hop's parameters to change, e.g. {\"delay\": \"50ms\"}`, ""},
+		{"PATCH", "/api/v1/hops/down", `"80ms"`, 400, "the body is a JSON string, not a JSON object", ""},
+		{"PATCH", "/api/v1/hops/down", `{"delay": "80ms", "delay": "90ms"}`, 400, "delay is given twice", "delay"},
+		{"PATCH", "/api/v1/hops/down", `{"delay": "80ms", "loss": {"random": "1%", "random": "2%"}}`, 400, "loss.random is given twice", "loss.random"},
+		{"POST", "/api/v1/hops/down/outage", `{"for": "1s"}`, 400, `"mode is required: drop or hold`, "mode"},
+		{"POST", "/api/v1/hops/down/outage", ``, 400, `"mode is required: drop or hold`, "mode"},
+		{"POST", "/api/v1/hops/down/outage", `{"for": "1s", "rate": "1Mbit", "mode": "drop"}`, 400, `unknown key \"rate\": an outage takes for, mode, hold_limit; a hop's parameters are changed with PATCH`, "rate"},
 		{"POST", "/api/v1/hops/down/outage", `{"mode": "sometimes"}`, 400, `\"sometimes\" is not an outage mode`, "mode"},
 		{"POST", "/api/v1/hops/down/outage", `{"mode": "drop", "for": "soon"}`, 400, "", "for"},
 	} {
 		code, body := l.request(tc.method, tc.path, tc.body, "Content-Type", "application/json")
 		var e struct{ Error, Path string }
-		if err := json.Unmarshal([]byte(body), &e); code != tc.code || err != nil || !strings.Contains(body, tc.want) || e.Path != tc.at || e.Error == "" {
+		if err := json.Unmarshal([]byte(body), &e); code != tc.code || err != nil || !strings.Contains(body, tc.want) || e.Path != tc.at || e.Error == "" || strings.Contains(body, "YAML") {
 			t.Errorf("%s %s %s: %d %s; want %d, %q at %q", tc.method, tc.path, tc.body, code, body, tc.code, tc.want, tc.at)
+		}
+	}
+	// A body's every problem, in the order of its keys.
+	for _, tc := range []struct {
+		path, body string
+		want       []string // path: error
+	}{
+		{"/api/v1/hops/down/outage", `{"for": "-1s"}`, []string{`for: for: "-1s" must not be negative`, "mode: mode is required: drop or hold (e.g. {\"mode\": \"hold\", \"for\": \"2s\"})"}},
+		{"/api/v1/hops/down/outage", `{"mode": 1, "for": "soon"}`, []string{"mode: mode: want a string such as \"drop\" or \"hold\", not a JSON number", `for: for: "soon" is not a duration (want e.g. 1.5ms, 2s, 250us)`}},
+		{"/api/v1/hops/down", `{"rate": "fast", "outage": "hold", "loss": {"random": "150%"}}`, []string{`rate: rate: "fast" is not a rate (want e.g. 4Mbit, 512kbit)`, "outage: outage: an outage is POST /api/v1/hops/{hop}/outage", `loss.random: loss.random: "150%" is outside [0, 1] (0% to 100%)`}},
+	} {
+		method := "PATCH"
+		if strings.HasSuffix(tc.path, "/outage") {
+			method = "POST"
+		}
+		code, body := l.request(method, tc.path, tc.body, "Content-Type", "application/json")
+		var e struct {
+			Error, Path string
+			Errors      []struct{ Error, Path string }
+		}
+		var got []string
+		if err := json.Unmarshal([]byte(body), &e); err == nil {
+			for _, p := range e.Errors {
+				got = append(got, p.Path+": "+p.Error)
+			}
+		}
+		if code != 400 || !slices.Equal(got, tc.want) || e.Error != e.Errors[0].Error || e.Path != e.Errors[0].Path {
+			t.Errorf("%s %s %s: %d %s; want %q", method, tc.path, tc.body, code, body, tc.want)
 		}
 	}
 	if _, after := l.request("GET", "/api/v1/hops/down", ""); after != before {

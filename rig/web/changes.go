@@ -12,9 +12,12 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/hilrig/hilrig/emulator"
 	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig/executor"
+	"github.com/hilrig/hilrig/rig/record"
 )
 
 // A change made by hand is applied on the executor between two of its
@@ -29,6 +32,11 @@ type change struct {
 	Wall   time.Time
 	Queued time.Duration          // from posting to applying
 	entry  profiles.ScheduleEntry // what the as-run profile replays
+	// What a change to a hop's parameters set it to (set 0: none), for
+	// the profile as it runs.
+	hop    int
+	set    emulator.HopField
+	params emulator.HopParams
 }
 
 // applied is the answer to a change.
@@ -44,17 +52,49 @@ type applied struct {
 }
 
 // errChange is a change refused, with its status and where in the request
-// the problem is.
+// the problem is: msg and path are the first problem, all every one when
+// the body has several.
 type errChange struct {
 	code int
 	msg  string
 	path string
+	all  []problem
 }
 
 func (e *errChange) Error() string { return e.msg }
 
+// problem is one thing wrong with a request, and where it is.
+type problem struct {
+	Error string `json:"error"`
+	Path  string `json:"path,omitempty"`
+}
+
 func refuse(code int, path, format string, args ...any) *errChange {
 	return &errChange{code: code, msg: fmt.Sprintf(format, args...), path: path}
+}
+
+// refuseAll refuses a body for its problems, in the order of its keys
+// (those of no key in it last); keys are its top-level keys in order.
+func refuseAll(keys []string, problems []problem) *errChange {
+	at := func(p problem) int {
+		key, _, _ := strings.Cut(p.Path, ".")
+		key, _, _ = strings.Cut(key, "[")
+		if i := slices.Index(keys, key); i >= 0 && p.Path != "" {
+			return i
+		}
+		return len(keys)
+	}
+	slices.SortStableFunc(problems, func(a, b problem) int { return at(a) - at(b) })
+	problems = slices.Compact(problems)
+	e := &errChange{code: http.StatusBadRequest, msg: problems[0].Error, path: problems[0].Path}
+	if len(problems) > 1 {
+		e.all = problems
+	}
+	return e
+}
+
+func writeRefusal(w http.ResponseWriter, e *errChange) {
+	writeJSON(w, e.code, apiError{Error: e.msg, Path: e.path, Errors: e.all})
 }
 
 // readChange checks what every change must be, and reads its body: the
@@ -84,9 +124,117 @@ func (s *Server) readChange(w http.ResponseWriter, r *http.Request) ([]byte, *er
 	return body, nil
 }
 
+// jsonObject checks that a body is one JSON object that has no key twice
+// (at any depth), and returns its top-level keys in order. An empty body
+// is refused with ifEmpty, unless that is "": then it is {}.
+func jsonObject(body []byte, ifEmpty string) ([]string, *errChange) {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		if ifEmpty != "" {
+			return nil, refuse(http.StatusBadRequest, "", "%s", ifEmpty)
+		}
+		return nil, nil
+	}
+	if !utf8.Valid(body) {
+		at := 0
+		for rest := body; len(rest) > 0; {
+			r, n := utf8.DecodeRune(rest)
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			at, rest = at+n, rest[n:]
+		}
+		return nil, refuse(http.StatusBadRequest, "", "the body is not valid JSON: not UTF-8 at byte %d", at)
+	}
+	var raw json.RawMessage
+	if err := json.Unmarshal(body, &raw); err != nil {
+		var syntaxErr *json.SyntaxError
+		if errors.As(err, &syntaxErr) && strings.Contains(syntaxErr.Error(), "after top-level value") {
+			return nil, refuse(http.StatusBadRequest, "", "the body is not valid JSON: it has more than one JSON value (the second at byte %d)", syntaxErr.Offset-1)
+		}
+		if errors.As(err, &syntaxErr) {
+			return nil, refuse(http.StatusBadRequest, "", "the body is not valid JSON: %s (at byte %d)", strings.TrimPrefix(syntaxErr.Error(), "json: "), syntaxErr.Offset)
+		}
+		return nil, refuse(http.StatusBadRequest, "", "the body is not valid JSON: %v", err)
+	}
+	if trimmed[0] != '{' {
+		return nil, refuse(http.StatusBadRequest, "", "the body is %s, not a JSON object such as {\"for\": \"2s\"}", jsonKind(trimmed[0]))
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	var keys []string
+	if e := walkJSON(dec, "", &keys); e != nil {
+		return nil, e
+	}
+	return keys, nil
+}
+
+// jsonKind names the kind of JSON value that starts with c.
+func jsonKind(c byte) string {
+	switch c {
+	case '{':
+		return "a JSON object"
+	case '[':
+		return "a JSON array"
+	case '"':
+		return "a JSON string"
+	case 'n':
+		return "JSON null"
+	case 't', 'f':
+		return "a JSON boolean"
+	}
+	return "a JSON number"
+}
+
+// walkJSON reads one value of valid JSON and refuses a key given twice in
+// an object; the keys of the top-level object go to top.
+func walkJSON(dec *json.Decoder, path string, top *[]string) *errChange {
+	tok, err := dec.Token()
+	if err != nil {
+		return refuse(http.StatusBadRequest, path, "the body is not valid JSON: %v", err)
+	}
+	switch tok {
+	case json.Delim('{'):
+		seen := map[string]bool{}
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				return refuse(http.StatusBadRequest, path, "the body is not valid JSON: %v", err)
+			}
+			key, _ := tok.(string)
+			at := key
+			if path != "" {
+				at = path + "." + key
+			}
+			if seen[key] {
+				return refuse(http.StatusBadRequest, at, "%s is given twice", at)
+			}
+			seen[key] = true
+			if path == "" && top != nil {
+				*top = append(*top, key)
+			}
+			if e := walkJSON(dec, at, nil); e != nil {
+				return e
+			}
+		}
+		dec.Token() // }
+	case json.Delim('['):
+		for i := 0; dec.More(); i++ {
+			if e := walkJSON(dec, fmt.Sprintf("%s[%d]", path, i), nil); e != nil {
+				return e
+			}
+		}
+		dec.Token() // ]
+	}
+	return nil
+}
+
 // decodeStrict decodes a JSON object into v, refusing unknown keys and
-// anything after it; the error names the key at fault.
+// anything after it; the error names the key at fault. An empty body is
+// {}.
 func decodeStrict(body []byte, v any) *errChange {
+	if _, err := jsonObject(body, ""); err != nil {
+		return err
+	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")
 	}
@@ -94,27 +242,30 @@ func decodeStrict(body []byte, v any) *errChange {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var typeErr *json.UnmarshalTypeError
-		var syntaxErr *json.SyntaxError
 		switch {
 		case errors.As(err, &typeErr):
-			return refuse(http.StatusBadRequest, typeErr.Field, "%s: want %s, not a JSON %s", typeErr.Field, typeErr.Type, typeErr.Value)
-		case errors.As(err, &syntaxErr):
-			return refuse(http.StatusBadRequest, "", "the body is not JSON: %v (at byte %d)", err, syntaxErr.Offset)
+			return refuse(http.StatusBadRequest, typeErr.Field, "%s: want %s, not a JSON %s", typeErr.Field, jsonType(typeErr.Type.String()), typeErr.Value)
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			key := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 			return refuse(http.StatusBadRequest, key, "unknown key %q", key)
 		}
 		return refuse(http.StatusBadRequest, "", "the body is not a JSON object: %v", err)
 	}
-	if dec.More() {
-		return refuse(http.StatusBadRequest, "", "the body has more than one JSON value")
-	}
 	return nil
 }
 
+// jsonType names a Go type of a request's field as JSON does.
+func jsonType(goType string) string {
+	if strings.TrimPrefix(goType, "*") == "string" {
+		return "a string"
+	}
+	return goType
+}
+
 // apply runs do on the executor, records the change it makes (do returns
-// the schedule entry and the answer's hop), and answers.
-func (s *Server) apply(w http.ResponseWriter, r *http.Request, what string, do func(x *executor.Executor, now time.Duration) (profiles.ScheduleEntry, any, *errChange)) {
+// the schedule entry and the answer's hop), and answers. The change is an
+// event of the run, whose wall-clock time is the answer's.
+func (s *Server) apply(w http.ResponseWriter, r *http.Request, what string, do func(x *executor.Executor, now time.Duration) (change, any, *errChange)) {
 	type result struct {
 		c   change
 		hop any
@@ -123,15 +274,15 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, what string, do f
 	got := make(chan result, 1)
 	posted := time.Now()
 	s.session.Executor().Post(func(x *executor.Executor, now time.Duration) {
-		entry, hop, err := do(x, now)
+		c, hop, err := do(x, now)
 		if err != nil {
 			got <- result{err: err}
 			return
 		}
-		wall := time.Now()
-		c := change{At: now, Wall: wall, Queued: wall.Sub(posted), entry: entry}
+		c.At, c.Queued = now, time.Since(posted)
 		// Cheap, on the executor: the entry is rendered once answered.
-		x.Event(now, "change", what+", wall clock "+c.Wall.Format(time.RFC3339Nano))
+		x.Event(now, "change", what)
+		c.Wall = eventWall(x.Events())
 		got <- result{c: c, hop: hop}
 	})
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
@@ -139,7 +290,7 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, what string, do f
 	select {
 	case res := <-got:
 		if res.err != nil {
-			writeError(w, res.err.code, res.err.msg, res.err.path)
+			writeRefusal(w, res.err)
 			return
 		}
 		s.mu.Lock()
@@ -153,6 +304,18 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, what string, do f
 	}
 }
 
+// eventWall is the wall-clock time of the last of the run's events: the
+// instant of its run time on a real (or paced) clock, or now in virtual
+// time, which has no wall clock.
+func eventWall(events []record.Event) time.Time {
+	if n := len(events); n > 0 && events[n-1].Wall != "" {
+		if t, err := time.Parse(time.RFC3339Nano, events[n-1].Wall); err == nil {
+			return t
+		}
+	}
+	return time.Now()
+}
+
 // phaseName is what a phase may be called: it names windows in reports.
 var phaseName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
@@ -161,23 +324,23 @@ var phaseName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 func (s *Server) postPhase(w http.ResponseWriter, r *http.Request) {
 	body, err := s.readChange(w, r)
 	if err != nil {
-		writeError(w, err.code, err.msg, err.path)
+		writeRefusal(w, err)
 		return
 	}
 	name := r.PathValue("name")
 	length, perr := parsePhase(name, body)
 	if perr != nil {
-		writeError(w, perr.code, perr.msg, perr.path)
+		writeRefusal(w, perr)
 		return
 	}
 	what := "phase " + name
 	if length > 0 {
 		what += " for " + profiles.Duration(length).String()
 	}
-	s.apply(w, r, what, func(x *executor.Executor, now time.Duration) (profiles.ScheduleEntry, any, *errChange) {
+	s.apply(w, r, what, func(x *executor.Executor, now time.Duration) (change, any, *errChange) {
 		ph := x.Phases()
 		if ph == nil {
-			return profiles.ScheduleEntry{}, nil, refuse(http.StatusConflict, "", "this run counts no phases (it has no monitor)")
+			return change{}, nil, refuse(http.StatusConflict, "", "this run counts no phases (it has no monitor)")
 		}
 		to := x.End()
 		if length > 0 {
@@ -188,7 +351,7 @@ func (s *Server) postPhase(w http.ResponseWriter, r *http.Request) {
 		if length > 0 {
 			entry.For = ptr(profiles.Duration(length))
 		}
-		return entry, nil, nil
+		return change{entry: entry}, nil, nil
 	})
 }
 

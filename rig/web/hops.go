@@ -1,11 +1,13 @@
 package web
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -62,94 +64,122 @@ func (s *Server) postOutage(w http.ResponseWriter, r *http.Request) {
 	s.changeHop(w, r, "POST /api/v1/hops/{hop}/outage", outageChange)
 }
 
+// emptyPatch answers a PATCH without a body.
+const emptyPatch = `the body is empty: give the hop's parameters to change, e.g. {"delay": "50ms"}`
+
 // patchChange is a PATCH's body as the change it is, but for the keys of
-// an outage, which has its own endpoint.
-func patchChange(body []byte) ([]byte, *errChange) {
-	if key, err := unknownKeys(body, "outage", "hold_limit"); err != nil {
-		return nil, refuse(http.StatusBadRequest, key, "%v", err)
+// an outage, which has its own endpoint; keys are its keys in order.
+func patchChange(body []byte) (change []byte, keys []string, problems []problem, err *errChange) {
+	if keys, err = jsonObject(body, emptyPatch); err != nil {
+		return nil, nil, nil, err
 	}
-	return body, nil
+	for _, k := range keys {
+		if k == "outage" || k == "hold_limit" {
+			problems = append(problems, problem{Error: k + ": an outage is POST /api/v1/hops/{hop}/outage", Path: k})
+		}
+	}
+	return body, keys, problems, nil
 }
 
+// outageKeys are the keys of an outage's body.
+var outageKeys = []string{"for", "mode", "hold_limit"}
+
 // outageChange turns an outage's body into the same change in the profile
-// language, which its own code then reads.
-func outageChange(body []byte) ([]byte, *errChange) {
-	var req struct {
-		For       *string `json:"for"`
-		Mode      *string `json:"mode"`
-		HoldLimit *string `json:"hold_limit"`
+// language, which its own code then reads; keys are the body's keys in
+// order. When the body has problems, the change still holds the rest of
+// it (with a mode), for the profile language to find more.
+func outageChange(body []byte) (change []byte, keys []string, problems []problem, err *errChange) {
+	if keys, err = jsonObject(body, ""); err != nil {
+		return nil, nil, nil, err
 	}
-	if err := decodeStrict(body, &req); err != nil {
-		return nil, err
+	var fields map[string]json.RawMessage
+	if len(keys) > 0 {
+		json.Unmarshal(body, &fields) // jsonObject found it an object
 	}
-	if req.Mode == nil {
-		return nil, refuse(http.StatusBadRequest, "mode", "mode: drop or hold, the outage's")
+	out := map[string]string{"outage": "drop"}
+	for _, k := range keys {
+		var v string
+		switch {
+		case !slices.Contains(outageKeys, k):
+			hint := ""
+			if k == "outage" {
+				hint = ` (the outage's mode is "mode")`
+			} else if _, ok := reflect.TypeFor[profiles.HopSettings]().FieldByNameFunc(func(n string) bool { return strings.EqualFold(strings.ReplaceAll(k, "_", ""), n) }); ok {
+				hint = "; a hop's parameters are changed with PATCH /api/v1/hops/{hop}"
+			}
+			problems = append(problems, problem{Error: fmt.Sprintf("unknown key %q: an outage takes %s%s", k, strings.Join(outageKeys, ", "), hint), Path: k})
+		case json.Unmarshal(fields[k], &v) != nil:
+			problems = append(problems, problem{Error: fmt.Sprintf("%s: want a string such as %s, not %s", k, outageExample[k], jsonKind(bytes.TrimSpace(fields[k])[0])), Path: k})
+		case k == "mode":
+			out["outage"] = v
+		default:
+			out[k] = v
+		}
 	}
-	change := map[string]string{"outage": *req.Mode}
-	if req.For != nil {
-		change["for"] = *req.For
+	if !slices.Contains(keys, "mode") {
+		problems = append(problems, problem{Error: `mode is required: drop or hold (e.g. {"mode": "hold", "for": "2s"})`, Path: "mode"})
 	}
-	if req.HoldLimit != nil {
-		change["hold_limit"] = *req.HoldLimit
-	}
-	out, _ := json.Marshal(change)
-	return out, nil
+	change, _ = json.Marshal(out)
+	return change, keys, problems, nil
 }
+
+var outageExample = map[string]string{"for": `"2s"`, "mode": `"drop" or "hold"`, "hold_limit": `"50 frames"`}
 
 // changeHop reads the change the request's body makes to its hop (toChange
 // turns the body into the change in the profile language), checks it as
 // the profile language does and applies it on the executor, all of it or,
-// when the engine refuses a part, none.
-func (s *Server) changeHop(w http.ResponseWriter, r *http.Request, source string, toChange func([]byte) ([]byte, *errChange)) {
+// when the engine refuses a part, none. A body with problems is refused
+// with every one found, in the order of its keys.
+func (s *Server) changeHop(w http.ResponseWriter, r *http.Request, source string, toChange func([]byte) ([]byte, []string, []problem, *errChange)) {
 	name := r.PathValue("hop")
 	i, ok := s.hopIndex(w, name)
 	if !ok {
 		return
 	}
 	body, cerr := s.readChange(w, r)
+	var keys []string
+	var problems []problem
 	if cerr == nil {
-		body, cerr = toChange(body)
+		body, keys, problems, cerr = toChange(body)
 	}
 	if cerr != nil {
-		writeError(w, cerr.code, cerr.msg, cerr.path)
+		writeRefusal(w, cerr)
 		return
 	}
 	changes, entry, err := s.session.Profile().ParseChange(strings.Replace(source, "{hop}", name, 1), body, name)
 	if err != nil {
 		var list profiles.ErrorList
-		if errors.As(err, &list) && len(list) > 0 {
-			path := list[0].Path
-			if path == "outage" {
-				path = "mode"
-			}
-			writeError(w, http.StatusBadRequest, strings.TrimPrefix(list[0].Msg, "change: "), path)
-			return
+		if !errors.As(err, &list) {
+			list = profiles.ErrorList{{Msg: err.Error()}}
 		}
-		writeError(w, http.StatusBadRequest, err.Error(), "")
+		for _, e := range list {
+			p := problem{Error: strings.TrimPrefix(e.Msg, "change: "), Path: e.Path}
+			if p.Path == "outage" {
+				p.Path = "mode"
+			}
+			if p.Path != "" && !strings.HasPrefix(p.Error, p.Path+":") {
+				p.Error = p.Path + ": " + p.Error
+			}
+			problems = append(problems, p)
+		}
+	}
+	if len(problems) > 0 {
+		writeRefusal(w, refuseAll(keys, problems))
 		return
 	}
-	s.apply(w, r, "hop "+name+": "+strings.TrimSpace(string(body)), func(x *executor.Executor, now time.Duration) (profiles.ScheduleEntry, any, *errChange) {
+	c := change{entry: entry, hop: i}
+	for _, ch := range changes {
+		if set, ok := ch.Change.(emulator.SetHop); ok {
+			c.set, c.params = set.Set, set.Params
+		}
+	}
+	s.apply(w, r, "hop "+name+": "+strings.TrimSpace(string(body)), func(x *executor.Executor, now time.Duration) (change, any, *errChange) {
 		if err := x.Network().ApplyNow(changes...); err != nil {
-			return profiles.ScheduleEntry{}, nil, refuse(http.StatusConflict, "", "hop %s: %v", name, err)
+			return change{}, nil, refuse(http.StatusConflict, "", "hop %s: %v", name, err)
 		}
-		entry.At = profiles.Duration(now)
-		return entry, hopSettings(x.Network().HopNow(i)), nil
+		c.entry.At = profiles.Duration(now)
+		return c, hopSettings(x.Network().HopNow(i)), nil
 	})
-}
-
-// unknownKeys refuses a body's top-level keys that belong to another
-// endpoint (the outage's); the profile language reads the rest.
-func unknownKeys(body []byte, refused ...string) (string, error) {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(body, &m) != nil {
-		return "", nil // not an object: the profile language says so
-	}
-	for _, k := range refused {
-		if _, ok := m[k]; ok {
-			return k, fmt.Errorf("%s: an outage is POST /api/v1/hops/{hop}/outage", k)
-		}
-	}
-	return "", nil
 }
 
 // HopSettingsJSON is a hop as a change leaves it: its parameters and what

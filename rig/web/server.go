@@ -240,6 +240,9 @@ type apiError struct {
 	// Path is where in the request the problem is: a key of the body
 	// (rate, loss.random), or empty for the request as a whole.
 	Path string `json:"path,omitempty"`
+	// Errors lists every problem of the body when it has several, in the
+	// order of its keys; Error and Path are the first.
+	Errors []problem `json:"errors,omitempty"`
 }
 
 func writeError(w http.ResponseWriter, code int, msg, path string) {
