@@ -3,9 +3,11 @@ package tests
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/hilrig/hilrig/emulator"
 	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig"
 	"github.com/hilrig/hilrig/rig/record"
@@ -76,11 +79,14 @@ func TestPatchDuringRealTimeRun(t *testing.T) {
 	}
 }
 
-// TestAsRunReplays steers a paced simulation by hand (a rate, a loss, an
-// outage, a phase) and replays the as-run profile in virtual time: the
-// traces are the same, byte for byte. A paced run records what the
-// virtual run records, and each change took effect at the instant its
-// schedule entry names.
+// TestAsRunReplays steers a paced simulation, shortened to 3 s of the
+// profile's 30 (as --duration does), by hand (a rate, a loss, an outage,
+// a phase, a rate for a while) and replays the as-run profile in virtual
+// time as it is: the traces are the same, byte for byte. A paced run
+// records what the virtual run records, each change took effect at the
+// instant its schedule entry names, and the as-run profile lasts as long
+// as the run. Meanwhile the plain profile shows the hop's parameters as
+// they are at the instant it names.
 func TestAsRunReplays(t *testing.T) {
 	p, err := profiles.Load("bottleneck")
 	if err != nil {
@@ -116,6 +122,40 @@ func TestAsRunReplays(t *testing.T) {
 		l.waitFor(st.after.String(), func(s *record.Snapshot) bool { return s.Time >= st.after })
 		l.change(st.method, st.path, st.body)
 	}
+	// The rate the hop has now: 1 Mbit/s for 600 ms from the change, 2
+	// Mbit/s before and after it.
+	at := l.change("PATCH", "/api/v1/hops/"+hop, `{"rate": "1Mbit", "for": "600ms"}`).AtS
+	for range 2 {
+		code, now := l.request("GET", "/api/v1/profile", "")
+		if code != 200 {
+			t.Fatalf("%d %s", code, now)
+		}
+		var seen float64
+		if _, err := fmt.Sscanf(now, "# bottleneck as it runs at %g s of the run", &seen); err != nil {
+			t.Fatalf("%v: %s", err, now)
+		}
+		rate := "2Mbit"
+		if seen >= at && seen < at+0.6 {
+			rate = "1Mbit"
+		}
+		current, err := profiles.Parse("now.yaml", []byte(now))
+		if err != nil {
+			t.Fatalf("%v\n%s", err, now)
+		}
+		h := current.Config.Hops[current.Hops.Index(hop)]
+		if got := h.Rate.String(); got != rate || h.Loss != (emulator.Bernoulli{P: 0.05}) || current.RunDuration() != length {
+			t.Errorf("at %v s (the 1 Mbit/s change at %v s): rate %s, loss %v, duration %v; want %s, 5%%, %v:\n%s", seen, at, got, h.Loss, current.RunDuration(), rate, length, now)
+		}
+		for i, other := range current.Config.Hops {
+			if other.Name != hop && !reflect.DeepEqual(other, p.Config.Hops[i]) {
+				t.Errorf("hop %s, unchanged, is %+v in the profile as it runs; %+v in the profile", other.Name, other, p.Config.Hops[i])
+			}
+		}
+		if strings.Contains(now, "not shown") {
+			t.Errorf("%s", now)
+		}
+		l.waitFor("the end of the change", func(s *record.Snapshot) bool { return s.Time.Seconds() >= at+0.7 })
+	}
 	code, asRun := l.request("GET", "/api/v1/profile?as-run", "")
 	if code != 200 {
 		t.Fatalf("%d %s", code, asRun)
@@ -133,13 +173,18 @@ func TestAsRunReplays(t *testing.T) {
 		t.Fatalf("the as-run profile does not load: %v\n%s", err, asRun)
 	}
 	var virtual strings.Builder
-	if _, err := rig.Sim(replay, nil, rig.Options{Trace: &virtual, Duration: length}); err != nil {
+	if replay.RunDuration() != length {
+		t.Errorf("the as-run profile lasts %v; the run, %v", replay.RunDuration(), length)
+	}
+	if _, err := rig.Sim(replay, nil, rig.Options{Trace: &virtual}); err != nil {
 		t.Fatal(err)
 	}
 	if virtual.String() != paced.String() {
 		t.Errorf("the replay's trace (%d bytes) differs from the run's (%d bytes); as-run profile:\n%s", virtual.Len(), paced.Len(), asRun)
 	}
-	if n := strings.Count(asRun, "\n- {at: "); n != 1+len(steps) { // the profile's own outage, then the changes
+	// The changes; not the profile's own outage, at 20 s: the run ended
+	// before.
+	if n := strings.Count(asRun, "\n- {at: "); n != 1+len(steps) {
 		t.Errorf("%d schedule entries in the as-run profile:\n%s", n, asRun)
 	}
 }

@@ -394,23 +394,3 @@ func (s *Server) renderEntry(e profiles.ScheduleEntry) string {
 	line, _, _ := strings.Cut(schedule, "\n")
 	return strings.TrimPrefix(strings.TrimSpace(line), "- ")
 }
-
-// getProfile answers the resolved profile as it runs now, in the profile
-// language; with ?as-run, with every change made by hand as a schedule
-// entry at the instant it took effect, so that the run can be replayed.
-func (s *Server) getProfile(w http.ResponseWriter, r *http.Request) {
-	p := *s.session.Profile()
-	prof := *p.Profile
-	if _, asRun := r.URL.Query()["as-run"]; asRun {
-		s.mu.Lock()
-		prof.Schedule = slices.Clip(prof.Schedule)
-		for _, c := range s.asRun {
-			prof.Schedule = append(prof.Schedule, c.entry)
-		}
-		s.mu.Unlock()
-	}
-	p.Profile = &prof
-	w.Header().Set("Content-Type", "application/yaml")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Write(p.YAML())
-}

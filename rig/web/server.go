@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hilrig/hilrig/emulator"
 	"github.com/hilrig/hilrig/rig"
 	"github.com/hilrig/hilrig/rig/executor"
 	"github.com/hilrig/hilrig/rig/record"
@@ -68,6 +69,9 @@ type Server struct {
 	mu     sync.Mutex
 	events []record.Event // the run's events, as far as fetched
 	asRun  []change       // the changes applied by hand, in order
+	// The hops as the run left them, and when it ended.
+	finalHops []emulator.HopState
+	finalAt   time.Duration
 
 	clients     atomic.Int64
 	dropped     atomic.Uint64
@@ -118,10 +122,13 @@ func (s *Server) Run(ctx context.Context) (record.Summary, error) {
 	go s.followEvents(follow)
 	sum, err := s.session.Run(ctx)
 	stop()
+	// The executor has stopped: its network may be read here.
+	n := s.session.Executor().Network()
 	s.mu.Lock()
 	if len(sum.Events) > len(s.events) {
 		s.events = sum.Events
 	}
+	s.finalHops, s.finalAt = networkHops(n), n.Now()
 	s.mu.Unlock()
 	s.end()
 	return sum, err
