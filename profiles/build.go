@@ -63,6 +63,13 @@ func (p *Profile) build(d *decoder) emulator.Config {
 		}
 		cfg.Flows = append(cfg.Flows, fc)
 	}
+	// Both are required: given empty, they describe no network.
+	if p.Hops.Len() == 0 {
+		d.errorAt("hops", "a profile needs at least one hop")
+	}
+	if p.Flows.Len() == 0 {
+		d.errorAt("flows", "a profile needs at least one flow")
+	}
 	for i, h := range p.Hops.Values {
 		if h.Bus != nil {
 			cfg.Hops[i].Bus = p.buildBus(d, "hops."+p.Hops.Names[i], i, h)

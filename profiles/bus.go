@@ -27,7 +27,7 @@ type Bus struct {
 	Overhead    *Size           `yaml:"overhead" doc:"bytes added to every frame on the channel (preamble, header, checksum)" default:"0B"`
 	Queue       *Limit          `yaml:"queue" doc:"limit on what waits at each station, not counting the frame it is sending; a frame over it is dropped (queue_drop)" default:"unlimited"`
 	Stations    Map[BusStation] `yaml:"stations" doc:"stations that send several flows from one queue, by name; a flow not listed is a station of its own, named after it"`
-	IDs         Map[CANID]      `yaml:"ids" doc:"can: identifiers by station (or flow) name; the lower wins arbitration" default:"stations in order: listed stations first, then flows, from 0"`
+	IDs         Map[CANID]      `yaml:"ids" doc:"can: 11-bit identifiers (0 to 0x7ff, CAN 2.0A) by station (or flow) name; the lower wins arbitration" default:"stations in order: listed stations first, then flows, from 0"`
 }
 
 // BusStation is a station that sends several flows.
@@ -64,13 +64,19 @@ func (r *FrameTimeRule) parseScalar(s string) error {
 
 func (FrameTimeRule) typeInfo() typeInfo { return typeInfo{"exact or slots", ""} }
 
-// CANID is a CAN identifier: 11 bits, or 29 in the extended format.
+// CANID is a CAN 2.0A identifier, 11 bits: the engine's frame times are
+// those of 2.0A data frames (a 29-bit identifier of the extended format
+// would take 20 bits more, and arbitrate on its first 11 bits and the IDE
+// bit), so larger identifiers are refused rather than timed wrong.
 type CANID uint32
 
 func (c *CANID) parseScalar(s string) error {
 	v, err := strconv.ParseUint(strings.TrimSpace(s), 0, 32)
-	if err != nil || v >= 1<<29 {
-		return errors.New("is not a CAN identifier (want a whole number below 2^29, e.g. 0x100 or 256)")
+	if err != nil {
+		return errors.New("is not a CAN identifier (want a whole number from 0 to 0x7ff, e.g. 0x100 or 256)")
+	}
+	if v > 0x7ff {
+		return errors.New("is not an 11-bit CAN identifier (want 0 to 0x7ff: frames are timed as CAN 2.0A's; 29-bit extended identifiers are not supported)")
 	}
 	*c = CANID(v)
 	return nil

@@ -179,6 +179,13 @@ func TestMalformedProfiles(t *testing.T) {
 			[]string{`x.yaml:1:10: extends: cannot find "nope": no such file next to this profile, and no shipped profile by that name`}},
 		{"extends is not a name", "extends: [a]\n" + minimal,
 			[]string{`x.yaml:1:10: extends: want the name or path of a profile, got a list`}},
+		// Required, and given empty: no network (issue 16, item 10).
+		{"no hops and no flows", "duration: 1s\nhops: {}\nflows: {}\n",
+			[]string{`x.yaml:2:7: hops: a profile needs at least one hop`, `x.yaml:3:8: flows: a profile needs at least one flow`}},
+		{"no flows", "duration: 1s\nhops: {a: {delay: 1ms}}\nflows:\n",
+			[]string{`x.yaml:3:7: flows: a profile needs at least one flow`}},
+		{"no hops nor flows written", "duration: 1s\n",
+			[]string{`x.yaml:1:1: missing hops: want a mapping of names to a hop`, `x.yaml:1:1: missing flows: want a mapping of names to a flow`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
