@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -923,6 +924,40 @@ func TestStart(t *testing.T) {
 	}
 	if _, err := l.srv.Start(ctx, strings.TrimPrefix(u, "http://")[:len(u)-len("http://")-1]); err == nil || !strings.Contains(err.Error(), "address already in use") {
 		t.Errorf("an address in use: %v", err)
+	}
+}
+
+// TestStartOnAllInterfaces: the URL printed for 0.0.0.0 names this
+// machine (0.0.0.0 or [::] is no use from another), and works.
+func TestStartOnAllInterfaces(t *testing.T) {
+	var log syncBuffer
+	l := startLive(t, twoWay, web.Options{Token: "secret", Log: &log})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, addr := range []string{"0.0.0.0:0", "[::]:0"} {
+		u, err := l.srv.Start(ctx, addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parsed, err := url.Parse(u)
+		if err != nil || parsed.Port() == "" || parsed.Port() == "0" || parsed.Query().Get("token") != "secret" {
+			t.Fatalf("%s: %q %v", addr, u, err)
+		}
+		ip := net.ParseIP(parsed.Hostname())
+		if host := parsed.Hostname(); host == "" || ip != nil && (ip.IsUnspecified() || ip.IsLoopback()) && host != "localhost" {
+			t.Errorf("%s: the URL %s names no machine", addr, u)
+		}
+		if want := "hilrig: --listen " + addr + " listens on all interfaces, port " + parsed.Port(); !strings.Contains(log.String(), want) {
+			t.Errorf("%s: the log says %q, want %q", addr, log.String(), want)
+		}
+		if ip != nil {
+			resp, err := http.Get(strings.Replace(u, "/?", "/api/v1/run?", 1))
+			if err != nil || resp.StatusCode != 200 {
+				t.Errorf("%s: %v %v", u, resp, err)
+			} else {
+				resp.Body.Close()
+			}
+		}
 	}
 }
 

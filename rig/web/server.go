@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -144,7 +146,9 @@ func (s *Server) end() {
 // Start checks that addr (ResolveAddr fills it in) may be served with the
 // server's token (CheckListen), listens on it, and serves in the
 // background until ctx is done. It returns the dashboard's URL (with the
-// token, for the one who started it).
+// token, for the one who started it); on all interfaces (0.0.0.0, [::])
+// the URL names this machine as another may reach it (its first external
+// address, else its host name), and the log says it listens on all.
 func (s *Server) Start(ctx context.Context, addr string) (string, error) {
 	addr = ResolveAddr(addr)
 	if err := CheckListen(addr, s.opt.Token); err != nil {
@@ -159,15 +163,54 @@ func (s *Server) Start(ctx context.Context, addr string) (string, error) {
 			fmt.Fprintf(s.opt.Log, "hilrig: serving %s: %v\n", addr, err)
 		}
 	}()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	u := url.URL{Scheme: "http", Host: ln.Addr().String(), Path: "/"}
 	if host, _, _ := net.SplitHostPort(addr); host != "" && !isUnspecified(host) {
-		_, port, _ := net.SplitHostPort(ln.Addr().String())
 		u.Host = net.JoinHostPort(strings.Trim(host, "[]"), port)
+	} else {
+		// Every interface: a URL another machine can use.
+		name, _ := os.Hostname()
+		reach := externalAddr()
+		if reach == "" {
+			reach = cmp.Or(name, "localhost")
+		}
+		u.Host = net.JoinHostPort(reach, port)
+		fmt.Fprintf(s.opt.Log, "hilrig: --listen %s listens on all interfaces, port %s (this machine: %s)\n", addr, port, strings.Join(slices.Compact([]string{cmp.Or(name, "no host name"), reach}), ", "))
 	}
 	if s.opt.Token != "" {
 		u.RawQuery = url.Values{"token": {s.opt.Token}}.Encode()
 	}
 	return u.String(), nil
+}
+
+// externalAddr returns the first address of this machine's interfaces
+// that another machine may reach it at: up, not the loopback, IPv4 before
+// IPv6, not link-local; "" if there is none.
+func externalAddr() string {
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		return ""
+	}
+	var v6 string
+	for _, ifc := range ifaces {
+		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, _ := ifc.Addrs()
+		for _, a := range addrs {
+			ipn, ok := a.(*net.IPNet)
+			if !ok || !ipn.IP.IsGlobalUnicast() {
+				continue
+			}
+			if ipn.IP.To4() != nil {
+				return ipn.IP.String()
+			}
+			if v6 == "" {
+				v6 = ipn.IP.String()
+			}
+		}
+	}
+	return v6
 }
 
 func isUnspecified(host string) bool {
