@@ -80,13 +80,14 @@ func TestPatchDuringRealTimeRun(t *testing.T) {
 }
 
 // TestAsRunReplays steers a paced simulation, shortened to 3 s of the
-// profile's 30 (as --duration does), by hand (a rate, a loss, an outage,
-// a phase, a rate for a while) and replays the as-run profile in virtual
-// time as it is: the traces are the same, byte for byte. A paced run
-// records what the virtual run records, each change took effect at the
-// instant its schedule entry names, and the as-run profile lasts as long
-// as the run. Meanwhile the plain profile shows the hop's parameters as
-// they are at the instant it names.
+// profile's 30 (as --duration does) and with a seed of its own (--seed),
+// by hand (a rate, a loss, an outage, a phase, a rate for a while) and
+// replays the as-run profile in virtual time as it is: the traces are the
+// same, byte for byte. A paced run records what the virtual run records,
+// each change took effect at the instant its schedule entry names, and
+// the as-run profile lasts as long as the run and has its seed.
+// Meanwhile the plain profile shows the hop's parameters as they are at
+// the instant it names.
 func TestAsRunReplays(t *testing.T) {
 	p, err := profiles.Load("bottleneck")
 	if err != nil {
@@ -95,7 +96,8 @@ func TestAsRunReplays(t *testing.T) {
 	const length = 3 * time.Second
 	mon := &record.Monitor{}
 	var paced strings.Builder
-	s, err := rig.Open(p, nil, rig.Virtual, rig.Options{Trace: &paced, Duration: length, Paced: true, Monitor: mon})
+	seed := uint64(7) // not the profile's, as --seed 7
+	s, err := rig.Open(p, nil, rig.Virtual, rig.Options{Trace: &paced, Duration: length, Seed: &seed, Paced: true, Monitor: mon})
 	if err != nil {
 		t.Fatal(err)
 	}

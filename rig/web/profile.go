@@ -17,17 +17,18 @@ import (
 )
 
 // getProfile answers the resolved profile as it runs now, in the profile
-// language: its duration the run's (which --duration may have set), its
-// hops' parameters as they are at this instant of the run (changed by
-// hand or by the schedule; a comment says the instant), its schedule the
-// profile's. With ?as-run, the profile that replays the run: its hops as
-// the run began, its duration the run's, and every change made by hand as
-// a schedule entry at the instant it took effect.
+// language: its seed and duration the run's (which --seed and --duration
+// may have set), its hops' parameters as they are at this instant of the
+// run (changed by hand or by the schedule; a comment says the instant),
+// its schedule the profile's, but for the entries the run does not reach.
+// With ?as-run, the profile that replays the run: its hops as the run
+// began, and every change made by hand as a schedule entry at the instant
+// it took effect.
 func (s *Server) getProfile(w http.ResponseWriter, r *http.Request) {
 	p := *s.session.Profile()
 	prof := *p.Profile
 	end := s.session.Executor().End()
-	prof.Duration, prof.Schedule = profiles.Duration(end), within(prof.Schedule, end)
+	prof.Seed, prof.Duration, prof.Schedule = s.seed, profiles.Duration(end), within(prof.Schedule, end)
 	var head string
 	if _, asRun := r.URL.Query()["as-run"]; asRun {
 		s.mu.Lock()

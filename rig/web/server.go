@@ -63,6 +63,7 @@ type Server struct {
 	handler http.Handler
 	metrics *prometheus.Registry
 	started time.Time
+	seed    uint64 // the run's, which Options.Seed may have set
 
 	ended    chan struct{} // closed when the run has ended
 	endOnce  sync.Once
@@ -81,7 +82,8 @@ type Server struct {
 	fetchEvents chan int // a stream saw this many events in a snapshot
 }
 
-// New serves session s, whose executor publishes into mon.
+// New serves session s, whose executor publishes into mon; s has not
+// started running (Server.Run runs it).
 func New(s *rig.Session, mon *record.Monitor, opt Options) *Server {
 	if opt.StreamQueue <= 0 {
 		opt.StreamQueue = DefaultStreamQueue
@@ -96,6 +98,8 @@ func New(s *rig.Session, mon *record.Monitor, opt Options) *Server {
 		opt.Log = io.Discard
 	}
 	srv := &Server{session: s, mon: mon, opt: opt, started: time.Now(), ended: make(chan struct{}), fetchEvents: make(chan int, 1)}
+	// The network has not run yet: it may be read here.
+	srv.seed = s.Executor().Network().Summary().Seed
 	srv.runState.Store("waiting")
 	srv.metrics = newMetrics(srv)
 	mux := http.NewServeMux()
