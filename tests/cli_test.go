@@ -47,6 +47,7 @@ func TestCLIExitCodes(t *testing.T) {
 		{"bad seed", []string{"sim", "bottleneck", "--seed", "x"}, 2, "", `--seed "x"`},
 		{"a run of no time", []string{"sim", "bottleneck", "--duration", "0s"}, 2, "", `"0s": give a duration longer than 0s`},
 		{"a priority SCHED_FIFO has not", []string{"run", "--bench", "profiles/benches/virtual.yaml", "bottleneck", "--priority", "200"}, 2, "", `"200": give a SCHED_FIFO priority from 1 to 99`},
+		{"standard output as a dash", []string{"sim", "bottleneck", "--trace", "-"}, 2, "", `"-" is not an output file here`},
 		{"a token with nothing to guard", []string{"sim", "bottleneck", "--token", "x"}, 2, "", "--token is for --listen"},
 		{"an expectation virtual time cannot measure", []string{"sim", "bottleneck", "--expect", "timing.release_lateness.p99 < 300us"}, 2, "", "timing is measured in real time only"},
 		{"bad param", []string{"models", "quarter-car", "--param", "ks"}, 2, "", `want name=value, got "ks"`},

@@ -313,8 +313,11 @@ func createOutputs(outs ...output) (close func(), err error) {
 		}
 	}
 	for _, o := range outs {
-		if o.path == "" {
+		switch o.path {
+		case "":
 			continue
+		case "-": // not a file named -, which is what os.Create would make
+			return close, errors.New(`"-" is not an output file here: give a file, or /dev/stdout (the summary goes there unless --summary names a file)`)
 		}
 		f, err := os.Create(o.path)
 		if err != nil {
