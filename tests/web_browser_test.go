@@ -2,7 +2,6 @@ package tests
 
 import (
 	"context"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,8 +96,9 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 // TestDashboardModelInBrowser shows a simulation paced to the wall clock
 // (sim --realtime-view): paper 004's digital twin with its state path held
 // for a second from 2 s, so that the twin falls out of sync and catches
-// up. The model plot, the sync plot and the events show it; a screenshot
-// goes to the test's artifact directory.
+// up. The model plot, the sync plot and the events show it; when the run
+// ends and its server stops, the page says so and keeps the final
+// summary. A screenshot goes to the test's artifact directory.
 func TestDashboardModelInBrowser(t *testing.T) {
 	ctx := browser(t)
 	p, err := profiles.Load("twin-dropout", "schedule[0].at=2s")
@@ -115,9 +115,13 @@ func TestDashboardModelInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := web.New(s, mon, web.Options{})
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
-	if err := chromedp.Do(ctx, chromedp.Navigate(hs.URL+"/")); err != nil {
+	serving, stop := context.WithCancel(context.Background())
+	defer stop()
+	u, err := srv.Start(serving, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(u)); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -126,7 +130,19 @@ func TestDashboardModelInBrowser(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	evaluateUntil(t, ctx, "the end of the run", `hilrig.last.state === "ended"`)
+	// The server stops with the run, as hilrig exits: the page has been
+	// told the run ended, and keeps its final summary.
+	stop()
+	evaluateUntil(t, ctx, "the end of the run", `hilrig.last.state === "ended" && document.getElementById("state").textContent === "ended"`)
+	evaluateUntil(t, ctx, "the server to be gone", `document.getElementById("conn").textContent.startsWith("the run has ended and its server has stopped")`)
+	evaluateUntil(t, ctx, "the controls to go", `getComputedStyle(document.getElementById("controls")).display === "none" && document.getElementById("time").textContent === "6.0 s"`)
+	summary, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("summary-section")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(summary, "Final summary: the run ended at 6 s (duration)") || !strings.Contains(summary, "command") {
+		t.Errorf("the page's summary: %q", summary)
+	}
 	evaluateUntil(t, ctx, "the out-of-sync episode", `[...hilrig.plots.sync.bands.values()].some((b) => b.spans.length > 0)`)
 	screenshot(t, ctx, "dashboard-twin.png")
 	events, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("events")))

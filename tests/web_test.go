@@ -289,6 +289,69 @@ func TestStream(t *testing.T) {
 	}
 }
 
+// TestStreamTellsTheEnd: a client that asked for a message every 10 s
+// is sent one when the run ends, at once, that says so and holds the
+// run's events and its summary; Run returns once it is sent, so that a server stopped
+// right after (as hilrig exits) has told its clients, and then closes them
+// saying why.
+func TestStreamTellsTheEnd(t *testing.T) {
+	p, err := profiles.Load("bottleneck")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mon := &record.Monitor{}
+	s, err := rig.Open(p, nil, rig.Virtual, rig.Options{Duration: 1500 * time.Millisecond, Paced: true, Monitor: mon})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := web.New(s, mon, web.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	u, err := srv.Start(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := srv.Run(ctx); done <- err }()
+	l := &live{t: t, url: strings.TrimSuffix(u, "/"), mon: mon}
+	conn, _, err := l.dial("?rate=0.1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	l.waitFor("the run to go", func(s *record.Snapshot) bool { return s.Time > 300*time.Millisecond })
+	l.change("POST", "/api/v1/phases/by-hand", `{"for": "200ms"}`)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	cancel() // the server stops with the run
+	var got []web.Message
+	for {
+		var m web.Message
+		if err := conn.ReadJSON(&m); err != nil {
+			if !websocket.IsCloseError(err, websocket.CloseGoingAway) || !strings.Contains(err.Error(), "the server stopped") {
+				t.Errorf("the stream ended with %v", err)
+			}
+			break
+		}
+		got = append(got, m)
+	}
+	if len(got) == 0 {
+		t.Fatal("no message")
+	}
+	last := got[len(got)-1]
+	var events []record.Event
+	for _, m := range got {
+		events = append(events, m.Events...)
+	}
+	if len(got) > 2 || last.State != "ended" || last.TimeS < 1.4 || len(last.Flows) != 3 || last.Flows[0].Sent < 70 || len(events) != 1 || events[0].Detail != "phase by-hand for 200ms" {
+		t.Errorf("%d messages, the last at %v s in state %q, %d flows, events %+v", len(got), last.TimeS, last.State, len(last.Flows), events)
+	}
+	if sum := last.Summary; sum == nil || sum.Duration != 1.5 || sum.Stopped != "duration" || sum.Flows[0].Sent != 75 || len(sum.Phases) != 1 {
+		t.Errorf("the last message's summary: %+v", sum)
+	}
+}
+
 // TestMetrics scrapes /metrics: the flows' frames by fate and their delay
 // histogram (every frame of the 20 ms hops falls between the 10 ms and
 // the 25 ms bounds), the hops' queues and settings.

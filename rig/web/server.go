@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hilrig/hilrig/emulator"
@@ -72,13 +73,14 @@ type Server struct {
 	mu     sync.Mutex
 	events []record.Event // the run's events, as far as fetched
 	asRun  []change       // the changes applied by hand, in order
-	// The hops as the run left them, and when it ended.
-	finalHops []emulator.HopState
-	finalAt   time.Duration
+	// The hops as the run left them, when it ended, and its summary.
+	finalHops    []emulator.HopState
+	finalAt      time.Duration
+	finalSummary *record.Summary
 
 	clients     atomic.Int64
 	dropped     atomic.Uint64
-	conns       sync.Map // *websocket.Conn → struct{}, closed at shutdown
+	conns       sync.Map // *client → struct{}, closed at shutdown
 	fetchEvents chan int // a stream saw this many events in a snapshot
 }
 
@@ -134,10 +136,29 @@ func (s *Server) Run(ctx context.Context) (record.Summary, error) {
 	if len(sum.Events) > len(s.events) {
 		s.events = sum.Events
 	}
-	s.finalHops, s.finalAt = networkHops(n), n.Now()
+	s.finalHops, s.finalAt, s.finalSummary = networkHops(n), n.Now(), &sum
 	s.mu.Unlock()
 	s.end()
+	s.sendLast()
 	return sum, err
+}
+
+// sendLast waits, for a second at most, until every stream client has
+// been sent the message that says the run has ended: a server stops with
+// its run (hilrig exits), and its clients then keep what they last got.
+func (s *Server) sendLast() {
+	wait := time.NewTimer(min(s.opt.WriteWait, time.Second))
+	defer wait.Stop()
+	var clients []*client
+	s.conns.Range(func(c, _ any) bool { clients = append(clients, c.(*client)); return true })
+	for _, c := range clients {
+		select {
+		case <-c.sentLast:
+		case <-c.done:
+		case <-wait.C:
+			return
+		}
+	}
 }
 
 func (s *Server) end() {
@@ -227,7 +248,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: time.Minute}
 	stop := context.AfterFunc(ctx, func() {
 		hs.Close()
-		s.conns.Range(func(c, _ any) bool { c.(io.Closer).Close(); return true })
+		s.conns.Range(func(c, _ any) bool { c.(*client).close(websocket.CloseGoingAway, "the server stopped"); return true })
 	})
 	defer stop()
 	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {

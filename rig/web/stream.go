@@ -41,6 +41,9 @@ type Message struct {
 	Models []ModelJSON    `json:"models,omitempty"`
 	Timing *TimingJSON    `json:"timing,omitempty"`
 	Events []record.Event `json:"events,omitempty"` // new since the previous message
+	// Summary is the run's, in the last message, once it has ended (the
+	// snapshot may be up to a publication older than its end).
+	Summary *record.Summary `json:"summary,omitempty"`
 }
 
 // FlowJSON is a flow so far; DelayS describes the frames delivered since
@@ -192,13 +195,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // the upgrader answered
 	}
-	s.conns.Store(conn, struct{}{})
-	defer s.conns.Delete(conn)
 	defer conn.Close()
 	if tc, ok := conn.NetConn().(*net.TCPConn); ok {
 		tc.SetWriteBuffer(streamSendBuffer)
 	}
-	c := &client{srv: s, conn: conn, queue: make(chan []byte, s.opt.StreamQueue), done: make(chan struct{})}
+	c := &client{srv: s, conn: conn, queue: make(chan outgoing, s.opt.StreamQueue), done: make(chan struct{}), sentLast: make(chan struct{})}
+	s.conns.Store(c, struct{}{})
+	defer s.conns.Delete(c)
 	c.period.Store(int64(float64(time.Second) / rate))
 	go c.read()
 	go c.write()
@@ -208,14 +211,23 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 // client is one stream connection: produce reads snapshots at the
 // client's rate and queues messages; write sends them; read takes
 // control messages and pongs. A client whose queue is full is dropped.
+// When the run ends, the client is sent at once a last message, which
+// says so and holds the rest of the run's events.
 type client struct {
-	srv     *Server
-	conn    *websocket.Conn
-	queue   chan []byte
-	period  atomic.Int64 // between messages, ns
-	done    chan struct{}
-	closing atomic.Bool
-	events  int // events sent so far
+	srv      *Server
+	conn     *websocket.Conn
+	queue    chan outgoing
+	period   atomic.Int64 // between messages, ns
+	done     chan struct{}
+	sentLast chan struct{} // closed once the last message is sent
+	closing  atomic.Bool
+	events   int // events sent so far
+}
+
+// outgoing is a message queued for a client, the last one or not.
+type outgoing struct {
+	data []byte
+	last bool
 }
 
 // close closes the connection with a reason, once, and reports whether
@@ -245,23 +257,33 @@ func (c *client) produce() {
 	period := time.Duration(c.period.Load())
 	tick := time.NewTicker(period)
 	defer tick.Stop()
+	ended := c.srv.ended
 	for {
 		select {
 		case <-c.done:
 			return
 		case <-tick.C:
+		case <-ended: // at once, whatever the client's rate
+			ended = nil
 		}
 		if p := time.Duration(c.period.Load()); p != period {
 			period = p
 			tick.Reset(p)
 		}
 		state := c.srv.runState.Load().(string)
-		if !c.srv.mon.Read(&snap) || snap.Seq == lastSeq && state == lastState {
+		last := state == "ended"
+		if published := c.srv.mon.Read(&snap); !published && !last || snap.Seq == lastSeq && state == lastState {
 			continue // nothing new
 		}
 		lastSeq, lastState = snap.Seq, state
 		m := message(&snap, state)
-		if snap.Events > c.events {
+		if last {
+			m.Events = c.srv.eventsSince(c.events) // the run's, from its summary
+			c.events += len(m.Events)
+			c.srv.mu.Lock()
+			m.Summary = c.srv.finalSummary
+			c.srv.mu.Unlock()
+		} else if snap.Events > c.events {
 			select {
 			case c.srv.fetchEvents <- snap.Events:
 			default:
@@ -275,9 +297,13 @@ func (c *client) produce() {
 			return
 		}
 		select {
-		case c.queue <- data:
+		case c.queue <- outgoing{data, last}:
 		default:
 			c.drop(fmt.Sprintf("too slow: %d messages waiting", cap(c.queue)))
+			return
+		}
+		if last {
+			<-c.done // nothing more comes; the connection stays open until the server stops
 			return
 		}
 	}
@@ -292,9 +318,11 @@ func (c *client) write() {
 		select {
 		case <-c.done:
 			return
-		case data := <-c.queue:
+		case o := <-c.queue:
 			c.conn.SetWriteDeadline(time.Now().Add(c.srv.opt.WriteWait))
-			err = c.conn.WriteMessage(websocket.TextMessage, data)
+			if err = c.conn.WriteMessage(websocket.TextMessage, o.data); err == nil && o.last {
+				close(c.sentLast)
+			}
 		case <-ping.C:
 			err = c.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(c.srv.opt.WriteWait))
 		}

@@ -21,7 +21,7 @@ const plots = {
 };
 
 // The page's state, also for tests driving it.
-const hilrig = (window.hilrig = { plots: plots, messages: 0, last: null, info: null });
+const hilrig = (window.hilrig = { plots: plots, messages: 0, last: null, info: null, ended: false });
 
 function api(method, path, body) {
   const headers = {};
@@ -65,7 +65,7 @@ function load() {
       hop.appendChild(o);
     }
     if (chosen) hop.value = chosen;
-    $("controls").hidden = info.read_only;
+    $("controls").hidden = info.read_only || hilrig.ended;
     say("", "");
   }).catch((e) => say("cannot read the run: " + e.message, "error"))
     .finally(() => { loading = false; });
@@ -84,9 +84,17 @@ function onMessage(m) {
   $("time").textContent = t.toFixed(1) + " s";
   if (m.state !== lastState) {
     lastState = m.state;
-    load(); // the run started or ended: its header and hops again
+    if (m.state === "ended") {
+      // The server stops with the run: what this message says is final.
+      hilrig.ended = true;
+      $("controls").hidden = true;
+      $("conn").textContent = "the run has ended";
+    } else {
+      load(); // the run started: its header and hops again
+    }
   }
   setState(m.state);
+  showSummary(m);
   for (const f of m.flows) {
     plots.delay.add(f.name + "/p50", f.name, t, f.delay_s ? f.delay_s.p50 : null);
     plots.delay.add(f.name + "/p99", "", t, f.delay_s ? f.delay_s.p99 : null, { color: plots.delay.line(f.name + "/p50").color, dash: [4, 3] });
@@ -145,6 +153,40 @@ function profileRate(bps) {
 
 $("hop").addEventListener("change", showHop);
 
+// showSummary puts each flow's counts so far in the summary table, and
+// once the run has ended its final summary, kept when the server has gone.
+function showSummary(m) {
+  const rows = [];
+  if (m.summary) {
+    const s = m.summary;
+    $("time").textContent = s.duration_s.toFixed(1) + " s";
+    $("summary-title").textContent = "Final summary: the run ended at " + trim(s.duration_s) + " s (" + s.stopped + ")";
+    for (const f of s.flows || []) {
+      const d = f.dropped || {};
+      const lost = Object.values(d).reduce((a, b) => a + b, 0);
+      rows.push([f.name, f.sent, f.delivered, lost, d.queue_drop, d.loss_drop, d.outage_drop, f.delay_s ? profileDuration(f.delay_s.mean) : "–"]);
+    }
+  } else {
+    $("summary-title").textContent = (m.state === "ended" ? "The run has ended; at " : "Summary at ") + m.t_s.toFixed(1) + " s";
+    for (const f of m.flows) {
+      rows.push([f.name, f.sent, f.delivered, f.lost, f.queue_drop, f.loss_drop, f.outage_drop, f.delivered ? profileDuration(f.mean_delay_s) : "–"]);
+    }
+  }
+  const body = $("summary").tBodies[0];
+  body.textContent = "";
+  for (const row of rows) {
+    const finished = row[2] + row[3];
+    if (finished > 0) row[3] += " (" + trim(100 * row[3] / finished) + " %)";
+    const tr = document.createElement("tr");
+    for (const v of row) {
+      const td = document.createElement("td");
+      td.textContent = v === undefined ? "–" : v;
+      tr.appendChild(td);
+    }
+    body.appendChild(tr);
+  }
+}
+
 function addEvent(e) {
   const li = document.createElement("li");
   li.textContent = e.at_s.toFixed(3) + " s  " + e.kind + (e.detail ? ": " + e.detail : "");
@@ -159,6 +201,11 @@ function connect() {
   ws.onopen = () => { $("conn").textContent = "live, " + rate + " Hz"; };
   ws.onmessage = (ev) => onMessage(JSON.parse(ev.data));
   ws.onclose = (ev) => {
+    if (hilrig.ended) {
+      // Not retried: another run on this address is another page.
+      $("conn").textContent = "the run has ended and its server has stopped: this page keeps what it last received";
+      return;
+    }
     $("conn").textContent = "disconnected" + (ev.reason ? ": " + ev.reason : "") + "; retrying";
     setTimeout(connect, 2000);
   };
