@@ -14,7 +14,7 @@ const realTimeLateness = "real time: no frame released to a device yet";
 const plots = {
   delay: new Plot($("plot-delay"), { format: seconds }),
   loss: new Plot($("plot-loss"), { format: percent }),
-  queue: new Plot($("plot-queue"), { format: bytes }),
+  queue: new Plot($("plot-queue"), { format: bytes, least: 1000 }), // an empty queue is not drawn in fractions of a byte
   model: new Plot($("plot-model"), { zero: false, empty: "no model endpoint in this run" }),
   sync: new Plot($("plot-sync"), { format: seconds, empty: "no supervised model in this run" }),
   late: new Plot($("plot-late"), { format: seconds, empty: "virtual time: nothing is late" }),

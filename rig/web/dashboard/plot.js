@@ -13,6 +13,7 @@ class Plot {
     this.format = (opts && opts.format) || ((v) => String(v));
     this.zero = !(opts && opts.zero === false); // include 0 on the y axis
     this.empty = (opts && opts.empty) || "waiting for data";
+    this.least = (opts && opts.least) || 0; // the y axis reaches at least this high
     this.series = new Map();
     this.bands = new Map();
     this.now = 0;
@@ -98,6 +99,7 @@ class Plot {
       return;
     }
     if (this.zero) { lo = Math.min(lo, 0); hi = Math.max(hi, 0); }
+    hi = Math.max(hi, this.least);
     if (hi === lo) { hi += Math.abs(hi) * 0.1 || 1; lo -= this.zero && lo === 0 ? 0 : Math.abs(lo) * 0.1 || 1; }
     const ticks = niceTicks(lo, hi, 4);
     lo = Math.min(lo, ticks[0]);
