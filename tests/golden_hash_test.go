@@ -50,7 +50,8 @@ func TestSimTracesUnchanged(t *testing.T) {
 			got = append(got, fmt.Sprintf("trace %s seed=%s %s", name, or(seed, "profile"), hash(filepath.Join(dir, "trace.csv"))))
 		}
 	}
-	for _, c := range [][2]string{{"internet-hil", "quarter-car-seat"}, {"platoon-80211p", "platoon-lead"}} {
+	for _, c := range [][2]string{{"internet-hil", "quarter-car-seat"}, {"platoon-80211p", "platoon-lead"},
+		{"twin-dropout", "digital-twin"}, {"twin-degradation", "digital-twin-degradation"}} {
 		trace, signals := filepath.Join(dir, "trace.csv"), filepath.Join(dir, "signals.csv")
 		args := []string{"sim", c[0], "--bench", "../profiles/benches/" + c[1] + ".yaml", "--duration", "20s", "--trace", trace, "--signals", signals, "--summary", filepath.Join(dir, "s.json")}
 		if r := runHilrig(t, args...); r.code != 0 {
