@@ -61,7 +61,7 @@ func runSim(ref string, o simFlags, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}
-	opt := rig.Options{Duration: o.duration}
+	opt := rig.Options{Duration: o.duration, Log: stderr} // the run's events as they happen (a supervisor's alarms)
 	var bench *profiles.LoadedBench
 	if o.seed != "" {
 		s, err := strconv.ParseUint(o.seed, 10, 64)
@@ -119,11 +119,17 @@ func runSim(ref string, o simFlags, stdout, stderr io.Writer) int {
 	} else {
 		summary, err = s.Run(context.Background())
 	}
-	if err != nil {
+	if err != nil && summary.Profile == "" {
 		return fail(stderr, exitFail, err)
 	}
-	if err := writeJSON(out, summary); err != nil {
-		return fail(stderr, exitFail, err)
+	// A run that failed (a model that fell out of sync with on_out_of_sync:
+	// stop, or waited past its timeout) has its summary all the same: what
+	// happened up to the instant it stopped, and why.
+	if encErr := writeJSON(out, summary); encErr != nil {
+		return fail(stderr, exitFail, encErr)
+	}
+	if err != nil {
+		return fail(stderr, exitFail, fmt.Errorf("run stopped: %w", err))
 	}
 	return judge(stderr, exps, &summary, sig)
 }
