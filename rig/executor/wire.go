@@ -136,7 +136,7 @@ func (l *WireLink) heartbeat(x *Executor, st wire.Status, at time.Duration) {
 	l.status = st
 	if changed := was ^ st; changed&wire.StatusFault != 0 {
 		if st&wire.StatusFault != 0 {
-			l.event(x, at, record.FaultRaised, "fault_raised", "its controller raised its fault flag: its measurements stopped, it holds its last command")
+			l.event(x, at, record.FaultRaised, "fault_raised", "its controller raised its fault flag: no measurement reached it within its timeout (at start-up: none yet), and it holds its last command")
 		} else {
 			l.event(x, at, record.FaultCleared, "fault_cleared", "its controller cleared its fault flag: measurements again")
 		}
