@@ -137,6 +137,16 @@ func TestPaper004Drop(t *testing.T) {
 	if ep.Steps != k || len(ep.StepSizes) != 1 || ep.StepSizes[0].StepS != 0.3 || int(ep.StepSizes[0].Count) != k || !ep.Disrupted {
 		t.Errorf("resynced in %d steps %+v (disrupted %v); predicted %d jumps of 300 ms", ep.Steps, ep.StepSizes, ep.Disrupted, k)
 	}
+	// t_diff grows at the clock's rate from the stall until the first jump
+	// at the release; the checks, Δ apart, see it within Δ of t_r − h_s.
+	// That is the run's peak as well as the episode's.
+	peak := time.Duration(math.Round(ep.PeakTDiffS * 1e9))
+	if want := release - hs; peak <= want-check || peak > want {
+		t.Errorf("episode's peak t_diff %v; t_diff reached %v at the release, so within (%v, %v]", peak, want, want-check, want)
+	}
+	if m.Sync.PeakTDiffS != ep.PeakTDiffS {
+		t.Errorf("run's peak t_diff %v s, the episode's %v s: the run's is the largest t_diff computed, at the checks too", m.Sync.PeakTDiffS, ep.PeakTDiffS)
+	}
 	resync := time.Duration(math.Round(*ep.EndS * 1e9))
 	if want := release + time.Duration(k-1)*cost; resync != want {
 		t.Errorf("back in sync at %v, predicted %v", resync, want)
@@ -239,6 +249,9 @@ func TestPaper004Degradation(t *testing.T) {
 	peak := time.Duration(math.Round(ep.PeakTDiffS * 1e9))
 	if want := tr - hBefore; peak < want-check || peak > want+check {
 		t.Errorf("peak t_diff %v, predicted %v within a check", peak, want)
+	}
+	if m.Sync.PeakTDiffS != ep.PeakTDiffS {
+		t.Errorf("run's peak t_diff %v s, the episode's %v s: the run's is the largest t_diff computed, at the checks too", m.Sync.PeakTDiffS, ep.PeakTDiffS)
 	}
 	if ep.Steps != 4+k || !ep.Disrupted {
 		t.Errorf("%d steps out of sync (disrupted %v); predicted 4 in the window and %d catching up", ep.Steps, ep.Disrupted, k)

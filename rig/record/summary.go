@@ -189,7 +189,9 @@ type SyncSummary struct {
 	Jump        int     `json:"jump"`
 	OnOutOfSync string  `json:"on_out_of_sync"`
 	OutOfSync   bool    `json:"out_of_sync"` // at the end
-	// PeakTDiffS is the largest discrepancy after a step.
+	// PeakTDiffS is the largest discrepancy the supervisor computed: after
+	// each step and at each check between steps, where a stalled model's
+	// grows (so it is at least every episode's).
 	PeakTDiffS float64          `json:"peak_t_diff_s"`
 	Episodes   []EpisodeSummary `json:"episodes,omitempty"`
 	// ViolatingRuns counts the stretches of consecutive steps with t_diff >
@@ -201,9 +203,8 @@ type SyncSummary struct {
 type EpisodeSummary struct {
 	StartS float64  `json:"start_s"`
 	EndS   *float64 `json:"end_s,omitempty"` // absent: it lasted to the end
-	// PeakTDiffS is the largest discrepancy the supervisor's checks saw
-	// in the episode: between steps too, where a stalled model's grows
-	// (so it may exceed the run's PeakTDiffS, taken after steps).
+	// PeakTDiffS is the largest discrepancy the supervisor computed in
+	// the episode, after steps and at the checks between them.
 	PeakTDiffS float64 `json:"peak_t_diff_s"`
 	// Steps taken while out of sync (to resync), and their sizes.
 	Steps     int         `json:"steps"`

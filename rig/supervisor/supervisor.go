@@ -46,8 +46,10 @@ type Config struct {
 // Episode is one stretch of time out of sync.
 type Episode struct {
 	Start, End time.Duration // wall clock, from the run's start; End < 0 while it lasts
-	Peak       time.Duration // the largest t_diff seen
-	Steps      int           // model steps taken while out of sync
+	// Peak is the largest t_diff observed in the episode (after steps and
+	// at the checks between them).
+	Peak  time.Duration
+	Steps int // model steps taken while out of sync
 	// StepSizes counts the steps by length in Δh: StepSizes[k-1] steps of
 	// k·Δh.
 	StepSizes []uint64
@@ -66,9 +68,9 @@ type Supervisor struct {
 	flaggedNow atomic.Bool // flagged, for other goroutines
 	episodes   []Episode
 
-	streak int      // consecutive steps with t_diff > θ_safe
-	runs   []uint64 // runs[k-1]: stretches of k consecutive violating steps (paper 004's Figure 9)
-	peak   time.Duration
+	streak int           // consecutive steps with t_diff > θ_safe
+	runs   []uint64      // runs[k-1]: stretches of k consecutive violating steps (paper 004's Figure 9)
+	peak   time.Duration // the largest t_diff observed
 }
 
 // New returns a supervisor of a model stepping every dh.
@@ -105,10 +107,12 @@ const (
 	BackInSync
 )
 
-// Observe takes t_diff at wall time now and says whether the flag
-// changed: set when t_diff > θ_safe, cleared when t_diff ≤ θ_safe −
-// resync.
+// Observe takes t_diff at wall time now (after a step, or at a check
+// between steps) and says whether the flag changed: set when t_diff >
+// θ_safe, cleared when t_diff ≤ θ_safe − resync. Every t_diff observed
+// counts towards the peaks, the run's and the episode's.
 func (s *Supervisor) Observe(now, tdiff time.Duration) Transition {
+	s.peak = max(s.peak, tdiff)
 	if s.flagged {
 		ep := &s.episodes[len(s.episodes)-1]
 		ep.Peak = max(ep.Peak, tdiff)
@@ -132,9 +136,9 @@ func (s *Supervisor) Observe(now, tdiff time.Duration) Transition {
 
 // Stepped records a model step of size h (a multiple of Δh) that left the
 // discrepancy at tdiff, and whether a disruption of the network is going
-// on.
+// on. The caller then Observes tdiff: the step belongs to the episode it
+// was taken in, and the discrepancy it left may end that episode.
 func (s *Supervisor) Stepped(h, tdiff time.Duration, disrupted bool) {
-	s.peak = max(s.peak, tdiff)
 	if s.flagged {
 		ep := &s.episodes[len(s.episodes)-1]
 		ep.Steps++
@@ -201,5 +205,8 @@ func (s *Supervisor) ViolatingRuns() []uint64 {
 	return out
 }
 
-// Peak is the largest t_diff after a step.
+// Peak is the largest t_diff observed, after steps and at the checks
+// between them: at least every episode's peak. A model that stalls
+// reaches its largest discrepancy between steps, just before the step that
+// catches up.
 func (s *Supervisor) Peak() time.Duration { return s.peak }

@@ -137,3 +137,28 @@ func TestViolatingRuns(t *testing.T) {
 		t.Errorf("runs of 1, 2, 3 steps: %v", runs[:4])
 	}
 }
+
+// TestPeakCountsTheChecks: a model that stalls reaches its largest t_diff
+// between steps, at the checks, just before the step that catches up; the
+// run's peak is that, as the episode's is (the run's was taken after steps
+// only: 0.5 s where the episode, and the signals, said 0.8 s).
+func TestPeakCountsTheChecks(t *testing.T) {
+	s, _ := supervisor.New(supervisor.Config{ThetaSafe: 299 * ms, Check: 10 * ms, Jump: 3}, 100*ms)
+	step := func(now, tdiff time.Duration) {
+		s.Stepped(100*ms, tdiff, false)
+		s.Observe(now, tdiff)
+	}
+	step(10200*ms, 0) // the last step before the stall, to h = 10.2 s
+	for now := 10210 * ms; now <= 11000*ms; now += 10 * ms {
+		s.Observe(now, now-10200*ms) // the checks while stalled
+	}
+	step(11000*ms, 500*ms) // a jump of 300 ms
+	step(11001*ms, 201*ms) // and another: back in sync
+	eps := s.Episodes()
+	if len(eps) != 1 || eps[0].Peak != 800*ms || eps[0].End != 11001*ms {
+		t.Fatalf("episodes %+v; want one from 10.5 s to 11.001 s with peak 800ms", eps)
+	}
+	if s.Peak() != eps[0].Peak {
+		t.Errorf("run's peak %v, episode's %v: the run's is the largest t_diff observed", s.Peak(), eps[0].Peak)
+	}
+}
