@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -16,11 +17,16 @@ type twinSummary struct {
 		Sent uint64 `json:"sent"`
 	} `json:"flows"`
 	Models []struct {
-		SimTimeS float64 `json:"sim_time_s"`
+		SimTimeS  float64 `json:"sim_time_s"`
+		FramesOut uint64  `json:"frames_out"`
+		Hardware  struct {
+			FramesIn uint64 `json:"frames_in"`
+		} `json:"hardware"`
 		Messages struct {
 			Generated, Sent, Received, Lost, Skipped uint64
 			InFlight                                 uint64 `json:"in_flight"`
 			SkippedDisruption                        uint64 `json:"skipped_disruption"`
+			SafeSent                                 uint64 `json:"safe_sent"`
 		} `json:"messages"`
 		Sync struct {
 			PeakTDiffS float64 `json:"peak_t_diff_s"`
@@ -60,11 +66,46 @@ func commandsWhileOutOfSync(t *testing.T, trace []row, flagged, resync time.Dura
 	}
 }
 
+// countsAgreeWithTrace checks the twin's message counts against its trace
+// and the stand-in's: every message generated was sent (a command row,
+// safe values or not) or skipped (a suppressed row), and what the rig's
+// part sent is what the hardware's stand-in took up, less what the
+// network lost or still held.
+func countsAgreeWithTrace(t *testing.T, s twinSummary, trace []row) {
+	t.Helper()
+	m := s.Models[0]
+	c := m.Messages
+	var commands, delivered, suppressed uint64
+	for _, r := range trace {
+		switch {
+		case r.flow == "command":
+			commands++
+			if r.status == "delivered" {
+				delivered++
+			}
+		case r.flow == "twin" && r.status == "suppressed":
+			suppressed++
+		}
+	}
+	if c.Generated != c.Sent+c.Skipped+c.SkippedDisruption || c.Sent != c.Received+c.Lost+c.InFlight || c.SafeSent > c.Sent {
+		t.Errorf("messages %+v: want generated = sent + skipped + skipped_disruption, sent = received + lost + in flight, safe_sent ≤ sent", c)
+	}
+	if commands != c.Sent || m.FramesOut != c.Sent || suppressed != c.Skipped+c.SkippedDisruption {
+		t.Errorf("sent %d and skipped %d+%d; the trace has %d command rows and %d suppressed, the part counts %d frames out", c.Sent, c.Skipped, c.SkippedDisruption, commands, suppressed, m.FramesOut)
+	}
+	if m.Hardware.FramesIn != delivered || c.Received != delivered {
+		t.Errorf("received %d, the stand-in took up %d; the trace delivered %d commands", c.Received, m.Hardware.FramesIn, delivered)
+	}
+}
+
 func runTwin(t *testing.T, profile, bench string, args ...string) (twinSummary, []row) {
 	t.Helper()
 	dir := t.TempDir()
 	trace, summary := filepath.Join(dir, "trace.csv"), filepath.Join(dir, "summary.json")
-	args = append([]string{"sim", profile, "--bench", "../profiles/benches/" + bench, "--trace", trace, "--summary", summary}, args...)
+	if !strings.Contains(bench, "/") {
+		bench = "../profiles/benches/" + bench
+	}
+	args = append([]string{"sim", profile, "--bench", bench, "--trace", trace, "--summary", summary}, args...)
 	if r := runHilrig(t, args...); r.code != 0 {
 		t.Fatalf("%v: exit %d: %s", args, r.code, r.stderr)
 	}
@@ -160,6 +201,7 @@ func TestPaper004Drop(t *testing.T) {
 	if c.SkippedDisruption != uint64(k) || c.Skipped != 0 || c.Generated != c.Sent+c.Skipped+c.SkippedDisruption || c.Sent != c.Received+c.Lost+c.InFlight {
 		t.Errorf("messages %+v: want %d skipped during the drop, generated = sent + skipped, sent = received + lost + in flight", c, k)
 	}
+	countsAgreeWithTrace(t, s, trace)
 	t.Logf("paper 004 Table 4 (its mean): generated 294.4, skipped in the drop 4.6; here: generated %d, received %d, skipped in the drop %d; peak t_diff %.3f s", c.Generated, c.Received, c.SkippedDisruption, ep.PeakTDiffS)
 }
 
@@ -266,5 +308,40 @@ func TestPaper004Degradation(t *testing.T) {
 	if c.Generated != uint64(hEnd) || c.SkippedDisruption != uint64(4+k) || c.Generated != c.Sent+c.Skipped+c.SkippedDisruption {
 		t.Errorf("messages %+v: want one per step (%d), %d skipped during the degradation, generated = sent + skipped", c, hEnd, 4+k)
 	}
+	countsAgreeWithTrace(t, s, trace)
 	t.Logf("paper 004 Table 3 (its mean): generated 300, skipped in the degradation 60.8, peak t_diff about 5 s; here: generated %d, received %d, skipped in the degradation %d, peak t_diff %v, back in sync %v after the window", c.Generated, c.Received, c.SkippedDisruption, peak, resync-end)
+}
+
+// TestPaper004DropSafeValues is the drop with safe values (v_cmd 0,
+// delta_cmd 0): out of sync, the twin sends them instead of its commands.
+// They are frames sent, in the trace and the counts, and none is skipped:
+// the steps the twin takes out of sync send the safe values (the drop's k
+// jumps, as TestPaper004Drop derives them), and every other step its
+// command.
+func TestPaper004DropSafeValues(t *testing.T) {
+	b, err := os.ReadFile("../profiles/benches/digital-twin.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sup = "supervisor: {theta_safe: 299ms, check: 10ms, jump: 3}"
+	if !strings.Contains(string(b), sup) {
+		t.Fatalf("the bench no longer has %q", sup)
+	}
+	bench := filepath.Join(t.TempDir(), "safe.yaml")
+	safe := strings.Replace(string(b), sup, "supervisor: {theta_safe: 299ms, check: 10ms, jump: 3, safe: {v_cmd: 0, delta_cmd: 0}}", 1)
+	if err := os.WriteFile(bench, []byte(safe), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := runTwin(t, "twin-dropout", "digital-twin.yaml")
+	s, trace := runTwin(t, "twin-dropout", bench)
+	m, p := s.Models[0], plain.Models[0]
+	if len(m.Sync.Episodes) != 1 {
+		t.Fatalf("episodes %+v; want the drop's one", m.Sync.Episodes)
+	}
+	k := uint64(m.Sync.Episodes[0].Steps)
+	c := m.Messages
+	if k == 0 || c.SafeSent != k || c.Skipped+c.SkippedDisruption != 0 || c.Generated != p.Messages.Generated || c.Sent != p.Messages.Sent+k {
+		t.Errorf("messages %+v; want the %d steps out of sync sent as safe values, nothing skipped, and the %d generated of the run without them (%d sent)", c, k, p.Messages.Generated, p.Messages.Sent)
+	}
+	countsAgreeWithTrace(t, s, trace)
 }

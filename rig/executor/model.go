@@ -64,7 +64,14 @@ func (p *Part) Frame() []byte {
 	for i := range p.out {
 		p.out[i] = p.it.Out(i)
 	}
-	p.payload = p.send.Append(p.payload[:0], p.out)
+	return p.frameOf(p.out)
+}
+
+// frameOf encodes values as the part's next frame, in the payload Frame
+// uses, without sampling the part: the safe values of a model in shadow.
+// A wire message is numbered and stamped now, as every other.
+func (p *Part) frameOf(values []float64) []byte {
+	p.payload = p.send.Append(p.payload[:0], values)
 	p.framesOut++
 	return p.payload
 }
@@ -225,7 +232,8 @@ type Stepping struct {
 	// simulated time and the clock.
 	Supervisor *supervisor.Config
 	// Safe, with a Shadow supervisor, are the values the part sends while
-	// out of sync instead of sending nothing.
+	// out of sync instead of sending nothing: frames sent, counted as
+	// sent and as SafeSent, in place of the model's commands.
 	Safe []float64
 }
 
@@ -243,9 +251,10 @@ type dataStepping struct {
 	blocked    bool // waiting for valid data, not for the clock
 	sup        *supervisor.Supervisor
 	nextCheck  time.Duration
-	safe       []byte // the safe values, encoded
+	safe       []float64 // the values sent while in shadow, or nil
 
 	generated, skipped, skippedDisrupted uint64
+	safeSent                             uint64 // of the messages sent, those with the safe values
 	gapSteps                             uint64 // steps through a gap in the data
 
 	// For the watchdog of a real-time run, on another goroutine: the
@@ -321,7 +330,9 @@ func (m *Model) SetStepping(st Stepping) error {
 		if len(st.Safe) != len(m.sim.out) {
 			return fmt.Errorf("%s: %d safe values for %d outputs", m.name, len(st.Safe), len(m.sim.out))
 		}
-		d.safe = m.sim.send.Append(nil, st.Safe)
+		// Encoded as each is sent: a wire message's number and stamp are
+		// its own.
+		d.safe = slices.Clone(st.Safe)
 	}
 	m.wait = d
 	return nil
@@ -402,24 +413,28 @@ func (m *Model) send(x *Executor, newest bool) {
 }
 
 // sendCommand sends what the rig's part sends across the cut, unless its
-// supervisor has it in shadow: then it sends the safe values, or nothing,
-// and counts the message as skipped.
+// supervisor has it in shadow. Then, with safe values, it sends those
+// instead: a frame sent (in the trace, the flow's sent and the part's
+// frames_out) counted as safe_sent; without, it sends nothing and counts
+// the message as skipped, with a suppressed row in the trace. Each message
+// generated is so sent, safe or not, or skipped.
 func (m *Model) sendCommand(x *Executor) {
 	d := m.wait
 	if d != nil {
 		d.generated++
 		if d.sup != nil && (d.sup.Flagged() || d.alarm.Load()) && d.sup.Config().OnOutOfSync == supervisor.Shadow {
+			m.sim.it.Sample()
+			if d.safe != nil {
+				d.safeSent++
+				x.net.Inject(m.sim.flow, m.sim.frameOf(d.safe))
+				return
+			}
 			if d.sup.InDisruptedEpisode() {
 				d.skippedDisrupted++
 			} else {
 				d.skipped++
 			}
-			if d.safe != nil {
-				x.net.Inject(m.sim.flow, d.safe)
-			} else {
-				x.eventRow(m, record.Suppressed)
-			}
-			m.sim.it.Sample()
+			x.eventRow(m, record.Suppressed)
 			return
 		}
 	}
@@ -681,7 +696,7 @@ func (m *Model) Summary(late bool) record.ModelSummary {
 			s.SimTimeS = d.h.Seconds()
 			s.Timestamps = m.sim.timestamps(m.stepping.NominalDelay)
 		}
-		s.Messages = &record.MessageCounts{Generated: d.generated, Skipped: d.skipped, SkippedDisruption: d.skippedDisrupted}
+		s.Messages = &record.MessageCounts{Generated: d.generated, Skipped: d.skipped, SkippedDisruption: d.skippedDisrupted, SafeSent: d.safeSent}
 		s.GapSteps = d.gapSteps
 		if d.sup != nil {
 			s.Sync = syncSummary(d.sup, m.exchange)

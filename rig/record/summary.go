@@ -171,15 +171,22 @@ type ModelSummary struct {
 // InFlight were still on their way at the end.
 type MessageCounts struct {
 	Generated uint64 `json:"generated"`
-	Sent      uint64 `json:"sent"`
-	Received  uint64 `json:"received"`
-	Lost      uint64 `json:"lost"`
-	InFlight  uint64 `json:"in_flight"`
+	// Sent is the frames the part sent (its flow's, in the trace),
+	// SafeSent included.
+	Sent     uint64 `json:"sent"`
+	Received uint64 `json:"received"`
+	Lost     uint64 `json:"lost"`
+	InFlight uint64 `json:"in_flight"`
 	// Skipped were not sent while out of sync; SkippedDisruption while out
 	// of sync in an episode that overlapped a disruption of the network (a
-	// named phase of the profile's schedule).
+	// named phase of the profile's schedule). Each has a suppressed row in
+	// the trace.
 	Skipped           uint64 `json:"skipped"`
 	SkippedDisruption uint64 `json:"skipped_disruption"`
+	// SafeSent, of those sent, carried the supervisor's safe values
+	// instead of the model's while out of sync (shadow with safe values:
+	// then nothing is skipped).
+	SafeSent uint64 `json:"safe_sent"`
 }
 
 // SyncSummary is a supervisor's account of a run.

@@ -1,0 +1,115 @@
+package executor_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hilrig/hilrig/firmware/wire"
+	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/rig/executor"
+	"github.com/hilrig/hilrig/rig/supervisor"
+)
+
+// commandSeat is wireSeat keeping the commands written to it: each one's
+// number and values.
+type commandSeat struct {
+	*wireSeat
+	layout *wire.Struct
+	seqs   []uint32
+	values [][]float64
+}
+
+func (s *commandSeat) Write(p []byte) error {
+	if m, err := wire.Parse(p); err == nil && m.Type == wire.Command {
+		v := make([]float64, len(s.layout.Fields))
+		if err := m.Values(s.layout, v); err != nil {
+			return err
+		}
+		s.seqs, s.values = append(s.seqs, m.Seq), append(s.values, v)
+	}
+	return s.wireSeat.Write(p)
+}
+
+// TestSafeValuesAreMessagesOfTheirOwn: a model in shadow with safe values
+// sends each as a wire message of its own, numbered and stamped when it is
+// sent. They were encoded once, when the stepping was set: every safe
+// message repeated one number, which the device takes for a duplicate and
+// ignores. The safe messages are counted as sent (and safe_sent), not
+// skipped: generated = sent + skipped, and frames out = sent.
+func TestSafeValuesAreMessagesOfTheirOwn(t *testing.T) {
+	p := parse(t, carLink)
+	b, err := profiles.ParseBench("b.yaml", []byte(`endpoints:
+  car:  {model: {name: quarter-car, cut: CP2, exchange: 2ms, step: 500us, codec: {wire: {sends: command}}}}
+  seat: {pty: {codec: wire}}
+bind:
+  m2s: {from: car, to: seat}
+  s2m: {from: seat, to: car}
+`), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bm := b.Models["car"]
+	car, err := executor.NewModel("car", bm, 0, 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(bm.Simulated.Out())
+	safe := make([]float64, n)
+	fields := make([]wire.Field, n)
+	for i := range safe {
+		safe[i], fields[i] = 777+float64(i), wire.Field{Type: wire.F64LE}
+	}
+	layout, err := wire.NewStruct(fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := car.SetStepping(executor.Stepping{Wait: true, MaxAge: 20 * time.Millisecond, Timeout: time.Minute, Safe: safe,
+		Supervisor: &supervisor.Config{ThetaSafe: 30 * time.Millisecond, Check: time.Millisecond, Jump: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	clock := &stepClock{}
+	seat := &commandSeat{wireSeat: &wireSeat{clock: clock, body: make([]byte, 0, 64)}, layout: layout}
+	link := executor.NewWireLink("seat", seat)
+	car.SetPeer(link)
+	in := executor.NewIngress(64, func() {})
+	x, err := executor.New(executor.Config{
+		Network: p.Config, Clock: clock, End: time.Hour,
+		Egress: []executor.Egress{executor.ToDevice(0, seat), car.Simulated()}, Ingress: in, FlowOf: []int{1},
+		DeviceWire: []*executor.WireLink{link}, Models: []*executor.Model{car},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seat.Start(clock, in, 0)
+	x.Start()
+	// The seat sends every millisecond and falls silent from 2 s to 2.1 s:
+	// the model stalls, falls out of sync, and catches up in shadow.
+	for ms := 1; ms <= 3000; ms++ {
+		clock.Add(time.Millisecond)
+		if ms < 2000 || ms >= 2100 {
+			seat.send()
+		}
+		x.Step()
+	}
+	_, models := x.Summary()
+	s := models[0]
+	c, sync := s.Messages, s.Sync
+	if sync == nil || len(sync.Episodes) != 1 || sync.Episodes[0].EndS == nil {
+		t.Fatalf("sync %+v; want one episode, ended", sync)
+	}
+	var safeSeen uint64
+	for i, v := range seat.values {
+		if v[0] == safe[0] {
+			safeSeen++
+		}
+		if i > 0 && seat.seqs[i] != seat.seqs[i-1]+1 {
+			t.Fatalf("command %d numbered %d after %d: each message has its own number", i, seat.seqs[i], seat.seqs[i-1])
+		}
+	}
+	if c.SafeSent == 0 || safeSeen != c.SafeSent || c.Skipped+c.SkippedDisruption != 0 {
+		t.Errorf("messages %+v; the seat read %d safe commands", c, safeSeen)
+	}
+	if c.Generated != c.Sent+c.Skipped+c.SkippedDisruption || s.FramesOut != c.Sent || uint64(len(seat.seqs)) != c.Received {
+		t.Errorf("messages %+v, %d frames out; the seat read %d commands", c, s.FramesOut, len(seat.seqs))
+	}
+}
