@@ -25,14 +25,21 @@
 // Besides the summary's values, models.ENDPOINT.SIGNAL.STAT is a statistic
 // of a model signal as the signals file recorded it (Signals): min, max,
 // mean, rms, peak, final, and against the uncut model run alongside,
-// max_error, rms_error and error_pct.
+// max_error, rms_error and error_pct. The signals it may name are those
+// the file has a column of, from the one list the executor records
+// (executor.ModelSignals): what each part computes, receives across the
+// cut and reads as model inputs, the hardware's stand-in's only in
+// virtual time and without a player across the cut, and a part's own
+// sim_time and t_diff, which are times (600ms) and have no uncut
+// counterpart. A model's signals carry no unit: they are plain numbers.
 //
 // A limit the value can never be compared with meaningfully is refused
 // too: a share outside 0..1 (loss_rate < 5: 5%?), a negative delay or
 // size, a count == 1.5, error_pct < 1% (it is in percent already), a
 // clock or a way to stop that is not one (clock == vritual), and, when
-// Names says the run's clock, what that clock never measures (timing, in
-// virtual time) or never is.
+// Names says the run's clock, what that clock never measures (timing and
+// a model's step_lateness in virtual time, a hardware stand-in in real
+// time) or never is.
 //
 // Values carry units as profiles write them: a time is written with its
 // unit (60ms, 2s, 300us), a size too (1500B, 30kB), a ratio as 1% or

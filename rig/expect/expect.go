@@ -9,6 +9,7 @@ import (
 	"github.com/hilrig/hilrig/emulator"
 	"github.com/hilrig/hilrig/emulator/suggest"
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/rig/executor"
 	"github.com/hilrig/hilrig/rig/record"
 )
 
@@ -94,9 +95,32 @@ type Names struct {
 
 	Flows, Hops, Phases, Endpoints []string
 	// Models are the model endpoints, in bench order, and Signals their
-	// signals.
+	// signals that the signals file has a column of, by model.
 	Models  []string
-	Signals map[string][]string
+	Signals map[string][]Signal
+	// Played are the endpoints a software player plays (NamesOf lists a
+	// bench's replays; add those given otherwise, hilrig's --replay): a
+	// model across the cut from one has no stand-in, and so no stand-in's
+	// signals.
+	Played []string
+	peers  map[string][]string // by model: the endpoints across its cut
+}
+
+// Signal is a model's signal that the signals file records: a column, or
+// more than one (executor.ModelSignals).
+type Signal struct {
+	Name string
+	// Unit is Seconds for a time (the part's sim_time and t_diff); a
+	// model's signals carry no unit, and are plain numbers (Count).
+	Unit Unit
+	// StandIn: only the hardware's stand-in computes it, and the stand-in
+	// runs in virtual time only, when no player plays the endpoint across
+	// the cut; otherwise the hardware computes it, and the rig does not
+	// see it.
+	StandIn bool
+	// Ideal: the uncut model records it too, so max_error, rms_error and
+	// error_pct compare with it.
+	Ideal bool
 }
 
 // The clocks of Names.Clock.
@@ -106,9 +130,11 @@ const (
 )
 
 // NamesOf lists what a run of profile p on bench b (nil: none) will
-// report; set Clock to say in which time it runs.
+// report; set Clock to say in which time it runs, and add to Played the
+// endpoints played otherwise than by the bench.
 func NamesOf(p *profiles.Loaded, b *profiles.LoadedBench) *Names {
-	n := &Names{Flows: p.Flows.Names, Hops: p.Hops.Names, Phases: []string{}, Endpoints: []string{}, Models: []string{}, Signals: map[string][]string{}}
+	n := &Names{Flows: p.Flows.Names, Hops: p.Hops.Names, Phases: []string{}, Endpoints: []string{}, Models: []string{},
+		Signals: map[string][]Signal{}, peers: map[string][]string{}}
 	for _, ph := range p.Phases() {
 		n.Phases = append(n.Phases, ph.Name)
 	}
@@ -116,6 +142,9 @@ func NamesOf(p *profiles.Loaded, b *profiles.LoadedBench) *Names {
 		return n
 	}
 	for i, name := range b.Endpoints.Names {
+		if b.Endpoints.Values[i].Replay != nil {
+			n.Played = append(n.Played, name)
+		}
 		if b.Endpoints.Values[i].Model == nil {
 			n.Endpoints = append(n.Endpoints, name)
 			continue
@@ -125,15 +154,53 @@ func NamesOf(p *profiles.Loaded, b *profiles.LoadedBench) *Names {
 			continue
 		}
 		n.Models = append(n.Models, name)
-		signals := bm.Signals()
-		if bm.Stepping != nil && bm.Stepping.Wait {
-			// The part's own time and its discrepancy with the clock,
-			// recorded when it steps on data.
-			signals = append(signals[:len(signals):len(signals)], "sim_time", "t_diff")
+		n.Signals[name] = signalsOf(name, bm)
+		for _, bound := range b.Bound {
+			switch name {
+			case bound.From:
+				n.peers[name] = append(n.peers[name], bound.To)
+			case bound.To:
+				n.peers[name] = append(n.peers[name], bound.From)
+			}
 		}
-		n.Signals[name] = signals
 	}
 	return n
+}
+
+// signalsOf are the signals model endpoint name records, from its columns
+// with a stand-in (Parse leaves out the stand-in's where there is none),
+// in the model's order, the part's own time last.
+func signalsOf(name string, bm *profiles.BenchModel) []Signal {
+	var out []Signal
+	ideal := map[string]bool{}
+	for _, c := range executor.ModelSignals(name, bm, true, executor.HasOwnTime(bm.Stepping)) {
+		if c.Part == executor.IdealPart {
+			ideal[c.Signal] = true
+			continue
+		}
+		i := slices.IndexFunc(out, func(s Signal) bool { return s.Name == c.Signal })
+		switch {
+		case i < 0:
+			s := Signal{Name: c.Signal, Unit: Count, StandIn: c.Part == executor.StandInPart}
+			if c.Seconds {
+				s.Unit = Seconds
+			}
+			out = append(out, s)
+		case c.Part != executor.StandInPart:
+			out[i].StandIn = false
+		}
+	}
+	for i := range out {
+		out[i].Ideal = ideal[out[i].Name]
+	}
+	order := func(s Signal) int {
+		if k := bm.SignalIndex(s.Name); k >= 0 {
+			return k
+		}
+		return len(bm.Signals())
+	}
+	slices.SortStableFunc(out, func(a, b Signal) int { return order(a) - order(b) })
+	return out
 }
 
 // keysOf says which of Names names the elements of a list of t.
@@ -270,12 +337,19 @@ func (x *Expectation) resolve(start int, names *Names) error {
 		switch {
 		case t.Kind() == reflect.Struct:
 			c, ok := childNamed(childrenOf(t), seg)
-			if ok && t == reflect.TypeFor[record.Summary]() && seg == "timing" && names != nil && names.Clock == Virtual {
-				return fail("timing is measured in real time only: the summary of a run in virtual time has none")
+			if ok && names != nil {
+				if msg := clockOnlyMsg(t, seg, at, names.Clock); msg != "" {
+					return fail("%s", msg)
+				}
 			}
-			if !ok && model != "" && t == reflect.TypeFor[record.ModelSummary]() {
-				if sigs, known := names.signals(model); !known || containsName(sigs, seg) {
-					return x.resolveSignal(model, seg, segs[i+1:], col+len(seg)+1, at)
+			if model != "" && t == reflect.TypeFor[record.ModelSummary]() {
+				// A signal, unless the summary has the key; where a
+				// signal is named as a value of the summary is
+				// (sim_time), followed by a statistic it is the signal.
+				sig, known, found := names.signal(model, seg)
+				statOfLeaf := ok && c.derive == nil && isLeaf(c.typ) && i < len(segs)-1 && (found || !known && seg == executor.SimTimeSignal)
+				if !ok && (!known || found) || statOfLeaf {
+					return x.resolveSignal(names, model, sig, known, segs[i+1:], col+len(seg)+1, at)
 				}
 			}
 			if !ok {
@@ -350,20 +424,54 @@ func (x *Expectation) resolve(start int, names *Names) error {
 	return nil
 }
 
-// resolveSignal resolves models.ENDPOINT.SIGNAL.STAT; rest is what follows
-// the signal, col where it starts.
-func (x *Expectation) resolveSignal(model, signal string, rest []string, col int, at string) error {
-	stats := signalStatNames()
-	switch {
-	case len(rest) == 0:
-		return &Error{Text: x.Text, Col: col - len(signal) - 1, Msg: fmt.Sprintf("%s is a signal: name one of its %s", at, strings.Join(stats, ", "))}
-	case !containsName(stats, rest[0]):
-		return &Error{Text: x.Text, Col: col, Msg: fmt.Sprintf("%s%s%s", noKey(at, rest[0]), suggest.DidYouMean(rest[0], stats), listOf(stats))}
-	case len(rest) > 1:
-		return &Error{Text: x.Text, Col: col + len(rest[0]) + 1, Msg: fmt.Sprintf("%s.%s is a value: it has no %q", at, rest[0], rest[1])}
+// clockOnly are the summary's keys that only a run in one clock has:
+// what a run in the other never measures.
+var clockOnly = []struct {
+	in         reflect.Type
+	key, clock string
+	msg        string // %s: the path to the key
+}{
+	{reflect.TypeFor[record.Summary](), "timing", Real, "%s is measured in real time only: the summary of a run in virtual time has none"},
+	{reflect.TypeFor[record.ModelSummary](), "step_lateness", Real, "%s is measured in real time only: in virtual time a model's exchanges are never late"},
+	{reflect.TypeFor[record.ModelSummary](), "hardware", Virtual, "%s is the hardware's stand-in, which only a run in virtual time has: in real time the hardware is the device"},
+}
+
+// clockOnly says why key, of a struct of type t at path at, is never
+// measured by a run in clock ("": either), or nothing.
+func clockOnlyMsg(t reflect.Type, key, at, clock string) string {
+	for _, c := range clockOnly {
+		if c.in == t && c.key == key && clock != "" && clock != c.clock {
+			return fmt.Sprintf(c.msg, at)
+		}
 	}
-	x.sig = &signalRef{endpoint: model, signal: signal, stat: rest[0]}
-	x.steps, x.Unit, x.scale = nil, Count, 1
+	return ""
+}
+
+// resolveSignal resolves models.MODEL.SIGNAL.STAT, sig being the signal
+// as names know it (known: they do); rest is what follows the signal, col
+// where it starts.
+func (x *Expectation) resolveSignal(names *Names, model string, sig Signal, known bool, rest []string, col int, at string) error {
+	stats := signalStatNames()
+	fail := func(col int, format string, args ...any) error {
+		return &Error{Text: x.Text, Col: col, Msg: fmt.Sprintf(format, args...)}
+	}
+	sigCol := col - len(sig.Name) - 1
+	switch {
+	case known && sig.StandIn && names.Clock == Real:
+		return fail(sigCol, "%s is computed by the hardware's part alone, which in real time is the device: the rig records it in virtual time only, where the hardware's part stands in for the device", at)
+	case known && sig.StandIn && names.playedPeer(model) != "":
+		return fail(sigCol, "%s is computed by the hardware's part alone, and %s is played: without a stand-in for the hardware, the rig does not record it", at, names.playedPeer(model))
+	case len(rest) == 0:
+		return fail(sigCol, "%s is a signal: name one of its %s", at, strings.Join(stats, ", "))
+	case !containsName(stats, rest[0]):
+		return fail(col, "%s%s%s", noKey(at, rest[0]), suggest.DidYouMean(rest[0], stats), listOf(stats))
+	case len(rest) > 1:
+		return fail(col+len(rest[0])+1, "%s.%s is a value: it has no %q", at, rest[0], rest[1])
+	case known && !sig.Ideal && slices.Contains(errorStats, rest[0]):
+		return fail(col, "%s has no counterpart in the uncut model: %s compares with one (%s has %s)", at, rest[0], at, strings.Join(slices.DeleteFunc(slices.Clone(stats), func(s string) bool { return slices.Contains(errorStats, s) }), ", "))
+	}
+	x.sig = &signalRef{endpoint: model, signal: sig.Name, stat: rest[0]}
+	x.steps, x.Unit, x.scale = nil, sig.Unit, 1
 	for _, s := range SignalStats {
 		if s.Name == rest[0] {
 			x.domain = s.domain
@@ -372,24 +480,72 @@ func (x *Expectation) resolveSignal(model, signal string, rest []string, col int
 	return nil
 }
 
+// errorStats are the SignalStats that compare with the uncut model.
+var errorStats = []string{"max_error", "rms_error", "error_pct"}
+
 // candidates are the keys that may follow at a struct of type t: at a
 // model, its signals first (the list of a hint is cut after a dozen).
 func (x *Expectation) candidates(t reflect.Type, model string, names *Names) []string {
 	c := childNames(childrenOf(t))
 	if t == reflect.TypeFor[record.ModelSummary]() {
-		sigs, _ := names.signals(model)
-		c = append(slices.Clone(sigs), c...)
+		var sigs []string
+		for _, s := range names.available(model) {
+			if !slices.Contains(c, s.Name) { // sim_time: the summary's too
+				sigs = append(sigs, s.Name)
+			}
+		}
+		c = append(sigs, c...)
 	}
 	return c
 }
 
-// signals are a model's signals, and whether they are known.
-func (n *Names) signals(model string) ([]string, bool) {
+// signal finds a model's signal: whether the model's signals are known,
+// and if so whether it is one. A signal not known has a unit by its name:
+// the part's time and t_diff are times.
+func (n *Names) signal(model, name string) (s Signal, known, found bool) {
 	if n == nil || n.Signals == nil {
-		return nil, false
+		s = Signal{Name: name, Unit: Count}
+		if name == executor.SimTimeSignal || name == executor.TDiffSignal {
+			s.Unit = Seconds
+		}
+		return s, false, false
 	}
-	s, ok := n.Signals[model]
-	return s, ok
+	sigs, ok := n.Signals[model]
+	if !ok {
+		return Signal{Name: name}, false, false
+	}
+	for _, s := range sigs {
+		if s.Name == name {
+			return s, true, true
+		}
+	}
+	return Signal{Name: name}, true, false
+}
+
+// available are the model's signals a run records: those of the
+// hardware's stand-in only when there is one.
+func (n *Names) available(model string) []Signal {
+	if n == nil || n.Signals == nil {
+		return nil
+	}
+	var out []Signal
+	for _, s := range n.Signals[model] {
+		if !s.StandIn || n.Clock != Real && n.playedPeer(model) == "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// playedPeer is an endpoint across the model's cut that a player plays,
+// or "".
+func (n *Names) playedPeer(model string) string {
+	for _, p := range n.peers[model] {
+		if slices.Contains(n.Played, p) {
+			return p
+		}
+	}
+	return ""
 }
 
 func containsName(names []string, name string) bool {

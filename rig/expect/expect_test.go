@@ -12,12 +12,14 @@ import (
 )
 
 // names and summary are a run as the tests see it: two flows, a hop, a
-// phase, a model with two signals, and a real-time timing section.
+// phase, a model with two signals and its own time, and a real-time
+// timing section.
 var names = &Names{
 	Clock: Real,
 	Flows: []string{"m2s", "s2m"}, Hops: []string{"core"}, Phases: []string{"outage"},
 	Endpoints: []string{"controller"}, Models: []string{"car"},
-	Signals: map[string][]string{"car": {"deflection", "v2"}},
+	Signals: map[string][]Signal{"car": {{Name: "deflection", Ideal: true}, {Name: "v2", Ideal: true},
+		{Name: "sim_time", Unit: Seconds}, {Name: "t_diff", Unit: Seconds}}},
 }
 
 func summary() *record.Summary {
@@ -64,10 +66,11 @@ func TestParseErrors(t *testing.T) {
 		{"hops.core.dropped.queue < 3", `"hops.core.dropped.queue < 3": column 19: hops.core.dropped has no "queue"; did you mean queue_drop? (it has collision_drop, loss_drop, outage_drop, queue_drop)`},
 		{"phases.outage.windows.first < 3", `"phases.outage.windows.first < 3": column 23: phases.outage.windows is a list without names: it ends the path (and means how many it holds)`},
 		{"phases.storm.windows == 2", `"phases.storm.windows == 2": column 8: phases has no "storm" (it has outage)`},
-		{"models.car.deflectoin.error_pct < 1", `"models.car.deflectoin.error_pct < 1": column 12: models.car has no "deflectoin"; did you mean deflection? (it has deflection, v2, endpoint, model, cut, solver, exchange, step, exchanges, frames_out, frames_in, bad_frames, …)`},
+		{"models.car.deflectoin.error_pct < 1", `"models.car.deflectoin.error_pct < 1": column 12: models.car has no "deflectoin"; did you mean deflection? (it has deflection, v2, t_diff, endpoint, model, cut, solver, exchange, step, exchanges, frames_out, frames_in, …)`},
 		{"models.car.deflection < 1", `"models.car.deflection < 1": column 12: models.car.deflection is a signal: name one of its min, max, mean, rms, peak, final, max_error, rms_error, error_pct`},
 		{"models.car.deflection.err < 1", `"models.car.deflection.err < 1": column 23: models.car.deflection has no "err"; did you mean error_pct? (it has min, max, mean, rms, peak, final, max_error, rms_error, error_pct)`},
 		{"models.car.deflection.max.x < 1", `"models.car.deflection.max.x < 1": column 27: models.car.deflection.max is a value: it has no "x"`},
+		{"models.car.hardware.frames_in > 0", `"models.car.hardware.frames_in > 0": column 12: models.car.hardware is the hardware's stand-in, which only a run in virtual time has: in real time the hardware is the device`},
 		{"models.seat.exchanges > 1", `"models.seat.exchanges > 1": column 8: models has no "seat" (it has car)`},
 		{"timing.memory_locked < true", `"timing.memory_locked < true": column 22: timing.memory_locked is true or false: compare it with == or !=`},
 		{"timing.memory_locked == yes", `"timing.memory_locked == yes": column 25: "yes" is not true or false`},
@@ -115,6 +118,8 @@ func TestParseInVirtualTime(t *testing.T) {
 		{"timing.memory_locked == true", `"timing.memory_locked == true": column 1: timing is measured in real time only: the summary of a run in virtual time has none`},
 		{"clock == real", `"clock == real": column 10: the run is in virtual time: clock == real never holds`},
 		{"clock != virtual", `"clock != virtual": column 10: the run is in virtual time: clock != virtual never holds`},
+		{"models.car.step_lateness.p99 < 1ms", `"models.car.step_lateness.p99 < 1ms": column 12: models.car.step_lateness is measured in real time only: in virtual time a model's exchanges are never late`},
+		{"models.car.hardware.frames_in > 0", ""},
 		{"clock == virtual", ""},
 		{"clock != real", ""},
 		{"flows.m2s.lost == 0", ""},
@@ -220,7 +225,8 @@ func TestEvaluateWithoutNames(t *testing.T) {
 }
 
 // TestEveryPathParses: every path the summary's types give parses (with
-// its placeholders named) and evaluates on a summary without failing to
+// its placeholders named) in a run of one clock or the other, and
+// evaluates on a summary without failing to
 // find its way.
 func TestEveryPathParses(t *testing.T) {
 	fill := strings.NewReplacer("FLOW", "m2s", "HOP", "core", "PHASE", "outage", "ENDPOINT", "controller", "MODEL", "car", "SIGNAL", "deflection", "REASON", "queue_drop")
@@ -235,7 +241,17 @@ func TestEveryPathParses(t *testing.T) {
 		if p.Unit == Flag || p.Unit == Text {
 			text = fmt.Sprintf("%s == %s", fill.Replace(p.Path), cmp.Or(words[p.Path], values[p.Unit]))
 		}
+		// Each path in a run of one clock at least, and in a run of
+		// either.
+		virtual, either := *names, *names
+		virtual.Clock, either.Clock = Virtual, ""
+		if _, err := Parse(text, &either); err != nil {
+			t.Errorf("%s, the clock unknown: %v", p.Path, err)
+		}
 		x, err := Parse(text, names)
+		if err != nil {
+			x, err = Parse(text, &virtual)
+		}
 		if err != nil {
 			t.Errorf("%s: %v", p.Path, err)
 			continue
@@ -293,4 +309,56 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSignalsOfParts: a signal only the hardware's stand-in computes is
+// refused where there is no stand-in (real time, its peer played); a
+// time (sim_time, t_diff) takes time units; one without an uncut
+// counterpart takes no error statistic.
+func TestSignalsOfParts(t *testing.T) {
+	n := &Names{Models: []string{"car", "twin"}, Signals: map[string][]Signal{
+		"car":  {{Name: "deflection", Ideal: true}, {Name: "v3", StandIn: true, Ideal: true}},
+		"twin": {{Name: "y", Ideal: true}, {Name: "sim_time", Unit: Seconds}, {Name: "t_diff", Unit: Seconds}},
+	}, peers: map[string][]string{"car": {"seat"}}}
+	virtual, real, played := *n, *n, *n
+	virtual.Clock, real.Clock, played.Clock, played.Played = Virtual, Real, Virtual, []string{"seat"}
+	for _, tc := range []struct {
+		names      *Names
+		text, want string
+	}{
+		{&virtual, "models.car.v3.max < 1", ""},
+		{n, "models.car.v3.max < 1", ""},
+		{&real, "models.car.v3.max < 1", `"models.car.v3.max < 1": column 12: models.car.v3 is computed by the hardware's part alone, which in real time is the device: the rig records it in virtual time only, where the hardware's part stands in for the device`},
+		{&played, "models.car.v3.max < 1", `"models.car.v3.max < 1": column 12: models.car.v3 is computed by the hardware's part alone, and seat is played: without a stand-in for the hardware, the rig does not record it`},
+		{&real, "models.car.v4.max < 1", `"models.car.v4.max < 1": column 12: models.car has no "v4" (it has deflection, endpoint, model, cut, solver, exchange, step, exchanges, frames_out, frames_in, bad_frames, unconverged_steps, …)`},
+		{&real, "models.twin.t_diff.max < 600ms", ""},
+		{&real, "models.twin.sim_time.final >= 19.9s", ""},
+		{&real, "models.twin.t_diff.max < 600", `"models.twin.t_diff.max < 600": column 26: "600" needs a unit: the value is a time (e.g. 60ms, 2s, 300us)`},
+		{&real, "models.twin.t_diff.peak < -1s", `"models.twin.t_diff.peak < -1s": column 27: "-1s" is out of range: models.twin.t_diff.peak is never negative`},
+		{&real, "models.twin.t_diff.max_error < 1ms", `"models.twin.t_diff.max_error < 1ms": column 20: models.twin.t_diff has no counterpart in the uncut model: max_error compares with one (models.twin.t_diff has min, max, mean, rms, peak, final)`},
+		{&real, "models.twin.y.max < 1", ""},
+		{&real, "models.twin.sim_time < 20s", ""}, // the summary's
+		{nil, "models.twin.sim_time.max < 20s", ""},
+		{nil, "models.twin.t_diff.max < 600ms", ""},
+		{nil, "models.twin.y.max < 600ms", `"models.twin.y.max < 600ms": column 21: "600ms": the value is a plain number, without a unit`},
+	} {
+		_, err := Parse(tc.text, tc.names)
+		if got := fmt.Sprint(err); got != tc.want && !(err == nil && tc.want == "") {
+			t.Errorf("Parse(%q):\n got %s\nwant %s", tc.text, got, tc.want)
+		}
+	}
+	sig := &Signals{}
+	io.WriteString(sig, "t,twin.y,twin.ideal.y,twin.sim_time,twin.t_diff\n0.1,1,1,0,0.1\n0.2,1,1,0,0.2\n0.3,1,1,0.2,0.1\n")
+	for text, want := range map[string]string{
+		"models.twin.t_diff.max < 150ms":     "models.twin.t_diff.max < 150ms failed: measured 200ms, limit 150ms",
+		"models.twin.sim_time.final == 0.2s": "models.twin.sim_time.final == 0.2s: measured 0.2s",
+	} {
+		x, err := Parse(text, &real)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := x.Eval(summary(), sig).String(); got != want {
+			t.Errorf("%s, want %s", got, want)
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/hilrig/hilrig/emulator"
+	"github.com/hilrig/hilrig/rig/executor"
 	"github.com/hilrig/hilrig/rig/record"
 )
 
@@ -320,6 +321,14 @@ func Paths() []Path {
 			if t == reflect.TypeFor[record.ModelSummary]() {
 				for _, s := range SignalStats {
 					out = append(out, Path{join(path, "SIGNAL."+s.Name), Count, "a recorded signal: " + s.Doc})
+				}
+				// The part's own time and t_diff are times.
+				for _, name := range []string{executor.SimTimeSignal, executor.TDiffSignal} {
+					for _, s := range SignalStats {
+						if !slices.Contains(errorStats, s.Name) {
+							out = append(out, Path{join(path, name+"."+s.Name), Seconds, "the recorded " + name + " of a part that keeps its own time (steps on data or is supervised): " + s.Doc})
+						}
+					}
 				}
 			}
 		case t.Kind() == reflect.Slice && keyed(t):

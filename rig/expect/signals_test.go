@@ -1,7 +1,11 @@
 package expect_test
 
 import (
+	"bytes"
+	"io"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hilrig/hilrig/profiles"
@@ -52,6 +56,70 @@ func TestSignalsAgreeWithSummary(t *testing.T) {
 		}
 		if sig.Rows() != 1500 {
 			t.Errorf("%s: %d rows of signals for 3 s at 2 ms", cut, sig.Rows())
+		}
+	}
+}
+
+// TestEverySignalIsMeasured: on each shipped co-simulation bench, every
+// statistic of every signal NamesOf offers for a run in virtual time
+// parses and is measured after a short sim (error_pct excepted where the
+// uncut signal stays at 0), and every column of the signals file is a
+// signal it offers: the names and the columns come from one list.
+func TestEverySignalIsMeasured(t *testing.T) {
+	for _, c := range []struct{ profile, bench, input string }{
+		{"internet-hil", "benches/quarter-car-seat", "car.v0"}, {"internet-hil", "suites/benches/quarter-car-cp1", "car.v0"},
+		{"platoon-80211p", "benches/platoon-lead", "followers.jerk"}, {"twin-dropout", "benches/digital-twin", "twin.speed"},
+		{"twin-degradation", "benches/digital-twin-degradation", "twin.speed"}, {"shared-ethernet", "benches/robot-bus", "robot.x_d"},
+	} {
+		p, err := profiles.Load(c.profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := profiles.LoadBench("../../profiles/"+c.bench+".yaml", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig, file := &expect.Signals{}, &bytes.Buffer{}
+		sum, err := rig.Sim(p, b, rig.Options{Duration: 1e9, Signals: io.MultiWriter(sig, file)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := expect.NamesOf(p, b)
+		names.Clock = expect.Virtual
+		offered := map[string]bool{}
+		for _, m := range names.Models {
+			for _, s := range names.Signals[m] {
+				offered[m+"."+s.Name] = true
+				for _, st := range expect.SignalStats {
+					text := "models." + m + "." + s.Name + "." + st.Name + " != 12345"
+					if s.Unit == expect.Seconds {
+						text += "s"
+					}
+					x, err := expect.Parse(text, names)
+					if err != nil {
+						if !s.Ideal && slices.Contains([]string{"max_error", "rms_error", "error_pct"}, st.Name) {
+							continue // refused: nothing to compare with
+						}
+						t.Errorf("%s: %v", c.bench, err)
+						continue
+					}
+					r := x.Eval(&sum, sig)
+					if r.Measured == "" && !(st.Name == "error_pct" && strings.Contains(r.Missing, "stays at 0")) {
+						t.Errorf("%s: %s: nothing measured (%s)", c.bench, text, r.Missing)
+					}
+				}
+			}
+		}
+		header, _, _ := strings.Cut(file.String(), "\n")
+		for _, col := range strings.Split(header, ",")[1:] {
+			m, s, _ := strings.Cut(col, ".")
+			s = strings.TrimPrefix(s, "hardware.")
+			if _, ideal := strings.CutPrefix(s, "ideal."); !ideal && !offered[m+"."+s] {
+				t.Errorf("%s: column %s is no signal NamesOf offers", c.bench, col)
+			}
+		}
+		if !offered[c.input] {
+			t.Errorf("%s: the model input %s is not offered", c.bench, c.input)
 		}
 	}
 }
