@@ -121,7 +121,7 @@ func demoExpectations(o demoFlags) ([]*expect.Expectation, error) {
 	if err != nil {
 		return nil, nil
 	}
-	return expectations(*o.expects, d.Profile, d.Bench, expect.Real)
+	return expectations(*o.expects, d.Profile, d.Bench, expect.Real, nil)
 }
 
 // printDemo reports what the demo measured, in words.

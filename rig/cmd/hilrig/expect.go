@@ -23,9 +23,14 @@ func expectFlag(fs *pflag.FlagSet) *[]string {
 // expectations parses the --expect flags against what a run of p on b
 // will report, before it runs: a misspelt flow is a usage error, not a
 // failed run.
-func expectations(texts []string, p *profiles.Loaded, b *profiles.LoadedBench, clock string) ([]*expect.Expectation, error) {
+func expectations(texts []string, p *profiles.Loaded, b *profiles.LoadedBench, clock string, replays []string) ([]*expect.Expectation, error) {
 	names := expect.NamesOf(p, b)
-	names.Clock = clock // what a run on it can measure (timing only in real time)
+	names.Clock = clock         // what a run on it can measure (timing only in real time)
+	for _, r := range replays { // ENDPOINT=FILE: played from a recording, no stand-in there
+		if endpoint, _, ok := strings.Cut(r, "="); ok {
+			names.Played = append(names.Played, endpoint)
+		}
+	}
 	var out []*expect.Expectation
 	var problems []string
 	for _, text := range texts {

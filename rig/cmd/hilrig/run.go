@@ -70,7 +70,7 @@ func runRun(ref string, o runFlags, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}
-	exps, err := expectations(*o.expects, p, b, expect.Real)
+	exps, err := expectations(*o.expects, p, b, expect.Real, *o.replays)
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}

@@ -86,7 +86,7 @@ func runSim(ref string, o simFlags, stdout, stderr io.Writer) int {
 		}
 		bench = b
 	}
-	exps, err := expectations(*o.expects, p, bench, expect.Virtual)
+	exps, err := expectations(*o.expects, p, bench, expect.Virtual, *o.replays)
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}
