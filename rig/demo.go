@@ -127,7 +127,17 @@ func SetUpDemo(opt DemoOptions, dir string) (*DemoSetup, error) {
 	if p.Flows.Len() < 2 {
 		return nil, fmt.Errorf("profile %s has %d flows; the demo needs two, to the device and back", p.Name, p.Flows.Len())
 	}
+	// To the device and back: by the flows' roles where the profile gives
+	// them (the device is the plant node in the quarter car, the
+	// controller in the firmware scenario), else the first two flows.
+	toDevice, fromDevice := profiles.ToPlant, profiles.ToController
+	if scenario == ScenarioFirmware {
+		toDevice, fromDevice = fromDevice, toDevice
+	}
 	flows := [2]string{p.Flows.Names[0], p.Flows.Names[1]}
+	if to, from := p.FlowWithRole(toDevice), p.FlowWithRole(fromDevice); to != "" && from != "" {
+		flows = [2]string{to, from}
+	}
 	d := &DemoSetup{Scenario: scenario, Profile: p}
 	var text string
 	switch scenario {

@@ -25,7 +25,8 @@ import (
 // about in proportion (ωc·τ ≪ 1), it may be at most (40 + 10 + 2·10)/40 of
 // the virtual run's.
 func TestDemoFirmware(t *testing.T) {
-	ideal := cosim(t, "internet-hil", rig.FirmwareDemoBench(t.TempDir(), [2]string{"to-remote", "from-remote"}), "3s")
+	// The controller is the device: what reaches it is the to-controller flow.
+	ideal := cosim(t, "internet-hil", rig.FirmwareDemoBench(t.TempDir(), [2]string{"from-remote", "to-remote"}), "3s")
 	summaryPath := filepath.Join(t.TempDir(), "s.json")
 	r := runHilrig(t, "demo", "--duration", "3s", "--summary", summaryPath)
 	if r.code != 0 {
