@@ -154,7 +154,13 @@ func SetUpDemo(opt DemoOptions, dir string) (*DemoSetup, error) {
 			return nil, fmt.Errorf("--cut: %w", err)
 		}
 		text, d.endpoint = DemoBench(cut, dir, flows), "seat"
-		d.about = fmt.Sprintf("paper 001's quarter car cut at %s, the driver's seat on a pseudo-terminal played by the reference plant node (firmware/plantnode), its pins wired to the seat's physics", cut)
+		var onBench []string // what the device plays: the seat at CP2, body and seat at CP1
+		for _, c := range car.Cuts {
+			if c.Name == cut {
+				onBench = c.Hardware
+			}
+		}
+		d.about = fmt.Sprintf("paper 001's quarter car cut at %s, its %s on a pseudo-terminal played by the reference plant node (firmware/plantnode), its pins wired to their physics", cut, strings.Join(onBench, " and "))
 	case ScenarioFirmware:
 		text, d.endpoint = FirmwareDemoBench(dir, flows), "controller"
 		d.about = "the reference PID firmware (firmware/pid) on a pseudo-terminal, opened through the serial driver as a USB adapter is, controlling the speed of a DC motor the rig simulates (motor-speed)"
