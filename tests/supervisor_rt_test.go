@@ -143,6 +143,23 @@ func TestSupervisorRealTime(t *testing.T) {
 			t.Errorf("command sent at %v while out of sync", row.sent)
 		}
 	}
+	// Each change of the flag is one instant: its event's and its trace
+	// row's (the watchdog's alarm had its row at the executor's next turn,
+	// 2.593738 s for an event at 2.593307 s).
+	var flagRows, flagEvents []string
+	for _, row := range rows {
+		if row.flow == "twin" && (row.status == "out_of_sync" || row.status == "in_sync") {
+			flagRows = append(flagRows, fmt.Sprintf("%s at %v", row.status, row.sent))
+		}
+	}
+	for _, e := range s.Events {
+		if e.Kind == "out_of_sync" || e.Kind == "in_sync" {
+			flagEvents = append(flagEvents, fmt.Sprintf("%s at %v", e.Kind, secs(e.AtS)))
+		}
+	}
+	if fmt.Sprint(flagRows) != fmt.Sprint(flagEvents) {
+		t.Errorf("the trace's rows %v; the events %v", flagRows, flagEvents)
+	}
 	// What the robot read: nothing from a command's delay after the flag
 	// until the resync.
 	mu.Lock()

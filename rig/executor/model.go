@@ -225,7 +225,8 @@ type Stepping struct {
 	// this (the device sends no timestamp of its own).
 	NominalDelay time.Duration
 	// StepCost is how long a step of the model takes to compute, in
-	// virtual time: it bounds how fast the model catches up. In real time
+	// virtual time: it bounds how fast the model catches up, and the
+	// part's time moves to the step's target when it ends. In real time
 	// a step takes what it takes.
 	StepCost time.Duration
 	// Supervisor, when set, watches the discrepancy between the part's
@@ -244,7 +245,7 @@ type dataStepping struct {
 	h          time.Duration // the part's simulated time since the start
 	start      time.Duration // the clock's time at h = 0
 	started    bool          // stepping on data: its first message has come
-	busyUntil  time.Duration // virtual time: the step being computed ends
+	busyUntil  time.Duration // when the step being computed ends (virtual time) or ended (real)
 	waitSince  time.Duration // when the part began waiting for data, or -1
 	current    time.Duration // timestamp of the data last taken up
 	hasCurrent bool
@@ -252,6 +253,10 @@ type dataStepping struct {
 	sup        *supervisor.Supervisor
 	nextCheck  time.Duration
 	safe       []float64 // the values sent while in shadow, or nil
+
+	// computing is the length of the step being computed, 0 when none;
+	// target is the part's time once it has ended.
+	computing, target time.Duration
 
 	generated, skipped, skippedDisrupted uint64
 	safeSent                             uint64 // of the messages sent, those with the safe values
@@ -478,10 +483,19 @@ func (m *Model) h() time.Duration {
 	return m.next - m.wait.start
 }
 
-// stepOnData takes the steps the data allows by now, one per call in
-// virtual time (each costs StepCost of the clock) and as many as are due
-// in real time. It returns an error when the run must stop: no valid data
-// for the timeout, or a Stop supervisor out of sync.
+// stepOnData takes the step the data allows by now, one per call: the
+// next when this one has been computed (in virtual time a step costs
+// StepCost of the clock; in real time what it takes). It returns an error
+// when the run must stop: no valid data for the timeout, or a Stop
+// supervisor out of sync.
+//
+// A step takes up its input and sends its command when it begins, and
+// the part's time becomes the step's target when it ends: t_diff after
+// the step is the clock then less the new time (paper 004's
+// tdiff(now_after_step), seed-specs §1.4), and until then the checks see
+// the part's time before the step. A step that ends ends in the turn of
+// that instant, before anything else the model does in it: its flag's
+// change comes before the next command is sent.
 func (m *Model) stepOnData(x *Executor, now time.Duration) error {
 	d := m.wait
 	if !d.started {
@@ -490,80 +504,104 @@ func (m *Model) stepOnData(x *Executor, now time.Duration) error {
 		}
 		return nil
 	}
-	for d.busyUntil <= now {
-		flagged := d.sup != nil && d.sup.Flagged()
-		lag := now - d.start - d.h // how far the part may step without running ahead
-		newest, _ := d.inbox.Newest()
-		jump := 1
-		if d.sup != nil {
-			jump = d.sup.Config().Jump
+	if err := m.endStep(x, now); err != nil {
+		return err
+	}
+	if d.busyUntil > now {
+		return nil // computing a step
+	}
+	flagged := d.sup != nil && d.sup.Flagged()
+	lag := now - d.start - d.h // how far the part may step without running ahead
+	newest, _ := d.inbox.Newest()
+	jump := 1
+	if d.sup != nil {
+		jump = d.sup.Config().Jump
+	}
+	if !d.hasCurrent {
+		d.current = newest
+	}
+	step := supervisor.StepSize(m.exchange, jump, flagged, newest, d.current, lag)
+	if step > lag {
+		d.blocked = false
+		return nil // the part is where the clock is
+	}
+	target := d.h + step
+	values, t, ok := d.inbox.Valid(target, m.stepping.MaxAge)
+	if !ok && newest > target {
+		// A message newer than the target has arrived, and messages
+		// arrive in order: none valid for the target will come (the
+		// device fell silent, or they were lost). Step through the
+		// gap on the data last taken up, rather than wait for ever.
+		values, t, ok = nil, d.current, true
+		d.gapSteps++
+	}
+	if !ok {
+		d.blocked = true
+		if d.waitSince < 0 {
+			d.waitSince = now
 		}
-		if !d.hasCurrent {
-			d.current = newest
+		if m.stepping.Timeout > 0 && now-d.waitSince >= m.stepping.Timeout {
+			return fmt.Errorf("model %s: no valid data for %v (maxage %v): stopping", m.name, m.stepping.Timeout, m.stepping.MaxAge)
 		}
-		step := supervisor.StepSize(m.exchange, jump, flagged, newest, d.current, lag)
-		if step > lag {
-			d.blocked = false
-			return nil // the part is where the clock is
-		}
-		target := d.h + step
-		values, t, ok := d.inbox.Valid(target, m.stepping.MaxAge)
-		if !ok && newest > target {
-			// A message newer than the target has arrived, and messages
-			// arrive in order: none valid for the target will come (the
-			// device fell silent, or they were lost). Step through the
-			// gap on the data last taken up, rather than wait for ever.
-			values, t, ok = nil, d.current, true
-			d.gapSteps++
-		}
-		if !ok {
-			d.blocked = true
-			if d.waitSince < 0 {
-				d.waitSince = now
-			}
-			if m.stepping.Timeout > 0 && now-d.waitSince >= m.stepping.Timeout {
-				return fmt.Errorf("model %s: no valid data for %v (maxage %v): stopping", m.name, m.stepping.Timeout, m.stepping.MaxAge)
-			}
-			return nil
-		}
-		d.waitSince = -1
-		d.current, d.hasCurrent = t, true
-		m.sim.apply(values) // nothing, through a gap
-		if m.sim.flow >= 0 {
-			m.sendCommand(x)
-		} else {
-			m.sim.it.Sample()
-		}
-		m.sim.it.AdvanceBy(step) // whole solver steps: a jump stays within the solver's stability limit
-		d.h = target
-		d.hNow.Store(int64(target))
-		if x.real {
-			d.busyUntil = now
-		} else {
-			d.busyUntil = now + m.stepping.StepCost
-		}
-		if d.sup != nil {
-			// The step belongs to the episode it was taken in; then the
-			// discrepancy it left may end that episode.
-			tdiff := now - d.start - d.h
-			d.sup.Stepped(step, tdiff, x.disrupted(now))
-			if err := m.observe(x, now, tdiff); err != nil {
-				return err
-			}
-		}
-		if !x.real {
-			return nil // one step per turn: the next when this one has been computed
-		}
+		return nil
+	}
+	d.waitSince = -1
+	d.current, d.hasCurrent = t, true
+	m.sim.apply(values) // nothing, through a gap
+	if m.sim.flow >= 0 {
+		m.sendCommand(x)
+	} else {
+		m.sim.it.Sample()
+	}
+	m.sim.it.AdvanceBy(step) // whole solver steps: a jump stays within the solver's stability limit
+	d.computing, d.target = step, target
+	if x.real {
+		// The step took what it took: it ended now, and the next turn,
+		// at once, ends it (the frames of this turn have its instant).
+		d.busyUntil = x.clock.Now()
+		return nil
+	}
+	d.busyUntil = now + m.stepping.StepCost
+	return m.endStep(x, now) // at once if it costs nothing
+}
+
+// endStep ends the step being computed if it is done by now, at the
+// instant it was done.
+func (m *Model) endStep(x *Executor, now time.Duration) error {
+	if d := m.wait; d.computing > 0 && d.busyUntil <= now {
+		return m.stepped(x, d.busyUntil)
 	}
 	return nil
 }
 
+// stepped ends the step being computed at end: the part's time is its
+// target, and the supervisor takes the discrepancy it left.
+func (m *Model) stepped(x *Executor, end time.Duration) error {
+	d := m.wait
+	step := d.computing
+	d.computing = 0
+	d.h = d.target
+	d.hNow.Store(int64(d.h))
+	if d.sup == nil {
+		return nil
+	}
+	// The step belongs to the episode it ends in; then the discrepancy it
+	// left may end that episode.
+	tdiff := end - d.start - d.h
+	d.sup.Stepped(step, tdiff, x.disrupted(end))
+	return m.observe(x, end, tdiff)
+}
+
 // check computes the discrepancy between steps, at the check interval,
-// and takes up an alarm the watchdog raised.
+// and takes up an alarm the watchdog raised. A step that ends now ends
+// first: a check at that instant sees the part's time after it.
 func (m *Model) check(x *Executor, now time.Duration) error {
 	d := m.wait
 	if d == nil || d.sup == nil || !d.started {
 		return nil
+	}
+	if err := m.endStep(x, now); err != nil {
+		return err
 	}
 	if d.alarm.Load() && !d.sup.Flagged() {
 		if err := m.observe(x, time.Duration(d.alarmAt.Load()), time.Duration(d.alarmDiff.Load())); err != nil {
@@ -592,15 +630,24 @@ func (m *Model) observe(x *Executor, now, tdiff time.Duration) error {
 			d.sup.Disrupted()
 		}
 		x.notify(now, "out_of_sync", m.outOfSync(tdiff), !d.alarm.Load())
-		x.eventRow(m, record.OutOfSync)
+		m.flagRow(x, now, record.OutOfSync)
 		if d.sup.Config().OnOutOfSync == supervisor.Stop {
 			return fmt.Errorf("model %s out of sync: t_diff %v > theta_safe %v", m.name, tdiff.Round(time.Microsecond), d.sup.Config().ThetaSafe)
 		}
 	case supervisor.BackInSync:
 		x.notify(now, "in_sync", fmt.Sprintf("%s: t_diff %v", m.name, tdiff.Round(time.Microsecond)), true)
-		x.eventRow(m, record.InSync)
+		m.flagRow(x, now, record.InSync)
 	}
 	return nil
+}
+
+// flagRow writes the trace's row of a change of the supervisor's flag at
+// at, the instant of its event (the watchdog's alarm, in real time, is
+// earlier than the turn that takes it up).
+func (m *Model) flagRow(x *Executor, at time.Duration, status emulator.Status) {
+	if x.trace != nil {
+		x.trace.Add(record.TraceRow{Sent: at, Recv: -1, Due: -1, Flow: m.traceIndex, Status: status})
+	}
 }
 
 func (m *Model) outOfSync(tdiff time.Duration) string {
@@ -656,7 +703,7 @@ func (m *Model) deadline(x *Executor, now time.Duration) time.Duration {
 		return next
 	}
 	switch {
-	case d.busyUntil > now:
+	case d.computing > 0 || d.busyUntil > now:
 		next = min(next, d.busyUntil)
 	case d.blocked:
 		if e, ok := x.net.NextEvent(); ok {

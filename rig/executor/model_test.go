@@ -1,12 +1,17 @@
 package executor_test
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/hilrig/hilrig/drivers/driverstest"
 	"github.com/hilrig/hilrig/firmware/wire"
 	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig/executor"
+	"github.com/hilrig/hilrig/rig/record"
 	"github.com/hilrig/hilrig/rig/supervisor"
 )
 
@@ -83,13 +88,19 @@ bind:
 	seat.Start(clock, in, 0)
 	x.Start()
 	// The seat sends every millisecond and falls silent from 2 s to 2.1 s:
-	// the model stalls, falls out of sync, and catches up in shadow.
+	// the model stalls, falls out of sync, and catches up in shadow. As a
+	// run does, the executor turns again at once when its next deadline
+	// has come (a step that ended).
 	for ms := 1; ms <= 3000; ms++ {
 		clock.Add(time.Millisecond)
 		if ms < 2000 || ms >= 2100 {
 			seat.send()
 		}
-		x.Step()
+		for range 1000 {
+			if next, _ := x.Step(); next > clock.Now() {
+				break
+			}
+		}
 	}
 	_, models := x.Summary()
 	s := models[0]
@@ -111,5 +122,69 @@ bind:
 	}
 	if c.Generated != c.Sent+c.Skipped+c.SkippedDisruption || s.FramesOut != c.Sent || uint64(len(seat.seqs)) != c.Received {
 		t.Errorf("messages %+v, %d frames out; the seat read %d commands", c, s.FramesOut, len(seat.seqs))
+	}
+}
+
+// TestAlarmRowAtItsEvent: in real time the watchdog raises the alarm on
+// its own goroutine, at the instant it computed t_diff, and the executor
+// takes it up at its next turn, later; the out_of_sync event and its
+// trace row are both at the alarm's instant (the row was at the turn's:
+// 2.593738 s for an event at 2.593307 s).
+func TestAlarmRowAtItsEvent(t *testing.T) {
+	p := parse(t, carLink)
+	car, err := executor.NewModel("car", carBench(t, p).Models["car"], 0, 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := car.SetStepping(executor.Stepping{Wait: true, MaxAge: 20 * time.Millisecond, Timeout: time.Minute,
+		Supervisor: &supervisor.Config{ThetaSafe: 30 * time.Millisecond, Check: time.Millisecond, Jump: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	var tb strings.Builder
+	names := append(slices.Clone(p.Flows.Names), executor.EventRowNames([]*executor.Model{car}, nil, nil)...)
+	tr := record.NewTrace(&tb, names, []bool{true, true, true}, true)
+	seat := driverstest.NewEndpoint("seat", 16)
+	clock := &stepClock{}
+	in := executor.NewIngress(64, func() {})
+	alarms := make(chan record.Event, 4)
+	x, err := executor.New(executor.Config{
+		Network: p.Config, Clock: clock, End: time.Hour,
+		Egress: []executor.Egress{executor.ToDevice(0, seat), car.Simulated()}, Ingress: in, FlowOf: []int{1},
+		Models: []*executor.Model{car}, Trace: tr, Notify: func(e record.Event) { alarms <- e },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seat.Start(clock, in, 0)
+	x.Start()
+	for range 100 { // 100 ms in step
+		clock.Add(time.Millisecond)
+		seat.Send([]byte("12.5"))
+		x.Step()
+	}
+	// The seat falls silent and the executor does not turn: only the
+	// watchdog sees the model stall.
+	clock.Add(100 * time.Millisecond)
+	done := make(chan struct{})
+	x.Watch(done)
+	var alarm record.Event
+	select {
+	case alarm = <-alarms:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watchdog raised no alarm")
+	}
+	close(done)
+	clock.Add(7 * time.Millisecond)
+	x.Step()
+	if err := tr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	events := x.Events()
+	if alarm.Kind != "out_of_sync" || len(events) != 1 || events[0].AtS != alarm.AtS {
+		t.Fatalf("alarm %+v, events %+v", alarm, events)
+	}
+	want := fmt.Sprintf("\ncar,,,%.9f,,out_of_sync,", alarm.AtS) // a real-time trace's row, t_due last
+	if !strings.Contains(tb.String(), want) {
+		t.Errorf("no row %q in the trace:\n%s", want[1:], tb.String()[strings.Index(tb.String(), "\ncar,")+1:])
 	}
 }

@@ -136,8 +136,9 @@ func (s *Supervisor) Observe(now, tdiff time.Duration) Transition {
 
 // Stepped records a model step of size h (a multiple of Δh) that left the
 // discrepancy at tdiff, and whether a disruption of the network is going
-// on. The caller then Observes tdiff: the step belongs to the episode it
-// was taken in, and the discrepancy it left may end that episode.
+// on, when the step ends. The caller then Observes tdiff: the step belongs
+// to the episode it ends in, and the discrepancy it left may end that
+// episode.
 func (s *Supervisor) Stepped(h, tdiff time.Duration, disrupted bool) {
 	if s.flagged {
 		ep := &s.episodes[len(s.episodes)-1]
