@@ -187,7 +187,8 @@ func TestLinkAllocatesNothing(t *testing.T) {
 
 // TestPeriodicHeartbeatsBetweenTicks: Next is the work's or the
 // heartbeat's tick, whichever is first; a heartbeat goes out only when
-// due, with the status it is given; a period of 0 sends none.
+// due (its status unchanged), with the status it is given; a period of 0
+// sends none.
 func TestPeriodicHeartbeatsBetweenTicks(t *testing.T) {
 	for _, hb := range []time.Duration{0, 15} {
 		cable := virtual.NewCable()
@@ -199,7 +200,7 @@ func TestPeriodicHeartbeatsBetweenTicks(t *testing.T) {
 			if p.Due(now) {
 				work = append(work, now)
 			}
-			p.Heartbeat(now, wire.Status(now))
+			p.Heartbeat(now, wire.StatusFault)
 			next = append(next, p.Next())
 			rig.Poll(now)
 		}
@@ -207,7 +208,7 @@ func TestPeriodicHeartbeatsBetweenTicks(t *testing.T) {
 		wantStatuses := []wire.Status(nil)
 		if hb > 0 { // heartbeats at 0, 15, 30, 45
 			wantNext = []time.Duration{10, 15, 20, 30, 40, 45}
-			wantStatuses = []wire.Status{0, 15, 30}
+			wantStatuses = []wire.Status{1, 1, 1}
 		}
 		if fmt.Sprint(work) != "[0s 10ns 20ns 30ns 40ns]" || fmt.Sprint(next) != fmt.Sprint(wantNext) || fmt.Sprint(statuses) != fmt.Sprint(wantStatuses) {
 			t.Errorf("heartbeat %v: work at %v, next %v, heartbeats %v", hb, work, next, statuses)
@@ -215,5 +216,40 @@ func TestPeriodicHeartbeatsBetweenTicks(t *testing.T) {
 		if p.Ticks() != 5 || p.Skipped() != 0 || p.Link().Stats().Sent != uint64(len(wantStatuses)) {
 			t.Errorf("heartbeat %v: %d ticks, %d skipped, %d sent", hb, p.Ticks(), p.Skipped(), p.Link().Stats().Sent)
 		}
+	}
+}
+
+// TestPeriodicHeartbeatsAtOnceWhenTheStatusChanges: a status that is
+// not the last heartbeat's goes out at the call that says it, between
+// the periodic heartbeats, which keep their schedule; a change and back
+// within a period is told both ways; nothing allocates.
+func TestPeriodicHeartbeatsAtOnceWhenTheStatusChanges(t *testing.T) {
+	cable := virtual.NewCable()
+	var got []string
+	rig := device.NewLink(&cable.B, 0, func(m wire.Message, _ time.Duration) {
+		got = append(got, fmt.Sprintf("%d:%d", m.Time, m.Status()))
+	})
+	p := device.NewPeriodic(device.NewLink(&cable.A, 0, nil), 10, 100)
+	status := func(now time.Duration) wire.Status {
+		if now >= 30 && now < 50 { // a trip shorter than the heartbeat period
+			return wire.StatusSafe
+		}
+		return 0
+	}
+	for now := time.Duration(0); now <= 200; now += 10 {
+		p.Due(now)
+		p.Heartbeat(now, status(now))
+		rig.Poll(now)
+	}
+	if want := "[0:0 30:2 50:0 100:0 200:0]"; fmt.Sprint(got) != want {
+		t.Errorf("heartbeats %v, want %v", got, want)
+	}
+	now := time.Duration(210)
+	if allocs := testing.AllocsPerRun(100, func() {
+		now += 10
+		p.Due(now)
+		p.Heartbeat(now, wire.Status(now/10%2)) // a change every call
+	}); allocs != 0 {
+		t.Errorf("%v allocations", allocs)
 	}
 }

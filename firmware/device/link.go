@@ -84,6 +84,9 @@ func (l *Link) frameIn(frame []byte, at time.Duration) {
 	if err != nil || arrival == wire.Duplicate || arrival == wire.Late {
 		return
 	}
+	if arrival == wire.Restarted {
+		l.clock.Reset() // the peer's clock started again with its numbers
+	}
 	switch m.Type {
 	case wire.TimeRequest:
 		l.stats.TimeAnswers++

@@ -19,6 +19,8 @@ type Periodic struct {
 	link      *Link
 	work      Schedule
 	heartbeat Schedule
+	said      bool        // a heartbeat has been sent
+	status    wire.Status // the last one's
 }
 
 // NewPeriodic returns a loop on link doing its work every period and
@@ -46,13 +48,22 @@ func (p *Periodic) Next() time.Duration {
 // the tick: the caller does the work.
 func (p *Periodic) Due(now time.Duration) bool { return p.work.Due(now) }
 
-// Heartbeat sends a heartbeat with status if one is due at now. The
-// status is the caller's to say (a fault flag, outputs safe); a heartbeat
-// the UART refuses is counted by the link, and the next one tries again.
+// Heartbeat sends a heartbeat with status if one is due at now, or at
+// once if status is not what the last one said (the periodic ones keep
+// their schedule): a fault or a watchdog trip shorter than the heartbeat
+// period is still told. The status is the caller's to say (a fault flag,
+// outputs safe); a heartbeat the UART refuses is counted by the link, and
+// the next periodic one says the status again.
 func (p *Periodic) Heartbeat(now time.Duration, status wire.Status) {
-	if p.heartbeat.Period > 0 && p.heartbeat.Due(now) {
-		p.link.SendHeartbeat(now, status)
+	if p.heartbeat.Period <= 0 {
+		return
 	}
+	due := p.heartbeat.Due(now)
+	if !due && p.said && status == p.status {
+		return
+	}
+	p.link.SendHeartbeat(now, status)
+	p.said, p.status = true, status
 }
 
 // Link is the link to the rig.

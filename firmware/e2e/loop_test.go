@@ -272,13 +272,14 @@ func TestLoopThroughPseudoTerminals(t *testing.T) {
 	}
 	// Every message sent while cut is missed, seen as gaps: the node's
 	// 100 samples and its heartbeats at 2000 to 2900 ms; the PID sent
-	// commands for 5 periods (2000 to 2040 ms) and heartbeats.
+	// commands for 5 periods (2000 to 2040 ms), its heartbeats, and the
+	// one it sent at once when its fault flag went up.
 	rx := onCable.pid.Link().Stats().Received
 	if rx.CRCErrors != 0 || rx.Gaps != 1 || rx.Missed != 100+10 {
 		t.Errorf("the PID received %+v", rx)
 	}
 	rx = onCable.node.Link().Stats().Received
-	if rx.CRCErrors != 0 || rx.Gaps != 1 || rx.Missed != 5+10 {
+	if rx.CRCErrors != 0 || rx.Gaps != 1 || rx.Missed != 5+10+1 {
 		t.Errorf("the node received %+v", rx)
 	}
 }

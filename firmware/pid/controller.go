@@ -56,6 +56,12 @@ func (c *Config) Check() error {
 	case c.Heartbeat < 0:
 		return errors.New("pid: the heartbeat period must not be negative")
 	}
+	if err := wire.CheckValues(c.Measurement, c.MaxMessage); err != nil {
+		return fmt.Errorf("pid: its measurements: %w", err)
+	}
+	if err := wire.CheckValues(c.Command, c.MaxMessage); err != nil {
+		return fmt.Errorf("pid: its commands: %w", err)
+	}
 	return nil
 }
 

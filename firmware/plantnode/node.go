@@ -54,12 +54,16 @@ func (c *Config) Check(inputs, outputs int) error {
 		return fmt.Errorf("plantnode: %d outputs for a command of %d fields", outputs, len(c.Commands.Fields))
 	case len(c.Safe) != outputs:
 		return fmt.Errorf("plantnode: %d safe levels for %d outputs", len(c.Safe), outputs)
-	case len(c.Commands.Fields) > wire.MaxFields || len(c.Samples.Fields) > wire.MaxFields:
-		return fmt.Errorf("plantnode: at most %d fields in a message", wire.MaxFields)
 	case c.Watchdog <= 0:
 		return errors.New("plantnode: the watchdog time must be positive")
 	case c.Heartbeat < 0:
 		return errors.New("plantnode: the heartbeat period must not be negative")
+	}
+	if err := wire.CheckValues(c.Samples, c.MaxMessage); err != nil {
+		return fmt.Errorf("plantnode: its samples: %w", err)
+	}
+	if err := wire.CheckValues(c.Commands, c.MaxMessage); err != nil {
+		return fmt.Errorf("plantnode: its commands: %w", err)
 	}
 	for i, v := range c.Safe {
 		if math.IsNaN(v) || math.IsInf(v, 0) {

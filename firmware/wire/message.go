@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -158,8 +159,31 @@ func (s *Sender) header(t Type, now time.Duration) Header {
 // numbered stream (time messages are not).
 func numbered(t Type) bool { return t != TimeRequest && t != TimeResponse }
 
+// ValuesSize is the size of a Sample or Command of layout: the header,
+// the field count and type codes, the values, the CRC.
+func ValuesSize(layout *Struct) int { return Overhead + 1 + len(layout.codes) + layout.Size() }
+
+// CheckValues says whether a Sample or Command of layout can be sent to a
+// receiver that takes messages of at most maxMessage bytes
+// (DefaultMaxMessage if 0): one with more than MaxFields fields cannot be
+// sent, and a larger one would be dropped by every receiver. A sender
+// checks its layouts with it when it is configured (Values does not).
+func CheckValues(layout *Struct, maxMessage int) error {
+	if maxMessage <= 0 {
+		maxMessage = DefaultMaxMessage
+	}
+	if len(layout.Fields) > MaxFields {
+		return fmt.Errorf("wire: %d fields, at most %d in a message", len(layout.Fields), MaxFields)
+	}
+	if n := ValuesSize(layout); n > maxMessage {
+		return fmt.Errorf("wire: a message of %d fields takes %d bytes, more than the %d a receiver takes", len(layout.Fields), n, maxMessage)
+	}
+	return nil
+}
+
 // Values appends a Sample or Command of values laid out by layout. It
-// panics if layout has more than MaxFields fields or t carries no values.
+// panics if layout has more than MaxFields fields or t carries no values;
+// it does not check the message's size (see CheckValues).
 func (s *Sender) Values(dst []byte, t Type, now time.Duration, layout *Struct, values []float64) []byte {
 	if t != Sample && t != Command {
 		panic("wire: values in a " + t.String())

@@ -244,7 +244,11 @@ func TestTracker(t *testing.T) {
 		{"far behind is a restart", []uint32{1000, 1001, 5}, []Arrival{InOrder, InOrder, Restarted}, counts{restarts: 1}},
 		{"the edge of the window", []uint32{100, 101, 101 - window + 1, 101 - window}, []Arrival{InOrder, InOrder, Late, Restarted}, counts{late: 1, restarts: 1}},
 		{"a gap longer than the window, then a late one", []uint32{1, 200, 150}, []Arrival{InOrder, AfterGap, Late}, counts{gaps: 1, missed: 197, late: 1}},
-		{"across the wrap", []uint32{math.MaxUint32 - 1, math.MaxUint32, 1, 3, 2}, []Arrival{InOrder, InOrder, AfterGap, AfterGap, Late}, counts{gaps: 2, missed: 1, late: 1}},
+		// A sender skips 0 when it wraps: 0xFFFFFFFF is followed by 1.
+		{"across the wrap", []uint32{math.MaxUint32 - 1, math.MaxUint32, 1, 3, 2}, []Arrival{InOrder, InOrder, InOrder, AfterGap, Late}, counts{gaps: 1, late: 1}},
+		{"a gap across the wrap", []uint32{math.MaxUint32 - 1, 2, 1}, []Arrival{InOrder, AfterGap, Late}, counts{gaps: 1, missed: 1, late: 1}},
+		{"late across the wrap", []uint32{math.MaxUint32 - 2, 1, math.MaxUint32, math.MaxUint32 - 1, 1}, []Arrival{InOrder, AfterGap, Late, Late, Duplicate}, counts{gaps: 1, late: 2, duplicates: 1}},
+		{"behind across the wrap", []uint32{math.MaxUint32 - window + 2, 1, math.MaxUint32 - window + 3, math.MaxUint32 - window + 1}, []Arrival{InOrder, AfterGap, Late, Restarted}, counts{gaps: 1, missed: window - 3, late: 1, restarts: 1}},
 	}
 	for _, tc := range tests {
 		var tr Tracker
@@ -267,6 +271,71 @@ func TestTracker(t *testing.T) {
 		if st.Messages != uint64(len(tc.seqs)) {
 			t.Errorf("%s: %d messages", tc.name, st.Messages)
 		}
+	}
+}
+
+// TestTrackerTellsARestartByItsTimes: a number received before but
+// stamped with another time is no duplicate (a duplicate is a copy) but
+// the first message of a sender that started again, its message 0 lost
+// or itself 0; a copy of a message of a restarted sender is still a
+// duplicate.
+func TestTrackerTellsARestartByItsTimes(t *testing.T) {
+	type msg struct {
+		seq  uint32
+		time time.Duration
+	}
+	tests := []struct {
+		name     string
+		msgs     []msg
+		arrivals []Arrival
+		restarts uint64
+		dups     uint64
+	}{
+		{"message 0 lost", []msg{{0, 100}, {1, 101}, {2, 102}, {3, 103}, {10, 110}, {1, 5}, {2, 6}, {3, 7}},
+			[]Arrival{InOrder, InOrder, InOrder, InOrder, AfterGap, Restarted, InOrder, InOrder}, 1, 0},
+		{"0 and a fresh 0", []msg{{0, 100}, {0, 3}, {1, 4}}, []Arrival{InOrder, Restarted, InOrder}, 1, 0},
+		{"0 and its copy", []msg{{0, 100}, {0, 100}, {1, 101}}, []Arrival{InOrder, Duplicate, InOrder}, 0, 1},
+		{"a copy after a restart", []msg{{0, 100}, {1, 101}, {2, 102}, {1, 7}, {1, 7}, {2, 8}}, []Arrival{InOrder, InOrder, InOrder, Restarted, Duplicate, InOrder}, 1, 1},
+		// A number never received cannot tell: late, until the next.
+		{"a restart onto a gap", []msg{{0, 100}, {5, 105}, {3, 7}, {4, 8}, {5, 9}}, []Arrival{InOrder, AfterGap, Late, Late, Restarted}, 1, 0},
+	}
+	for _, tc := range tests {
+		var tr Tracker
+		for i, m := range tc.msgs {
+			if got := tr.Observe(Header{Type: Heartbeat, Seq: m.seq, Time: m.time}, 0); got != tc.arrivals[i] {
+				t.Errorf("%s: #%d (number %d at %d) arrived %s, want %s", tc.name, i, m.seq, m.time, got, tc.arrivals[i])
+			}
+		}
+		if st := tr.Stats(); st.Restarts != tc.restarts || st.Duplicates != tc.dups {
+			t.Errorf("%s: %d restarts, %d duplicates", tc.name, st.Restarts, st.Duplicates)
+		}
+	}
+}
+
+// TestValuesSizeIsChecked: a layout whose messages exceed a receiver's
+// limit is refused when configured.
+func TestValuesSizeIsChecked(t *testing.T) {
+	fields := make([]Field, MaxFields)
+	for i := range fields {
+		fields[i] = Field{Type: U8}
+	}
+	big, _ := NewStruct(fields)
+	if n := len(new(Sender).Values(nil, Sample, 0, big, make([]float64, MaxFields))); n != ValuesSize(big) || n != 529 {
+		t.Errorf("a message of %d bytes, ValuesSize %d", n, ValuesSize(big))
+	}
+	if err := CheckValues(big, 0); err == nil {
+		t.Error("255 u8 fields (529 bytes) accepted for 512")
+	}
+	if err := CheckValues(big, 529); err != nil {
+		t.Error(err)
+	}
+	f64s := make([]Field, 32)
+	for i := range f64s {
+		f64s[i] = Field{Type: F64LE}
+	}
+	ok, _ := NewStruct(f64s)
+	if err := CheckValues(ok, 0); err != nil {
+		t.Errorf("32 f64: %v", err)
 	}
 }
 
@@ -322,7 +391,7 @@ func TestTrackerCountsBadFramesAndKeepsTheLast(t *testing.T) {
 	}
 	tr.Receive(s.Heartbeat(nil, 8*time.Second, 0), 9*time.Second)
 	s.next = 1
-	tr.Receive(s.Heartbeat(nil, 99*time.Second, 0), 99*time.Second) // a duplicate: not the last
+	tr.Receive(s.Heartbeat(nil, 8*time.Second, 0), 99*time.Second) // a duplicate (a copy, its time too): not the last
 	h, at, ok := tr.Last()
 	if !ok || h.Seq != 1 || h.Time != 8*time.Second || at != 9*time.Second {
 		t.Errorf("last %+v at %v", h, at)

@@ -100,6 +100,11 @@ func (c *ClockEstimator) fit() {
 	c.fitted = true
 }
 
+// Reset forgets every exchange (keeping MaxExcessDelay): the remote
+// clock started again (its sender restarted), and an offset measured
+// before says nothing of it now.
+func (c *ClockEstimator) Reset() { *c = ClockEstimator{MaxExcessDelay: c.MaxExcessDelay} }
+
 // Ready reports whether there is an estimate: after the first exchange
 // (the drift after the second).
 func (c *ClockEstimator) Ready() bool { return c.fitted }

@@ -145,3 +145,16 @@ func TestClockEstimatorLeavesOutQueuedExchanges(t *testing.T) {
 		t.Errorf("unfiltered: offset off by only %.0f ns; the queued exchanges did not bias it, so the test tests nothing", d)
 	}
 }
+
+func TestClockEstimatorReset(t *testing.T) {
+	c := ClockEstimator{MaxExcessDelay: time.Millisecond}
+	c.Add(TimeSample{T1: 0, T2: 5, T3: 6, T4: 1})
+	c.Reset()
+	if c.Ready() || c.Exchanges() != 0 || c.MaxExcessDelay != time.Millisecond {
+		t.Errorf("after Reset: ready %v, %d exchanges, max excess %v", c.Ready(), c.Exchanges(), c.MaxExcessDelay)
+	}
+	c.Add(TimeSample{T1: 100, T2: 10, T3: 10, T4: 100})
+	if off := c.Offset(100); off != -90 {
+		t.Errorf("offset %v, want -90ns (the new exchange's alone)", off)
+	}
+}
