@@ -35,6 +35,7 @@ type WireLink struct {
 	clock          wire.ClockEstimator
 	nextRequest    time.Duration
 	asks           [4]time.Duration // the last requests' times
+	askedSince     int              // requests sent since the start or the device's restart
 	exchangesAsked uint64           // requests sent
 	exchanges      uint64
 	body           []byte
@@ -70,9 +71,12 @@ func (l *WireLink) Name() string { return l.name }
 // whether the frame was the answer to the rig's own time request, which
 // is not forwarded.
 func (l *WireLink) take(x *Executor, payload []byte, at time.Duration) (consumed bool) {
-	m, _, err := l.tracker.Receive(payload, at)
+	m, arrival, err := l.tracker.Receive(payload, at)
 	if err != nil {
 		return false // counted; the far end will see it as it is
+	}
+	if arrival == wire.Restarted {
+		l.restarted(x, at)
 	}
 	if m.Type == wire.TimeResponse && l.asked(m.TimeReply().Requested) {
 		if l.clock.Add(m.TimeSample(at)) {
@@ -91,11 +95,27 @@ func (l *WireLink) take(x *Executor, payload []byte, at time.Duration) (consumed
 	return false
 }
 
+// restarted starts afresh with a device whose numbering started again:
+// its clock started again too, so the estimate of it and the requests
+// asked before (which the old run may still answer) are forgotten, and
+// one is asked at once; until it answers no one-way delay is measured
+// and its stamps map to nothing (toRig), rather than through the old
+// clock. Its status starts afresh too: a plant node starts safe, and its
+// first command is no recovery.
+func (l *WireLink) restarted(x *Executor, at time.Duration) {
+	l.clock.Reset()
+	l.asks = [len(l.asks)]time.Duration{}
+	l.askedSince = 0
+	l.nextRequest = 0 // sync sends one at once
+	l.heard, l.commanded = false, false
+	l.event(x, at, record.DeviceRestarted, "device_restarted", "its numbering started again: the device restarted")
+}
+
 // asked reports whether the rig sent a time request at t1 (on its clock)
 // lately: an answer echoing it is the rig's, where the device's answer to
 // its peer's request, relayed by the rig, echoes the peer's clock.
 func (l *WireLink) asked(t1 time.Duration) bool {
-	for _, t := range l.asks[:min(l.exchangesAsked, uint64(len(l.asks)))] {
+	for _, t := range l.asks[:min(l.askedSince, len(l.asks))] {
 		if t == t1 {
 			return true
 		}
@@ -111,7 +131,8 @@ func (l *WireLink) sync(now time.Duration) time.Duration {
 	}
 	if now >= l.nextRequest {
 		l.nextRequest = now + TimeSyncEvery
-		l.asks[l.exchangesAsked%uint64(len(l.asks))] = now
+		l.asks[l.askedSince%len(l.asks)] = now
+		l.askedSince++
 		l.exchangesAsked++
 		var s wire.Sender // the rig's requests are outside any numbered stream
 		l.body = s.TimeRequest(l.body[:0], now)

@@ -30,8 +30,9 @@ type pidDevice struct {
 	frames   wire.Decoder
 	emit     func([]byte, time.Duration)
 	framed   []byte
-	toDevice frameQueue // written by the rig, for the next turn
-	toRig    frameQueue // sent by the firmware, for the next turn
+	toDevice frameQueue    // written by the rig, for the next turn
+	toRig    frameQueue    // sent by the firmware, for the next turn
+	shift    time.Duration // added to deviceTime: the clock restarted (restart)
 }
 
 const (
@@ -72,10 +73,17 @@ func (q *frameQueue) add(p []byte) {
 }
 
 func newPIDDevice(t testing.TB, clock *stepClock) *pidDevice {
-	one, _ := wire.NewStruct([]wire.Field{{Type: wire.F64LE}})
 	d := &pidDevice{clock: clock, frames: wire.COBS{}.NewDecoder(wire.DefaultMaxMessage), framed: make([]byte, 0, 1200),
 		toDevice: newFrameQueue(), toRig: newFrameQueue()}
 	d.uart.out = make([]byte, 0, 4096)
+	d.start(t)
+	d.emit = func(frame []byte, _ time.Duration) { d.toRig.add(frame) }
+	return d
+}
+
+// start starts the firmware afresh.
+func (d *pidDevice) start(t testing.TB) {
+	one, _ := wire.NewStruct([]wire.Field{{Type: wire.F64LE}})
 	var err error
 	d.fw, err = pid.New(pid.Config{
 		Law:         pid.Law{Gains: pid.Gains{Kp: 1, Ki: 2}, Period: 10 * time.Millisecond, Min: -5, Max: 5},
@@ -85,8 +93,13 @@ func newPIDDevice(t testing.TB, clock *stepClock) *pidDevice {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.emit = func(frame []byte, _ time.Duration) { d.toRig.add(frame) }
-	return d
+}
+
+// restart restarts the device at the rig's time at: new firmware, its
+// clock from 0.
+func (d *pidDevice) restart(t testing.TB, at time.Duration) {
+	d.start(t)
+	d.shift = -deviceTime(at)
 }
 
 func (d *pidDevice) Name() string { return "controller" }
@@ -109,11 +122,11 @@ func (d *pidDevice) turn() {
 	d.toRig.n = 0
 	for _, f := range d.toDevice.bufs[:d.toDevice.n] {
 		d.framed = wire.COBS{}.Append(d.framed[:0], f)
-		d.fw.Receive(d.framed, deviceTime(now))
+		d.fw.Receive(d.framed, deviceTime(now)+d.shift)
 	}
 	d.toDevice.n = 0
-	if d.fw.Next() <= deviceTime(now) {
-		d.fw.Tick(deviceTime(now))
+	if d.fw.Next() <= deviceTime(now)+d.shift {
+		d.fw.Tick(deviceTime(now) + d.shift)
 	}
 	d.frames.Feed(d.uart.out, 0, d.emit)
 	d.uart.out = d.uart.out[:0]
@@ -155,9 +168,17 @@ type wireBench struct {
 	sender  wire.Sender
 	sample  []byte
 	measure bool // the plant sends a sample every 5 ms
+
+	plantLink *executor.WireLink // follows the plant's messages (newWireBenchFollowingPlant)
 }
 
-func newWireBench(t testing.TB) *wireBench {
+func newWireBench(t testing.TB) *wireBench { return newWireBenchOf(t, false) }
+
+// newWireBenchFollowingPlant is the bench with codec wire on the plant
+// too, whose messages the test sends (without answering time requests).
+func newWireBenchFollowingPlant(t testing.TB) *wireBench { return newWireBenchOf(t, true) }
+
+func newWireBenchOf(t testing.TB, followPlant bool) *wireBench {
 	p := parse(t, `duration: 1h
 hops:
   down: {delay: 3ms}
@@ -169,16 +190,21 @@ flows:
 	b := &wireBench{clock: &stepClock{}, plant: driverstest.NewEndpoint("plant", 1), counter: &typeCounter{}, trace: &strings.Builder{}, sample: make([]byte, 0, 64)}
 	b.pid = newPIDDevice(t, b.clock)
 	b.link = executor.NewWireLink("controller", b.pid)
+	links, traced := []*executor.WireLink{b.link, nil}, []bool{false, false, true}
+	if followPlant {
+		b.plantLink = executor.NewWireLink("plant", nil)
+		links[1], traced = b.plantLink, append(traced, true)
+	}
 	in := executor.NewIngress(64, func() {})
-	names := append([]string{"m2s", "s2m"}, executor.EventRowNames(nil, []*executor.WireLink{b.link, nil}, nil)...)
-	trace := record.NewTrace(b.trace, names, []bool{false, false, true}, true)
+	names := append([]string{"m2s", "s2m"}, executor.EventRowNames(nil, links, nil)...)
+	trace := record.NewTrace(b.trace, names, traced, true)
 	b.traceW = trace
 	t.Cleanup(func() { trace.Close() })
 	var err error
 	b.x, err = executor.New(executor.Config{
 		Network: p.Config, Clock: b.clock, End: time.Hour,
 		Egress:  []executor.Egress{executor.ToDevice(1, b.counter), executor.ToDevice(0, b.pid)},
-		Ingress: in, FlowOf: []int{0, 1}, DeviceWire: []*executor.WireLink{b.link, nil}, Trace: trace,
+		Ingress: in, FlowOf: []int{0, 1}, DeviceWire: links, Trace: trace,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -218,21 +244,23 @@ func (b *wireBench) runTo(t time.Duration) {
 func TestWireLinkFollowsADevice(t *testing.T) {
 	b := newWireBench(t)
 	// The firmware ticks first at 1 ms (the first turn), on its own clock:
-	// without measurements for more than its 50 ms timeout its control
-	// tick at 61 ms raises the flag, and its heartbeat of that tick (every
-	// 20 ms from 1 ms) reaches the rig a turn later, at 62 ms.
+	// without measurements for more than its 50 ms timeout (its clock
+	// gains 5 µs in those 50 ms) its control tick at 51 ms raises the
+	// flag, and the heartbeat it sends at once, not at its next periodic
+	// one (every 20 ms from 1 ms: 61 ms), reaches the rig a turn later, at
+	// 52 ms.
 	b.runTo(200 * time.Millisecond)
 	b.measure = true
 	// The plant's samples from 205 ms reach the firmware at 209 ms (3 ms
 	// hop, 1 ms line); its control tick at 211 ms clears the flag, and the
-	// heartbeat at 221 ms says so at 222 ms.
+	// heartbeat it sends at once says so at 212 ms.
 	b.runTo(3500 * time.Millisecond)
 	events := b.x.Events()
-	if len(events) != 2 || events[0].Kind != "fault_raised" || events[0].AtS != 0.062 || events[1].Kind != "fault_cleared" || events[1].AtS != 0.222 ||
+	if len(events) != 2 || events[0].Kind != "fault_raised" || events[0].AtS != 0.052 || events[1].Kind != "fault_cleared" || events[1].AtS != 0.212 ||
 		!strings.HasPrefix(events[0].Detail, "controller: ") {
 		t.Errorf("events %+v", events)
 	}
-	want := record.RealTraceHeader + "\ncontroller,,,0.062000000,,fault_raised,\ncontroller,,,0.222000000,,fault_cleared,\n"
+	want := record.RealTraceHeader + "\ncontroller,,,0.052000000,,fault_raised,\ncontroller,,,0.212000000,,fault_cleared,\n"
 	b.x.Finish()
 	if err := b.traceW.Close(); err != nil {
 		t.Fatal(err)
@@ -278,6 +306,79 @@ func TestWireLinkFollowsADevice(t *testing.T) {
 	}
 	if st := b.pid.fw.Link().Stats(); st.TimeAnswers != 4 || st.Received.Gaps != 0 || st.Received.Restarts != 0 || st.Received.Duplicates != 0 {
 		t.Errorf("the firmware's link: %+v", st)
+	}
+}
+
+// TestWireLinkFollowsADeviceThatRestarts restarts the PID's device at
+// 2.5 s, its clock from 0 (9.5 s behind its old reading): the rig hears
+// its message 0, says so as an event and a trace row, forgets the old
+// clock and asks for the new one at once, so that its offset is the new
+// clock's and no one-way delay is measured against the old one (which
+// would have been −9.5 s, counted as 0, or +9.5 s the other way). The
+// restarted controller's first command is no recovery: no event.
+func TestWireLinkFollowsADeviceThatRestarts(t *testing.T) {
+	b := newWireBench(t)
+	b.measure = true
+	b.runTo(2500 * time.Millisecond)
+	b.pid.restart(t, b.clock.Now())
+	b.runTo(2700 * time.Millisecond)
+	s := b.x.WireSummary(b.link)
+	// Requests at 0, 1 and 2 s, and at 2.502 s, when the rig heard the
+	// restarted device's first message.
+	if s.Restarts != 1 || s.TimeExchanges != 4 || s.ClockOffsetS == nil {
+		t.Fatalf("%d restarts, %d time exchanges, offset %v", s.Restarts, s.TimeExchanges, s.ClockOffsetS)
+	}
+	now := b.clock.Now()
+	// One exchange since: its offset without the drift, 100 µs a second
+	// for the 0.2 s since.
+	if want := (deviceTime(now) + b.pid.shift - now).Seconds(); math.Abs(*s.ClockOffsetS-want) > deviceDrift*0.2+1e-6 {
+		t.Errorf("offset %.9f s, want %.9f s (the new clock's)", *s.ClockOffsetS, want)
+	}
+	if d := s.OneWayDelay; d == nil || d.Max > 0.001+2e-9 || d.Min < 0.001-deviceDrift*1.0 {
+		t.Errorf("one-way delay %+v, want 1 ms throughout", d)
+	}
+	events := b.x.Events()
+	if len(events) != 1 || events[0].Kind != "device_restarted" || events[0].AtS != 2.502 {
+		t.Errorf("events %+v", events)
+	}
+	b.x.Finish()
+	if err := b.traceW.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if want := record.RealTraceHeader + "\ncontroller,,,2.502000000,,device_restarted,\n"; b.trace.String() != want {
+		t.Errorf("trace\n%s\nwant\n%s", b.trace.String(), want)
+	}
+}
+
+// TestWirePlantNodeRestartIsNoWatchdogTrip sends a plant node's
+// heartbeats: safe at its start, commanded, then, restarted, safe again
+// and commanded again. The restart is an event; a restarted node's first
+// heartbeat (safe: it starts so) is no watchdog trip, nor is its first
+// command a recovery. A trip after the restart still is one.
+func TestWirePlantNodeRestartIsNoWatchdogTrip(t *testing.T) {
+	b := newWireBenchFollowingPlant(t)
+	var node wire.Sender
+	beat := func(st wire.Status) {
+		b.sample = node.Heartbeat(b.sample[:0], b.clock.Now(), st)
+		b.plant.Send(b.sample)
+		b.turn()
+	}
+	beat(wire.StatusSafe)
+	beat(0)
+	beat(0)
+	node = wire.Sender{} // restarted: numbers from 0 again
+	beat(wire.StatusSafe)
+	beat(0)
+	beat(wire.StatusSafe) // a trip
+	var kinds []string
+	for _, e := range b.x.Events() {
+		kinds = append(kinds, e.Kind)
+	}
+	if got := strings.Join(kinds, " "); got != "device_restarted watchdog_tripped" {
+		t.Errorf("events %q", got)
+	}
+	if s := b.x.WireSummary(b.plantLink); s.Restarts != 1 || s.Status != "safe" {
+		t.Errorf("summary %+v", *s)
 	}
 }
 

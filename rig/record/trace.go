@@ -24,7 +24,8 @@ const (
 // while out of sync); an endpoint speaking the wire protocol writes the
 // changes of its device's heartbeat: a controller's fault flag raised or
 // cleared, a plant node's watchdog tripped (its outputs driven safe) or
-// cleared (commanded again).
+// cleared (commanded again), and the device restarted (its numbering
+// started again).
 const (
 	EgressDrop emulator.Status = 255 - iota
 	OutOfSync
@@ -34,6 +35,7 @@ const (
 	FaultCleared
 	WatchdogTripped
 	WatchdogCleared
+	DeviceRestarted
 )
 
 // StatusName is the trace's word for a status.
@@ -55,12 +57,14 @@ func StatusName(s emulator.Status) string {
 		return "watchdog_tripped"
 	case WatchdogCleared:
 		return "watchdog_cleared"
+	case DeviceRestarted:
+		return "device_restarted"
 	}
 	return s.String()
 }
 
 // isEvent reports whether a status is an event's row.
-func isEvent(s emulator.Status) bool { return s >= WatchdogCleared && s < EgressDrop }
+func isEvent(s emulator.Status) bool { return s >= DeviceRestarted && s < EgressDrop }
 
 // TraceRow is a finished frame. Recv and Due are negative when empty.
 type TraceRow struct {
