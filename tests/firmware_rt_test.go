@@ -295,31 +295,33 @@ func TestFirmwareProgramsThroughTheRig(t *testing.T) {
 		settled(t, "5 % loss", r.samples, time.Second, d-100*time.Millisecond, 1, 0.02)
 	})
 
-	// A 1 s outage of both directions from 1.5 s. The PID's last
-	// measurement reaches it at 1.505 s at the latest; at its first tick
-	// 100 ms later (every 5 ms) it raises its flag, and its next
-	// heartbeat (every 100 ms) says so: the rig hears it from 1.6 s to
-	// 1.5 + 0.005 + 0.1 + 0.005 + 0.1 s, plus the machine's own delays
-	// (a pseudo-terminal and two processes' threads on a shared 2-core
-	// VM: 50 ms). The node's watchdog is the same with 200 ms. After the
-	// outage, at 2.5 s, a measurement reaches the PID 5 ms later, which
-	// clears its flag at its next tick and commands the node 5 ms later
-	// still, clearing the node's: each heard at the next heartbeat.
+	// A 1 s outage of both directions from 1.5 s. The last measurement
+	// to reach the PID left the hop before 1.5 s (one sent later would
+	// leave it during the outage and be dropped): it arrived between
+	// 1.5 − 0.005 (a sample every 5 ms) and 1.5 + 0.005. At its first tick
+	// 100 ms later (every 5 ms) the PID raises its flag and sends a
+	// heartbeat at once, which the rig reads as it enters (no hop): from
+	// 1.5 − 0.005 + 0.1 s to 1.5 + 0.005 + 0.1 + 0.005 s, plus the
+	// machine's own delays (a pseudo-terminal and two processes' threads
+	// on a shared 2-core VM: 50 ms). The node's watchdog is the same with
+	// 200 ms. After the outage, at 2.5 s, a measurement reaches the PID
+	// 5 ms later, which clears its flag at its next tick and commands the
+	// node 5 ms later still, clearing the node's: each said at once.
 	t.Run("1s outage", func(t *testing.T) {
 		schedule := "schedule:\n  - {at: 1.5s, for: 1s, hop: down, outage: drop}\n  - {at: 1.5s, for: 1s, hop: up, outage: drop}\n"
 		r := runFirmwareBench(t, programs, firmwareRTLink("", schedule), d)
 		// The PID sends no commands while its flag is up, 0.9 s or so.
 		cleanLink(t, "controller", r.controller, d, d-time.Second)
 		cleanLink(t, "plant", r.plant, d, d)
-		const slack, hb, tick, hop = 0.05, 0.1, 0.005, 0.005
+		const slack, period, tick, hop = 0.05, 0.005, 0.005, 0.005
 		want := []struct {
 			kind, endpoint string
 			from, to       float64
 		}{
-			{"fault_raised", "controller", 1.5 + 0.1, 1.5 + hop + 0.1 + tick + hb + slack},
-			{"watchdog_tripped", "plant", 1.5 + 0.2, 1.5 + hop + 0.2 + tick + hb + slack},
-			{"fault_cleared", "controller", 2.5, 2.5 + hop + tick + hb + slack},
-			{"watchdog_cleared", "plant", 2.5, 2.5 + 2*hop + 2*tick + hb + slack},
+			{"fault_raised", "controller", 1.5 - period + 0.1, 1.5 + hop + 0.1 + tick + slack},
+			{"watchdog_tripped", "plant", 1.5 - period + 0.2, 1.5 + hop + 0.2 + tick + slack},
+			{"fault_cleared", "controller", 2.5, 2.5 + hop + tick + slack},
+			{"watchdog_cleared", "plant", 2.5, 2.5 + 2*hop + 2*tick + slack},
 		}
 		var got []record.Event
 		for _, e := range r.summary.Events {
