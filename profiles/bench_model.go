@@ -291,6 +291,11 @@ func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchMo
 			if s := e.Codec.Wire.Sends; s != nil && *s == "command" {
 				sends, answers = wire.Command, wire.Sample
 			}
+			for _, l := range []*wire.Struct{send, receive} {
+				if err := wire.CheckValues(l, 0); err != nil { // a message no receiver would take
+					d.errorAt(path+".codec", "%v", err)
+				}
+			}
 			bm.Send = &wire.Protocol{Layout: send, Sends: sends}
 			bm.Receive = &wire.Protocol{Layout: receive, Sends: answers}
 		default:
