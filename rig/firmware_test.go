@@ -74,9 +74,11 @@ func TestFirmwarePlaysANode(t *testing.T) {
 			}
 		}
 	}
-	// Ticks at 0, 10, 20 and 30 ms: a sample each, and a heartbeat at 0.
-	want := []wire.Type{wire.Sample, wire.Heartbeat, wire.Sample, wire.Sample, wire.Sample}
-	if len(ticks.types) != len(want) || ticks.at[2] != 10*time.Millisecond || ticks.at[4] != 30*time.Millisecond {
+	// Ticks at 0, 10, 20 and 30 ms: a sample each, a heartbeat at 0, and
+	// one at 20 ms, the tick after the command at 15 ms took the node out
+	// of its safe state (a change of status is said at once).
+	want := []wire.Type{wire.Sample, wire.Heartbeat, wire.Sample, wire.Sample, wire.Heartbeat, wire.Sample}
+	if len(ticks.types) != len(want) || ticks.at[2] != 10*time.Millisecond || ticks.at[4] != 20*time.Millisecond || ticks.at[5] != 30*time.Millisecond {
 		t.Errorf("at its ticks it sent %v at %v, want %v", ticks.types, ticks.at, want)
 	}
 	for i := range want {
