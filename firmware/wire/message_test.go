@@ -237,10 +237,9 @@ func TestTracker(t *testing.T) {
 		{"a gap", []uint32{0, 1, 4, 5}, []Arrival{InOrder, InOrder, AfterGap, InOrder}, counts{gaps: 1, missed: 2}},
 		{"a gap filled late", []uint32{0, 1, 4, 2, 3, 5}, []Arrival{InOrder, InOrder, AfterGap, Late, Late, InOrder}, counts{gaps: 1, late: 2}},
 		{"swapped", []uint32{1, 3, 2, 4}, []Arrival{InOrder, AfterGap, Late, InOrder}, counts{gaps: 1, late: 1}},
-		{"duplicates", []uint32{0, 1, 1, 2, 1, 0}, []Arrival{InOrder, InOrder, Duplicate, InOrder, Duplicate, Restarted}, counts{duplicates: 2, restarts: 1}},
+		{"duplicates", []uint32{0, 1, 1, 2, 1, 0}, []Arrival{InOrder, InOrder, Duplicate, InOrder, Duplicate, Duplicate}, counts{duplicates: 3}},
 		{"the first message twice", []uint32{0, 0, 1}, []Arrival{InOrder, Duplicate, InOrder}, counts{duplicates: 1}},
 		{"older than the tracker", []uint32{10, 11, 9}, []Arrival{InOrder, InOrder, Late}, counts{late: 1}},
-		{"restart at 0", []uint32{0, 1, 2, 0, 1}, []Arrival{InOrder, InOrder, InOrder, Restarted, InOrder}, counts{restarts: 1}},
 		{"far behind is a restart", []uint32{1000, 1001, 5}, []Arrival{InOrder, InOrder, Restarted}, counts{restarts: 1}},
 		{"the edge of the window", []uint32{100, 101, 101 - window + 1, 101 - window}, []Arrival{InOrder, InOrder, Late, Restarted}, counts{late: 1, restarts: 1}},
 		{"a gap longer than the window, then a late one", []uint32{1, 200, 150}, []Arrival{InOrder, AfterGap, Late}, counts{gaps: 1, missed: 197, late: 1}},
@@ -295,6 +294,11 @@ func TestTrackerTellsARestartByItsTimes(t *testing.T) {
 			[]Arrival{InOrder, InOrder, InOrder, InOrder, AfterGap, Restarted, InOrder, InOrder}, 1, 0},
 		{"0 and a fresh 0", []msg{{0, 100}, {0, 3}, {1, 4}}, []Arrival{InOrder, Restarted, InOrder}, 1, 0},
 		{"0 and its copy", []msg{{0, 100}, {0, 100}, {1, 101}}, []Arrival{InOrder, Duplicate, InOrder}, 0, 1},
+		// A copy of the 0 the stream began with (a hop that duplicates or
+		// reorders) is no restart: only a 0 stamped anew is.
+		{"0, 1, a copy of 0", []msg{{0, 100}, {1, 101}, {0, 100}, {2, 102}}, []Arrival{InOrder, InOrder, Duplicate, InOrder}, 0, 1},
+		{"restart at 0", []msg{{0, 100}, {1, 101}, {2, 102}, {0, 3}, {1, 4}}, []Arrival{InOrder, InOrder, InOrder, Restarted, InOrder}, 1, 0},
+		{"0 arriving late", []msg{{0, 100}, {2, 102}, {0, 100}, {1, 101}}, []Arrival{InOrder, AfterGap, Duplicate, Late}, 0, 1},
 		{"a copy after a restart", []msg{{0, 100}, {1, 101}, {2, 102}, {1, 7}, {1, 7}, {2, 8}}, []Arrival{InOrder, InOrder, InOrder, Restarted, Duplicate, InOrder}, 1, 1},
 		// A number never received cannot tell: late, until the next.
 		{"a restart onto a gap", []msg{{0, 100}, {5, 105}, {3, 7}, {4, 8}, {5, 9}}, []Arrival{InOrder, AfterGap, Late, Late, Restarted}, 1, 0},

@@ -104,7 +104,10 @@ func (t *Tracker) Observe(h Header, at time.Duration) Arrival {
 	if !numbered(h.Type) {
 		return InOrder
 	}
-	if !t.started || h.Seq == 0 && t.highest != 0 {
+	// A sender numbers from 0 when it starts, so a 0 is a restart, unless
+	// it is the 0 this stream began with (followed, so still in the
+	// window): a copy of it or its late arrival, told apart below.
+	if !t.started || h.Seq == 0 && t.highest != 0 && (t.highest >= window || t.highest >= t.depth) {
 		return t.restart(h, at)
 	}
 	d := distance(t.highest, h.Seq)
