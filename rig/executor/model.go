@@ -603,12 +603,16 @@ func (m *Model) check(x *Executor, now time.Duration) error {
 	if err := m.endStep(x, now); err != nil {
 		return err
 	}
-	if d.alarm.Load() && !d.sup.Flagged() {
-		if err := m.observe(x, time.Duration(d.alarmAt.Load()), time.Duration(d.alarmDiff.Load())); err != nil {
-			return err
+	// Only an alarm seen is cleared: the watchdog may raise one at any
+	// moment, and it raises none while one is up.
+	if d.alarm.Load() {
+		if !d.sup.Flagged() {
+			if err := m.observe(x, time.Duration(d.alarmAt.Load()), time.Duration(d.alarmDiff.Load())); err != nil {
+				return err
+			}
 		}
+		d.alarm.Store(false)
 	}
-	d.alarm.Store(false)
 	if now < d.nextCheck {
 		return nil
 	}
