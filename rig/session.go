@@ -83,6 +83,10 @@ func (c pacedClock) Until(deadline time.Duration, pending func() bool) bool {
 	return c.wall.Until(deadline, pending)
 }
 func (pacedClock) Real() bool { return false }
+
+// Start is when the run began on the wall clock: a paced run's events
+// have their wall-clock time, as a real-time run's do.
+func (c pacedClock) Start() time.Time { return c.wall.Start() }
 func (c pacedClock) Wake()    { c.wall.Wake() }
 
 // Session is a profile and a bench ready to run on a clock.
