@@ -87,7 +87,7 @@ func (pacedClock) Real() bool { return false }
 // Start is when the run began on the wall clock: a paced run's events
 // have their wall-clock time, as a real-time run's do.
 func (c pacedClock) Start() time.Time { return c.wall.Start() }
-func (c pacedClock) Wake()    { c.wall.Wake() }
+func (c pacedClock) Wake()            { c.wall.Wake() }
 
 // Session is a profile and a bench ready to run on a clock.
 type Session struct {
