@@ -46,6 +46,19 @@ func (w Window) Occurrence(k int64) Window {
 	return Window{From: w.From + shift, To: w.To + shift}
 }
 
+// StartedBefore is how many of count occurrences, at at + k·every for
+// k = 0, 1, …, begin before end: what a run that stops at end reaches of
+// a recurring entry or phase.
+func StartedBefore(at, every time.Duration, count int64, end time.Duration) int64 {
+	switch {
+	case at >= end:
+		return 0
+	case count <= 1 || every <= 0:
+		return min(count, 1)
+	}
+	return min(count, int64((end-1-at)/every)+1)
+}
+
 // Contains reports whether t falls in one of w's intervals: the last to
 // start by t is the one that can hold it.
 func (w Window) Contains(t time.Duration) bool {

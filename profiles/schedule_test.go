@@ -272,3 +272,27 @@ func outagesOverlap(entries []fuzzedEntry, end time.Duration) bool {
 	}
 	return false
 }
+
+// TestStartedBefore: of the occurrences at at + k·every, those that begin
+// before end, no more than count: ⌈(end − at)/every⌉ capped by count.
+func TestStartedBefore(t *testing.T) {
+	const s = time.Second
+	for _, tc := range []struct {
+		at, every time.Duration
+		count     int64
+		end       time.Duration
+		want      int64
+	}{
+		{3 * s, 30 * s, 4, 6 * s, 1},
+		{3 * s, 30 * s, 4, 34 * s, 2},
+		{3 * s, 30 * s, 4, 33 * s, 1}, // the second begins at 33 s: not before
+		{3 * s, 30 * s, 4, 200 * s, 4},
+		{7 * s, 0, 1, 6 * s, 0},
+		{0, 2 * s, 1000, 6 * s, 3},
+		{0, 1, 1 << 40, s, int64(s)},
+	} {
+		if got := StartedBefore(tc.at, tc.every, tc.count, tc.end); got != tc.want {
+			t.Errorf("StartedBefore(%v, %v, %d, %v) = %d, want %d", tc.at, tc.every, tc.count, tc.end, got, tc.want)
+		}
+	}
+}

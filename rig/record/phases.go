@@ -127,11 +127,5 @@ func (r *Phases) Summary(end time.Duration) []PhaseSummary {
 
 // startedBy is how many of w's intervals began before end.
 func startedBy(w profiles.Window, end time.Duration) int64 {
-	switch {
-	case w.From >= end:
-		return 0
-	case w.Count <= 1:
-		return 1
-	}
-	return min(w.Count, int64((end-w.From-1)/w.Every)+1)
+	return profiles.StartedBefore(w.From, w.Every, w.Occurrences(), end)
 }

@@ -69,10 +69,9 @@ func within(schedule []profiles.ScheduleEntry, end time.Duration) []profiles.Sch
 		if at >= end {
 			continue
 		}
-		if e.Every != nil && *e.Every > 0 && e.Count != nil {
-			if fit := int((end-1-at)/time.Duration(*e.Every)) + 1; *e.Count > fit {
-				e.Count = &fit
-			}
+		if e.Every != nil && e.Count != nil {
+			fit := int(profiles.StartedBefore(at, time.Duration(*e.Every), int64(*e.Count), end))
+			e.Count = &fit
 		}
 		out = append(out, e)
 	}
