@@ -272,7 +272,8 @@ func (c *client) produce() {
 		}
 		state := c.srv.runState.Load().(string)
 		last := state == "ended"
-		if published := c.srv.mon.Read(&snap); !published && !last || snap.Seq == lastSeq && state == lastState {
+		published := c.srv.mon.Read(&snap)
+		if !published && !last || snap.Seq == lastSeq && state == lastState {
 			continue // nothing new
 		}
 		lastSeq, lastState = snap.Seq, state
@@ -283,6 +284,11 @@ func (c *client) produce() {
 			c.srv.mu.Lock()
 			m.Summary = c.srv.finalSummary
 			c.srv.mu.Unlock()
+			if !published && m.Summary != nil {
+				// A run that ended before its first snapshot: its time is
+				// the summary's, not a snapshot's zero.
+				m.TimeS = m.Summary.Duration
+			}
 		} else if snap.Events > c.events {
 			select {
 			case c.srv.fetchEvents <- snap.Events:
