@@ -3,9 +3,11 @@ package profiles
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -53,7 +55,7 @@ type FrameSettings struct {
 	Framing   *FramingName `yaml:"framing" doc:"line (a delimiter ends a frame), slip, cobs, fixed (frame_size bytes) or idle (a silence ends a frame)" default:"line"`
 	Delimiter *string      `yaml:"delimiter" doc:"line: the bytes that end a frame, not part of it; without it a received line ends at CR, LF or CRLF (as terminals send them) and a written one with LF" default:"CR, LF or CRLF; LF written"`
 	FrameSize *Size        `yaml:"frame_size" doc:"fixed: the size of every frame"`
-	Gap       *Duration    `yaml:"gap" doc:"idle: the silence that ends a frame" default:"3.5 characters"`
+	Gap       *Duration    `yaml:"gap" doc:"idle: the silence that ends a frame; over TCP, which has no character time, give it" default:"3.5 characters on a serial line"`
 	MaxFrame  *Size        `yaml:"max_frame" doc:"longer frames are dropped and counted" default:"4096B"`
 	Codec     *LineCodec   `yaml:"codec" doc:"wire: the frames are rig wire protocol messages (firmware/README.md) in COBS frames; the rig forwards them as they are, tracks them and the device's heartbeat, and syncs with the device's clock to measure the one-way delay from it (the summary's wire)" default:"none: the frames are opaque"`
 }
@@ -260,9 +262,26 @@ func (b *Bench) resolveBindings(d *decoder, profile *Loaded) []BoundFlow {
 
 func (b *Bench) check(d *decoder, source string, bound []BoundFlow) map[string]*BenchModel {
 	models := map[string]*BenchModel{}
+	listening := map[string]string{} // "udp ADDR" → the endpoint listening there
+	listenOnce := func(path, proto string, addr *string, name string) {
+		if addr == nil {
+			return
+		}
+		if other, taken := listening[proto+" "+*addr]; taken {
+			d.errorAt(path, "%s listens on %s %s already; one socket per address", other, proto, *addr)
+			return
+		}
+		listening[proto+" "+*addr] = name
+	}
 	for i, name := range b.Endpoints.Names {
 		e := b.Endpoints.Values[i]
 		path := "endpoints." + name
+		if e.UDP != nil {
+			listenOnce(path+".udp.listen", "udp", e.UDP.Listen, name)
+		}
+		if e.TCP != nil {
+			listenOnce(path+".tcp.listen", "tcp", e.TCP.Listen, name)
+		}
 		switch {
 		case e.Serial != nil:
 			e.Serial.LineSettings.check(d, path+".serial")
@@ -281,13 +300,21 @@ func (b *Bench) check(d *decoder, source string, bound []BoundFlow) map[string]*
 			if e.UDP.Peer != nil {
 				if e.UDP.Listen == nil {
 					d.errorAt(path+".udp.peer", "peer goes with listen; a dialed socket answers its own address")
-				} else if _, _, err := net.SplitHostPort(*e.UDP.Peer); err != nil {
-					d.errorAt(path+".udp.peer", "%q is not host:port", *e.UDP.Peer)
+				} else if checkHostPort(d, path+".udp.peer", *e.UDP.Peer) {
+					if _, err := netip.ParseAddrPort(*e.UDP.Peer); err != nil {
+						d.errorAt(path+".udp.peer", "%q: give the peer's IP address (e.g. 127.0.0.1:9000), not a name: datagrams go to exactly it", *e.UDP.Peer)
+					}
 				}
+			}
+			if m := e.UDP.MaxFrame; m != nil && (*m <= 0 || *m > 65507) {
+				d.errorAt(path+".udp.max_frame", "must be between 1B and 65507B, the largest UDP payload")
 			}
 		case e.TCP != nil:
 			checkAddresses(d, path+".tcp", e.TCP.Listen, e.TCP.Dial)
 			e.TCP.FrameSettings.check(d, path+".tcp")
+			if f := e.TCP.Framing; f != nil && *f == "idle" && e.TCP.Gap == nil {
+				d.errorAt(path+".tcp.framing", "idle framing over TCP needs a gap: a stream has no character time to count from")
+			}
 			if e.TCP.Reconnect != nil && e.TCP.Dial == nil {
 				d.errorAt(path+".tcp.reconnect", "reconnect goes with dial; a listening endpoint always waits for the next connection")
 			}
@@ -419,9 +446,25 @@ func checkAddresses(d *decoder, path string, listen, dial *string) {
 	if dial != nil {
 		key, addr = "dial", dial
 	}
-	if _, _, err := net.SplitHostPort(*addr); err != nil {
-		d.errorAt(path+"."+key, "%q is not host:port", *addr)
+	checkHostPort(d, path+"."+key, *addr)
+}
+
+// checkHostPort checks an address as the run will use it: host:port, the
+// port a number up to 65535 (a host name is looked up at the run).
+func checkHostPort(d *decoder, path, addr string) bool {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		d.errorAt(path, "%q is not host:port", addr)
+		return false
 	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || port == "" {
+		d.errorAt(path, "%q: the port must be a number from 0 to 65535", addr)
+		return false
+	} else if n == 0 && !strings.HasSuffix(path, ".listen") {
+		d.errorAt(path, "%q: port 0 is only for listen (any free port)", addr)
+		return false
+	}
+	return true
 }
 
 func positiveDuration(d *decoder, path string, v *Duration) {

@@ -79,6 +79,20 @@ func TestMalformedBenches(t *testing.T) {
 			[]string{`x.yaml:2:70: endpoints.controller.serial.framing: codec wire carries COBS frames; leave framing out or make it cobs`}},
 		{"an unknown line codec", with("framing: line}}\n  plant", "codec: csv}}\n  plant"),
 			[]string{`x.yaml:2:68: endpoints.controller.serial.codec: "csv" is not a line codec (want wire)`}},
+		// Addresses as the run will use them, checked before it.
+		{"a udp peer by name", with("{serial: {device: /dev/ttyUSB0, baud: 115200, framing: line}}", "{udp: {listen: '127.0.0.1:9000', peer: 'localhost:9001'}}"),
+			[]string{`x.yaml:2:54: endpoints.controller.udp.peer: "localhost:9001": give the peer's IP address (e.g. 127.0.0.1:9000), not a name: datagrams go to exactly it`}},
+		{"a port out of range, a datagram too large", with("{serial: {device: /dev/ttyUSB0, baud: 115200, framing: line}}", "{udp: {listen: '127.0.0.1:99999', max_frame: 70000B}}"),
+			[]string{
+				`x.yaml:2:30: endpoints.controller.udp.listen: "127.0.0.1:99999": the port must be a number from 0 to 65535`,
+				`x.yaml:2:60: endpoints.controller.udp.max_frame: must be between 1B and 65507B, the largest UDP payload`,
+			}},
+		{"two sockets on one address", strings.Replace(with("{serial: {device: /dev/ttyUSB0, baud: 115200, framing: line}}", "{udp: {listen: '127.0.0.1:9000'}}"), "{serial: {device: /dev/ttyACM0, baud: 115200, framing: line}}", "{udp: {listen: '127.0.0.1:9000'}}", 1),
+			[]string{`x.yaml:3:30: endpoints.plant.udp.listen: controller listens on udp 127.0.0.1:9000 already; one socket per address`}},
+		{"idle framing over tcp without a gap", with("{serial: {device: /dev/ttyUSB0, baud: 115200, framing: line}}", "{tcp: {listen: '127.0.0.1:9000', framing: idle}}"),
+			[]string{`x.yaml:2:57: endpoints.controller.tcp.framing: idle framing over TCP needs a gap: a stream has no character time to count from`}},
+		{"dialing port 0", with("{serial: {device: /dev/ttyUSB0, baud: 115200, framing: line}}", "{tcp: {dial: 'rig.lab:0'}}"),
+			[]string{`x.yaml:2:28: endpoints.controller.tcp.dial: "rig.lab:0": port 0 is only for listen (any free port)`}},
 		{"output without a safe level", with("{serial: {device: /dev/ttyUSB0, baud: 115200, framing: line}}", "{gpio: {outputs: [{pin: GPIO27}]}}"),
 			[]string{
 				`x.yaml:2:33: endpoints.controller.gpio.outputs[0]: missing safe: want low or high`,
