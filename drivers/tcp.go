@@ -1,6 +1,7 @@
 package drivers
 
 import (
+	"context"
 	"errors"
 	"net"
 	"sync"
@@ -31,18 +32,25 @@ type TCP struct {
 	conn     net.Conn
 	scratch  []byte
 	stopping atomic.Bool
+	stop     context.Context // done once Stop is called: ends a dial or a wait to dial again
+	cancel   context.CancelFunc
 	stopped  chan struct{}
 	counts   atomicCounts
 }
 
 var _ Endpoint = (*TCP)(nil)
 
+// dialTimeout bounds each attempt to dial a TCP endpoint's peer.
+const dialTimeout = 5 * time.Second
+
 // NewTCP returns a TCP endpoint; Start opens it.
 func NewTCP(cfg TCPConfig) *TCP {
 	if cfg.MaxFrame <= 0 {
 		cfg.MaxFrame = 4096
 	}
-	return &TCP{cfg: cfg, scratch: make([]byte, 0, 2*cfg.MaxFrame+16)}
+	c := &TCP{cfg: cfg, scratch: make([]byte, 0, 2*cfg.MaxFrame+16)}
+	c.stop, c.cancel = context.WithCancel(context.Background())
+	return c
 }
 
 func (c *TCP) Name() string { return c.cfg.Name }
@@ -57,7 +65,7 @@ func (c *TCP) where() string {
 func (c *TCP) Start(clock Clock, sink Sink, index int) error {
 	fail := func(err error) error { return &DeviceError{Endpoint: c.cfg.Name, Device: c.where(), Err: err} }
 	if c.cfg.Dial != "" {
-		conn, err := net.Dial("tcp", c.cfg.Dial)
+		conn, err := c.dial()
 		if err != nil {
 			return fail(err)
 		}
@@ -70,8 +78,14 @@ func (c *TCP) Start(clock Clock, sink Sink, index int) error {
 		c.listener = l
 	}
 	c.stopped = make(chan struct{})
-	go c.serve(clock, sink, index)
+	go c.serve(clock, sink, index, clock.Now())
 	return nil
+}
+
+// dial dials the peer once, giving up after dialTimeout or on Stop.
+func (c *TCP) dial() (net.Conn, error) {
+	d := net.Dialer{Timeout: dialTimeout}
+	return d.DialContext(c.stop, "tcp", c.cfg.Dial)
 }
 
 // Addr is the listening address (useful with port 0), or the dialed one.
@@ -82,7 +96,11 @@ func (c *TCP) Addr() net.Addr {
 	return c.conn.RemoteAddr()
 }
 
-func (c *TCP) serve(clock Clock, sink Sink, index int) {
+// serve reads the connections one after the other. A listening endpoint
+// has no peer until the first connects: it is reported gone from started
+// until then, as it is between connections, so that a run nobody connected
+// to shows it.
+func (c *TCP) serve(clock Clock, sink Sink, index int, started time.Duration) {
 	defer close(c.stopped)
 	lockReaderThread(c.cfg.ReaderThread)
 	buf := make([]byte, 4096)
@@ -90,8 +108,14 @@ func (c *TCP) serve(clock Clock, sink Sink, index int) {
 		c.counts.framesIn.Add(1)
 		sink.Frame(index, frame, at)
 	}
-	hadConn := c.conn != nil
+	gone := func(at time.Duration, why string) {
+		sink.Gone(index, at, &DeviceError{Endpoint: c.cfg.Name, Device: c.where(), Err: errors.New(why)})
+	}
+	if c.listener != nil {
+		gone(started, "no client has connected yet")
+	}
 	var decoder decoderSum
+	decoder.replace(c.cfg.Framing, c.cfg.MaxFrame)
 	for {
 		c.mu.Lock()
 		conn := c.conn
@@ -106,14 +130,17 @@ func (c *TCP) serve(clock Clock, sink Sink, index int) {
 				return
 			}
 			c.mu.Lock()
-			c.conn = conn
-			c.mu.Unlock()
-			if hadConn {
-				sink.Back(index, clock.Now())
+			stopping := c.stopping.Load() // under mu: else Stop closes c.conn
+			if !stopping {
+				c.conn = conn
 			}
-			hadConn = true
+			c.mu.Unlock()
+			if stopping {
+				conn.Close()
+				return
+			}
+			sink.Back(index, clock.Now())
 		}
-		decoder.replace(c.cfg.Framing, c.cfg.MaxFrame) // a new connection, a new stream
 		for {
 			n, err := conn.Read(buf)
 			at := clock.Now()
@@ -132,7 +159,12 @@ func (c *TCP) serve(clock Clock, sink Sink, index int) {
 		if c.stopping.Load() {
 			return
 		}
-		sink.Gone(index, clock.Now(), &DeviceError{Endpoint: c.cfg.Name, Device: c.where(), Err: errors.New("connection closed")})
+		at := clock.Now()
+		// The stream ended: a frame it cut is bad now, not when (if
+		// ever) the next connection comes, and the next starts afresh.
+		decoder.replace(c.cfg.Framing, c.cfg.MaxFrame)
+		c.counts.decoded(decoder.stats())
+		gone(at, "connection closed")
 		if c.listener == nil && c.cfg.Reconnect <= 0 {
 			return
 		}
@@ -144,13 +176,19 @@ func (c *TCP) connect() (net.Conn, error) {
 	if c.listener != nil {
 		return c.listener.Accept()
 	}
-	for !c.stopping.Load() {
-		time.Sleep(c.cfg.Reconnect)
-		if conn, err := net.Dial("tcp", c.cfg.Dial); err == nil {
+	wait := time.NewTimer(c.cfg.Reconnect)
+	defer wait.Stop()
+	for {
+		select {
+		case <-c.stop.Done():
+			return nil, net.ErrClosed
+		case <-wait.C:
+		}
+		if conn, err := c.dial(); err == nil {
 			return conn, nil
 		}
+		wait.Reset(c.cfg.Reconnect)
 	}
-	return nil, net.ErrClosed
 }
 
 func (c *TCP) Write(payload []byte) error {
@@ -164,6 +202,7 @@ func (c *TCP) Stop() error {
 	if c.stopping.Swap(true) {
 		return nil
 	}
+	c.cancel()
 	if c.listener != nil {
 		c.listener.Close()
 	}

@@ -1,10 +1,12 @@
 package drivers
 
 import (
+	"errors"
 	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"syscall"
 )
 
 // UDPConfig describes a UDP endpoint: each datagram is a frame.
@@ -92,6 +94,14 @@ func (u *UDP) read(clock Clock, sink Sink, index int) {
 		at := clock.Now()
 		if u.stopping.Load() {
 			return
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			// UDP has no connection to lose: the kernel reports, on
+			// the next read or write, that a datagram sent earlier
+			// found no one listening (an ICMP port unreachable). That
+			// datagram was lost, the socket still works.
+			u.counts.writeErrors.Add(1)
+			continue
 		}
 		if err != nil {
 			sink.Gone(index, at, &DeviceError{Endpoint: u.cfg.Name, Device: u.where(), Err: err})
