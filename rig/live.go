@@ -145,6 +145,9 @@ func StatusLine(s *record.Snapshot, total time.Duration, width int) string {
 		}
 		if lost := f.Lost(); lost > 0 {
 			part += fmt.Sprintf(" lost %d", lost)
+			if f.EgressDrops > 0 { // the engine delivered them; the device did not get them
+				part += fmt.Sprintf(" (%d egress_drop)", f.EgressDrops)
+			}
 		}
 		add(part)
 	}

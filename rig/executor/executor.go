@@ -174,6 +174,11 @@ type Executor struct {
 
 	wakeLate, releaseLate emulator.DelayHistogram
 	wakeups               uint64
+
+	// handed is, per flow with an egress, what became of the frames the
+	// engine delivered: the ones the egress would not take are
+	// egress_drop in the summary, not delivered.
+	handed []record.Handed
 }
 
 // endpointState is what the executor knows of an endpoint's device.
@@ -213,6 +218,7 @@ func New(cfg Config) (*Executor, error) {
 	for _, f := range cfg.Network.Flows {
 		x.flowNames = append(x.flowNames, f.Name)
 	}
+	x.handed = make([]record.Handed, len(cfg.Network.Flows))
 	for i := range cfg.FlowOf {
 		x.endpoints = append(x.endpoints, endpointState{reconnects: i < len(cfg.Reconnects) && cfg.Reconnects[i]})
 	}
@@ -558,8 +564,10 @@ func (x *Executor) Finished(f *emulator.Frame) {
 	if arrived {
 		recv, due = f.Done, f.Done
 		if e := x.egress[f.Flow]; e != nil {
+			taken := e.deliver(x, f)
+			x.handed[f.Flow].Add(f, taken)
 			switch {
-			case !e.deliver(x, f):
+			case !taken:
 				status, recv = record.EgressDrop, -1
 			case x.real:
 				recv = x.clock.Now()
@@ -612,21 +620,28 @@ func (x *Executor) Finish() {
 }
 
 // Summary is the network's, the models' and the endpoints' gaps and
-// failures so far; the caller adds what the devices counted.
+// failures so far; the caller adds what the devices counted. A frame the
+// engine delivered but its egress would not take is dropped as
+// egress_drop, not delivered (in real time every flow's dropped has the
+// entry; in virtual time only a flow that had one).
 func (x *Executor) Summary() (emulator.Summary, []record.ModelSummary) {
 	var models []record.ModelSummary
 	for _, m := range x.models {
 		s := m.Summary(x.real)
 		if c := s.Messages; c != nil && m.sim.flow >= 0 {
-			st := x.net.FlowStats(m.sim.flow)
+			st, h := x.net.FlowStats(m.sim.flow), &x.handed[m.sim.flow]
 			c.Sent = st.Sent
-			c.Received = st.Status[emulator.Delivered] + st.Status[emulator.Corrupted]
-			c.Lost = st.Status[emulator.QueueDrop] + st.Status[emulator.OutageDrop] + st.Status[emulator.LossDrop]
+			c.Received = st.Status[emulator.Delivered] + st.Status[emulator.Corrupted] - h.Dropped
+			c.Lost = st.Status[emulator.QueueDrop] + st.Status[emulator.OutageDrop] + st.Status[emulator.LossDrop] + h.Dropped
 			c.InFlight = st.Status[emulator.InFlight]
 		}
 		models = append(models, s)
 	}
-	return x.net.Summary(), models
+	sum := x.net.Summary()
+	for i := range sum.Flows {
+		x.handed[i].Apply(&sum.Flows[i], x.real)
+	}
+	return sum, models
 }
 
 // WireSummary is a wire link's account so far (nil for none).

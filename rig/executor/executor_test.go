@@ -455,3 +455,75 @@ func TestSourcesSendOnTime(t *testing.T) {
 		t.Errorf("trace\n%s\nwant\n%s\nthe seat got %d frames, the last %q", tr.String(), want, out.Written(), out.Last())
 	}
 }
+
+// refusing is a device whose writes fail while refuse says so: a
+// disconnected peer, a listening endpoint nobody connected to.
+type refusing struct {
+	*driverstest.Endpoint
+	refuse func() bool
+}
+
+func (r refusing) Write(payload []byte) error {
+	if r.refuse() {
+		return errors.New("no peer")
+	}
+	return r.Endpoint.Write(payload)
+}
+
+// TestEgressDropIsNotDelivered: in real time, a frame the engine delivered
+// but its device would not take is dropped as egress_drop in the flow's
+// summary, the live snapshot and the trace, not delivered, and the delays
+// are the delivered frames' only.
+func TestEgressDropIsNotDelivered(t *testing.T) {
+	p := parse(t, `duration: 1h
+hops:
+  link: {delay: 1ms}
+flows:
+  m2s: {route: [link]}
+`)
+	clock := &stepClock{}
+	controller, plant := driverstest.NewEndpoint("controller", 1), driverstest.NewEndpoint("plant", 4)
+	n := 0
+	device := refusing{plant, func() bool { n++; return n <= 5 }} // the first 5 are refused
+	in := executor.NewIngress(64, func() {})
+	var tb bytes.Buffer
+	trace := record.NewTrace(&tb, []string{"m2s"}, []bool{true}, true)
+	mon := new(record.Monitor)
+	x, err := executor.New(executor.Config{
+		Network: p.Config, Clock: clock, End: time.Hour,
+		Egress: []executor.Egress{executor.ToDevice(1, device)}, Ingress: in, FlowOf: []int{0, -1},
+		Trace: trace, Monitor: mon,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	controller.Start(clock, in, 0)
+	for range 12 {
+		clock.Add(time.Millisecond)
+		controller.Send(controlFrame)
+		x.Step()
+	}
+	clock.Add(time.Second) // everything due, and a snapshot published
+	x.Step()
+	x.Step()
+	trace.Close()
+
+	sum, _ := x.Summary()
+	f := sum.Flows[0]
+	if f.Sent != 12 || f.Delivered != 7 || f.Dropped["egress_drop"] != 5 || f.InFlight != 0 || math.Abs(f.LossRate-5.0/12) > 1e-12 {
+		t.Errorf("summary: sent %d delivered %d dropped %v in flight %d loss rate %g; want 12, 7, egress_drop 5, 0, 5/12", f.Sent, f.Delivered, f.Dropped, f.InFlight, f.LossRate)
+	}
+	if f.Delay == nil || f.Delay.Min != 0.001 || f.Delay.Max != 0.001 {
+		t.Errorf("delay %+v, want the delivered frames' 1 ms", f.Delay)
+	}
+	if plant.Written() != 7 || strings.Count(tb.String(), ",egress_drop,") != 5 {
+		t.Errorf("plant got %d frames, trace has %d egress_drop rows; want 7 and 5", plant.Written(), strings.Count(tb.String(), ",egress_drop,"))
+	}
+	s := mon.Snapshot()
+	if len(s.Flows) != 1 {
+		t.Fatalf("snapshot has %d flows", len(s.Flows))
+	}
+	if sf := s.Flows[0]; sf.Sent != 12 || sf.Delivered != 7 || sf.EgressDrops != 5 || sf.Lost() != 5 || sf.Delay.Count != 7 {
+		t.Errorf("snapshot: sent %d delivered %d egress_drop %d lost %d delays %d; want 12, 7, 5, 5, 7", sf.Sent, sf.Delivered, sf.EgressDrops, sf.Lost(), sf.Delay.Count)
+	}
+}

@@ -16,7 +16,11 @@ func (x *Executor) fillSnapshot(s *record.Snapshot) {
 	}
 	s.Reset(x.clock.Now(), wall)
 	for i, name := range x.flowNames {
-		s.AddFlow(name, x.net.FlowStats(i))
+		var h *record.Handed
+		if x.egress[i] != nil {
+			h = &x.handed[i]
+		}
+		s.AddHandedFlow(name, x.net.FlowStats(i), h)
 	}
 	for i := range x.net.NumHops() {
 		s.AddHop(x.net.HopNow(i))

@@ -119,8 +119,12 @@ type FlowProgress struct {
 	Name                               string
 	Sent, Delivered, Corrupted         uint64 // Delivered includes Corrupted
 	QueueDrops, LossDrops, OutageDrops uint64
-	Duplicates                         uint64        // extra copies delivered
-	Delay                              DelayProgress // of every frame delivered so far; no quantiles
+	// EgressDrops are frames the engine delivered but the rig could not
+	// hand to their device (disconnected, or a write error): not in
+	// Delivered, nor in the delays.
+	EgressDrops uint64
+	Duplicates  uint64        // extra copies delivered
+	Delay       DelayProgress // of every frame delivered so far; no quantiles
 	// Recent is the delay of the frames delivered since the previous
 	// snapshot: what a live plot shows. Its quantiles are as exact as
 	// Delay's; its Max is the upper bound of the largest one's bucket.
@@ -132,8 +136,11 @@ type FlowProgress struct {
 	DelaySum    time.Duration // of every delivered frame
 }
 
-// Lost is how many frames the hops dropped.
-func (f *FlowProgress) Lost() uint64 { return f.QueueDrops + f.LossDrops + f.OutageDrops }
+// Lost is how many frames the hops dropped, and the rig could not hand
+// to their device.
+func (f *FlowProgress) Lost() uint64 {
+	return f.QueueDrops + f.LossDrops + f.OutageDrops + f.EgressDrops
+}
 
 // DelayBounds are the bucket bounds of the delay histograms the metrics
 // export: from the 100 µs of a bench cable to the seconds of a held
@@ -260,7 +267,12 @@ func (s *Snapshot) Reset(t time.Duration, wall time.Time) {
 }
 
 // AddFlow adds a flow's line from its counters.
-func (s *Snapshot) AddFlow(name string, st *emulator.FlowStats) {
+func (s *Snapshot) AddFlow(name string, st *emulator.FlowStats) { s.AddHandedFlow(name, st, nil) }
+
+// AddHandedFlow adds a flow's line whose delivered frames go to an egress
+// of the rig: h (nil: none) moves the frames it could not hand over from
+// delivered to EgressDrops, and has the delays of the others.
+func (s *Snapshot) AddHandedFlow(name string, st *emulator.FlowStats, h *Handed) {
 	i := len(s.Flows)
 	s.Flows = append(s.Flows, FlowProgress{})
 	f := &s.Flows[i]
@@ -269,13 +281,21 @@ func (s *Snapshot) AddFlow(name string, st *emulator.FlowStats) {
 	f.Corrupted = st.Status[emulator.Corrupted]
 	f.QueueDrops, f.LossDrops, f.OutageDrops = st.Status[emulator.QueueDrop], st.Status[emulator.LossDrop], st.Status[emulator.OutageDrop]
 	f.Duplicates = st.Duplicates
-	f.Delay, f.DelaySum = overall(&st.Delay), st.Delay.Sum()
+	delay := &st.Delay
+	if h != nil {
+		f.EgressDrops = h.Dropped
+		f.Delivered -= h.Dropped
+		f.Corrupted -= h.Corrupted
+		f.Duplicates -= h.Copies
+		delay = &h.Delay
+	}
+	f.Delay, f.DelaySum = overall(delay), delay.Sum()
 	if ws := s.windows; ws != nil {
 		for len(ws.flows) <= i {
 			ws.flows = append(ws.flows, flowWindow{})
 		}
 		w := &ws.flows[i]
-		w.delay.Look(&st.Delay)
+		w.delay.Look(delay)
 		w.delay.AddCountsAtMost(DelayBounds[:], w.atMost[:])
 		f.Recent, f.DelayAtMost = recent(&w.delay), w.atMost
 	}

@@ -281,3 +281,68 @@ type TimingSummary struct {
 	ProcessAllocs uint64 `json:"process_allocs"`
 	MaxRSSKiB     int64  `json:"max_rss_kib"`
 }
+
+// Handed is what became of a flow's frames that the engine delivered to an
+// egress of the rig (a device, an endpoint played in software, a model):
+// the executor keeps one per flow. A frame the egress would not take
+// (disconnected, or a write error) is an egress_drop: the flow's summary,
+// the live snapshots and the metrics count it as dropped, not delivered.
+type Handed struct {
+	// Dropped counts the egress_drop frames, Corrupted those of them the
+	// engine had corrupted, Copies the duplicates that were egress_drop.
+	Dropped, Corrupted, Copies uint64
+	// Delay is the one-way delay (the engine's, from entering the first
+	// hop to leaving the last) of the frames handed over: the flow's delay
+	// without its egress_drop frames.
+	Delay emulator.DelayHistogram
+}
+
+// Add counts a frame the engine delivered: taken is whether its egress
+// took it. It allocates nothing once the histogram has grown.
+func (h *Handed) Add(f *emulator.Frame, taken bool) {
+	switch {
+	case taken:
+		if !f.Copy {
+			h.Delay.Record(f.Done - f.Sent)
+		}
+	case f.Copy:
+		h.Copies++
+	default:
+		h.Dropped++
+		if f.Status == emulator.Corrupted {
+			h.Corrupted++
+		}
+	}
+}
+
+// Apply moves a flow summary's egress_drop frames from delivered to
+// dropped, with the loss rate and the delay to match. always adds
+// dropped.egress_drop even when it is zero (a real-time run, where a
+// device may refuse frames); a virtual-time run's summary has it only if
+// a frame was refused.
+func (h *Handed) Apply(fs *emulator.FlowSummary, always bool) {
+	if h.Copies > 0 {
+		fs.Duplicates -= h.Copies
+		fs.DuplicatesLost += h.Copies
+	}
+	if h.Dropped == 0 && !always {
+		return
+	}
+	if fs.Dropped == nil {
+		fs.Dropped = map[string]uint64{}
+	}
+	fs.Dropped[StatusName(EgressDrop)] = h.Dropped
+	if h.Dropped == 0 {
+		return
+	}
+	fs.Delivered -= h.Dropped
+	fs.Corrupted -= h.Corrupted
+	var total uint64
+	for _, n := range fs.Dropped {
+		total += n
+	}
+	if fs.Sent > 0 {
+		fs.LossRate = float64(total) / float64(fs.Sent)
+	}
+	fs.Delay = h.Delay.Summarize()
+}

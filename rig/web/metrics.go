@@ -22,7 +22,7 @@ var (
 	flowSent = prometheus.NewDesc("hilrig_flow_sent_frames_total",
 		"Frames that entered a flow's first hop.", []string{"flow"}, nil)
 	flowFrames = prometheus.NewDesc("hilrig_flow_frames_total",
-		"A flow's frames by fate: delivered (intact), corrupted (delivered with flipped bits), queue_drop, loss_drop, outage_drop. Sent less these are in flight.",
+		"A flow's frames by fate: delivered (intact), corrupted (delivered with flipped bits), queue_drop, loss_drop, outage_drop, and egress_drop (delivered by the network but not taken by the device: disconnected, or a write error). Sent less these are in flight.",
 		[]string{"flow", "status"}, nil)
 	flowDelay = prometheus.NewDesc("hilrig_flow_delay_seconds",
 		"One-way delay of a flow's delivered frames, from entering the first hop to leaving the last.", []string{"flow"}, nil)
@@ -116,7 +116,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		for _, st := range []struct {
 			status string
 			n      uint64
-		}{{"delivered", f.Delivered - f.Corrupted}, {"corrupted", f.Corrupted}, {"queue_drop", f.QueueDrops}, {"loss_drop", f.LossDrops}, {"outage_drop", f.OutageDrops}} {
+		}{{"delivered", f.Delivered - f.Corrupted}, {"corrupted", f.Corrupted}, {"queue_drop", f.QueueDrops}, {"loss_drop", f.LossDrops}, {"outage_drop", f.OutageDrops}, {"egress_drop", f.EgressDrops}} {
 			ch <- prometheus.MustNewConstMetric(flowFrames, prometheus.CounterValue, float64(st.n), f.Name, st.status)
 		}
 		buckets := make(map[float64]uint64, len(record.DelayBounds))

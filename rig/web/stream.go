@@ -57,6 +57,7 @@ type FlowJSON struct {
 	QueueDrops  uint64     `json:"queue_drop"`
 	LossDrops   uint64     `json:"loss_drop"`
 	OutageDrops uint64     `json:"outage_drop"`
+	EgressDrops uint64     `json:"egress_drop"`  // delivered by the engine, not taken by the device
 	MeanDelayS  float64    `json:"mean_delay_s"` // of every delivered frame
 	DelayS      *DelayJSON `json:"delay_s,omitempty"`
 }
@@ -129,7 +130,7 @@ func message(s *record.Snapshot, state string) Message {
 	for _, f := range s.Flows {
 		m.Flows = append(m.Flows, FlowJSON{
 			Name: f.Name, Sent: f.Sent, Delivered: f.Delivered, Corrupted: f.Corrupted, Lost: f.Lost(),
-			QueueDrops: f.QueueDrops, LossDrops: f.LossDrops, OutageDrops: f.OutageDrops,
+			QueueDrops: f.QueueDrops, LossDrops: f.LossDrops, OutageDrops: f.OutageDrops, EgressDrops: f.EgressDrops,
 			MeanDelayS: f.Delay.Mean.Seconds(), DelayS: delayJSON(f.Recent),
 		})
 	}
