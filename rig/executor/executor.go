@@ -604,7 +604,7 @@ func (x *Executor) deviceEvents() error {
 			return ev.err
 		}
 		e.gaps = append(e.gaps, [2]time.Duration{ev.at, -1})
-		x.notify(ev.at, "device_gone", e.failure+"; waiting for it to come back", true)
+		x.notify(ev.at, "device_gone", e.failure+"; the rig waits for it", true)
 	}
 	return nil
 }

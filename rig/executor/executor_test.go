@@ -357,7 +357,7 @@ func TestDeviceGoneStopsTheRun(t *testing.T) {
 		}
 		stopped, err := x.Run(context.Background())
 		gaps, failure := x.EndpointState(0)
-		want := []string{"device_gone: controller: /dev/ttyUSB0: device vanished; waiting for it to come back"}
+		want := []string{"device_gone: controller: /dev/ttyUSB0: device vanished; the rig waits for it"}
 		switch tc.name {
 		case "not reconnecting":
 			if !errors.Is(err, gone) || stopped != "failed: controller: /dev/ttyUSB0: device vanished" {
