@@ -16,7 +16,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -586,11 +585,17 @@ func (l *live) reader(rate string) (stop func()) {
 //
 // The bound is derived from the releases without clients: if the clients
 // change nothing, a release with clients exceeds q, the p99 of those
-// without, with probability 0.01, so that the fraction k/n₁ of the n₁
-// releases with clients above q has mean 0.01 and, q itself estimated
-// from n₀ releases, standard deviation σ = √(0.01·0.99·(1/n₀ + 1/n₁)).
-// The test allows 0.01 + 4σ (about 1.7 % for 6400 releases each). The
-// 100 ms after each switch belong to neither side.
+// without, with probability 0.01, so that the fraction of releases with
+// clients above q has mean 0.01. Its spread is not binomial: the
+// machine's own hiccups (other test packages run beside this one) come
+// in bursts that hold many releases, so the releases of one half second
+// are not independent. The half seconds are: the test takes the fraction
+// above q in each, f_j, and compares the mean over those with clients
+// with the mean over those without, allowing 4 standard errors of the
+// difference, SE = √(s₁²/m₁ + s₀²/m₀) from the m₁ and m₀ half seconds'
+// own variances s², and no less than the binomial
+// σ = √(0.01·0.99·(1/n₀ + 1/n₁)) of the n₀ and n₁ releases. The 100 ms
+// after each switch belong to neither side.
 func TestStuckClientDoesNotDelayReleases(t *testing.T) {
 	trace := filepath.Join(t.TempDir(), "trace.csv")
 	l := liveRun{profile: twoWay, period: time.Millisecond, trace: trace, priority: 80,
@@ -622,6 +627,7 @@ func TestStuckClientDoesNotDelayReleases(t *testing.T) {
 	}
 	rows, due := readRunTrace(t, trace)
 	var without, with []time.Duration
+	byWindow := map[int][]time.Duration{} // by half second: k
 	for i, r := range rows {
 		if r.recv < 0 || due[i] < 0 {
 			continue
@@ -638,6 +644,7 @@ func TestStuckClientDoesNotDelayReleases(t *testing.T) {
 		} else if k%2 == 0 {
 			without = append(without, r.recv-due[i])
 		}
+		byWindow[k] = append(byWindow[k], r.recv-due[i])
 	}
 	slices.Sort(without)
 	slices.Sort(with)
@@ -646,12 +653,36 @@ func TestStuckClientDoesNotDelayReleases(t *testing.T) {
 		t.Fatalf("%v releases without clients, %v with", n0, n1)
 	}
 	q := without[int(0.99*n0)]
-	above := float64(len(with) - sort.Search(len(with), func(i int) bool { return with[i] > q }))
-	sigma := math.Sqrt(0.01 * 0.99 * (1/n0 + 1/n1))
-	t.Logf("release lateness p50/p99/max without clients %v/%v/%v (%v releases), with five %v/%v/%v (%v); %.2f %% of those with clients above the p99 without (bound %.2f %%)",
-		without[int(0.5*n0)], q, without[len(without)-1], n0, with[int(0.5*n1)], with[int(0.99*n1)], with[len(with)-1], n1, 100*above/n1, 100*(0.01+4*sigma))
-	if above/n1 > 0.01+4*sigma {
-		t.Errorf("with clients, %.2f %% of releases were later than the p99 without (%v); allowed %.2f %%", 100*above/n1, q, 100*(0.01+4*sigma))
+	var fWith, fWithout []float64 // per half second, the fraction above q
+	for k, ds := range byWindow {
+		late := 0
+		for _, d := range ds {
+			if d > q {
+				late++
+			}
+		}
+		if k%2 == 1 {
+			fWith = append(fWith, float64(late)/float64(len(ds)))
+		} else {
+			fWithout = append(fWithout, float64(late)/float64(len(ds)))
+		}
+	}
+	meanVar := func(f []float64) (mean, variance float64) {
+		for _, x := range f {
+			mean += x / float64(len(f))
+		}
+		for _, x := range f {
+			variance += (x - mean) * (x - mean) / float64(len(f)-1)
+		}
+		return mean, variance
+	}
+	m1, v1 := meanVar(fWith)
+	m0, v0 := meanVar(fWithout)
+	se := max(math.Sqrt(v1/float64(len(fWith))+v0/float64(len(fWithout))), math.Sqrt(0.01*0.99*(1/n0+1/n1)))
+	t.Logf("release lateness p50/p99/max without clients %v/%v/%v (%v releases), with five %v/%v/%v (%v); above the p99 without: %.2f %% of the releases with clients, %.2f %% of those without, in %d and %d half seconds (allowed difference %.2f %%)",
+		without[int(0.5*n0)], q, without[len(without)-1], n0, with[int(0.5*n1)], with[int(0.99*n1)], with[len(with)-1], n1, 100*m1, 100*m0, len(fWith), len(fWithout), 100*4*se)
+	if m1-m0 > 4*se {
+		t.Errorf("with clients, %.2f %% of releases were later than the p99 without (%v), against %.2f %% without; allowed %.2f %% more", 100*m1, q, 100*m0, 100*4*se)
 	}
 }
 
