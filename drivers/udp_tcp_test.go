@@ -46,13 +46,8 @@ func TestUDPEndpoint(t *testing.T) {
 }
 
 func TestTCPEndpoint(t *testing.T) {
-	line, _ := wire.NewFraming("line", wire.FramingOptions{})
-	c := drivers.NewTCP(drivers.TCPConfig{Name: "controller", Listen: "127.0.0.1:0", Framing: line})
 	sink := driverstest.NewSink()
-	if err := c.Start(driverstest.NewWallClock(), sink, 0); err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
+	c := listeningLines(t, driverstest.NewWallClock(), sink)
 	for client := range 2 { // a second client after the first leaves
 		conn, err := net.Dial("tcp", c.Addr().String())
 		if err != nil {
@@ -171,15 +166,10 @@ func (s *goneAt) Gone(i int, at time.Duration, err error) {
 // start, so that a run that nobody connected to says so, and back when the
 // first client comes.
 func TestTCPListeningGoneUntilFirstClient(t *testing.T) {
-	line, _ := wire.NewFraming("line", wire.FramingOptions{})
-	c := drivers.NewTCP(drivers.TCPConfig{Name: "controller", Listen: "127.0.0.1:0", Framing: line})
 	sink := &goneAt{Sink: driverstest.NewSink()}
 	var clock driverstest.Clock
 	clock.Set(7 * time.Millisecond)
-	if err := c.Start(&clock, sink, 0); err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
+	c := listeningLines(t, &clock, sink)
 	clock.Set(time.Second)
 	sink.WaitFor(t, "gone at start", func() bool { return len(sink.GoneErrors()) == 1 })
 	sink.mu.Lock()
@@ -203,13 +193,8 @@ func TestTCPListeningGoneUntilFirstClient(t *testing.T) {
 // A frame the peer's closing cuts is counted bad when the connection
 // closes, not left pending until a next client comes.
 func TestTCPFrameCutByCloseCountedAtClose(t *testing.T) {
-	line, _ := wire.NewFraming("line", wire.FramingOptions{})
-	c := drivers.NewTCP(drivers.TCPConfig{Name: "controller", Listen: "127.0.0.1:0", Framing: line})
 	sink := driverstest.NewSink()
-	if err := c.Start(driverstest.NewWallClock(), sink, 0); err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
+	c := listeningLines(t, driverstest.NewWallClock(), sink)
 	conn, err := net.Dial("tcp", c.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -222,4 +207,17 @@ func TestTCPFrameCutByCloseCountedAtClose(t *testing.T) {
 	if n.BadFrames != 1 || n.BadBytes != 4 || n.PendingBytes != 0 || n.BytesIn != 8 {
 		t.Errorf("counts %+v", n)
 	}
+}
+
+// listeningLines starts a TCP endpoint listening on a free loopback port
+// for lines, reporting to sink; it stops with the test.
+func listeningLines(t *testing.T, clock drivers.Clock, sink drivers.Sink) *drivers.TCP {
+	t.Helper()
+	line, _ := wire.NewFraming("line", wire.FramingOptions{})
+	c := drivers.NewTCP(drivers.TCPConfig{Name: "controller", Listen: "127.0.0.1:0", Framing: line})
+	if err := c.Start(clock, sink, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Stop() })
+	return c
 }

@@ -74,19 +74,7 @@ bind:
 	}
 	clock := &stepClock{}
 	seat := &commandSeat{wireSeat: &wireSeat{clock: clock, body: make([]byte, 0, 64)}, layout: layout}
-	link := executor.NewWireLink("seat", seat)
-	car.SetPeer(link)
-	in := executor.NewIngress(64, func() {})
-	x, err := executor.New(executor.Config{
-		Network: p.Config, Clock: clock, End: time.Hour,
-		Egress: []executor.Egress{executor.ToDevice(0, seat), car.Simulated()}, Ingress: in, FlowOf: []int{1},
-		DeviceWire: []*executor.WireLink{link}, Models: []*executor.Model{car},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	seat.Start(clock, in, 0)
-	x.Start()
+	x, _ := seatedCar(t, p, car, seat, clock, nil)
 	// The seat sends every millisecond and falls silent from 2 s to 2.1 s:
 	// the model stalls, falls out of sync, and catches up in shadow. As a
 	// run does, the executor turns again at once when its next deadline

@@ -460,19 +460,7 @@ bind:
 		}
 		clock := &stepClock{}
 		seat := &wireSeat{clock: clock, body: make([]byte, 0, 64)}
-		link := executor.NewWireLink("seat", seat)
-		car.SetPeer(link)
-		in := executor.NewIngress(64, func() {})
-		x, err := executor.New(executor.Config{
-			Network: p.Config, Clock: clock, End: time.Hour,
-			Egress: []executor.Egress{executor.ToDevice(0, seat), car.Simulated()}, Ingress: in, FlowOf: []int{1},
-			DeviceWire: []*executor.WireLink{link}, Models: []*executor.Model{car}, Monitor: &record.Monitor{},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		seat.Start(clock, in, 0)
-		x.Start()
+		x, _ := seatedCar(t, p, car, seat, clock, &record.Monitor{})
 		exchange := func() {
 			for range 2 {
 				clock.Add(time.Millisecond)
@@ -540,19 +528,7 @@ bind:
 		}
 		clock := &stepClock{}
 		seat := driverstest.NewEndpoint("seat", 1)
-		link := executor.NewWireLink("seat", seat)
-		car.SetPeer(link)
-		in := executor.NewIngress(64, func() {})
-		x, err := executor.New(executor.Config{
-			Network: p.Config, Clock: clock, End: time.Hour,
-			Egress: []executor.Egress{executor.ToDevice(0, seat), car.Simulated()}, Ingress: in, FlowOf: []int{1},
-			DeviceWire: []*executor.WireLink{link}, Models: []*executor.Model{car},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		seat.Start(clock, in, 0)
-		x.Start()
+		x, link := seatedCar(t, p, car, seat, clock, nil)
 		frames := 0
 		for len(data) > 0 {
 			n := min(int(data[0]), len(data)-1)
@@ -620,4 +596,28 @@ flows:
 			}
 		})
 	}
+}
+
+// seatedCar is the wiring the wire tests share: car's peer is seat, a
+// wire device on endpoint 0 whose frames feed flow 1, on clock; the
+// executor has started.
+func seatedCar(t testing.TB, p *profiles.Loaded, car *executor.Model, seat interface {
+	drivers.Reader
+	drivers.Writer
+}, clock *stepClock, monitor *record.Monitor) (*executor.Executor, *executor.WireLink) {
+	t.Helper()
+	link := executor.NewWireLink("seat", seat)
+	car.SetPeer(link)
+	in := executor.NewIngress(64, func() {})
+	x, err := executor.New(executor.Config{
+		Network: p.Config, Clock: clock, End: time.Hour,
+		Egress: []executor.Egress{executor.ToDevice(0, seat), car.Simulated()}, Ingress: in, FlowOf: []int{1},
+		DeviceWire: []*executor.WireLink{link}, Models: []*executor.Model{car}, Monitor: monitor,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seat.Start(clock, in, 0)
+	x.Start()
+	return x, link
 }
