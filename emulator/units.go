@@ -83,3 +83,11 @@ func (l Limit) String() string {
 	}
 	return "unlimited"
 }
+
+// MaxDuration is the longest duration, and the latest instant of a run,
+// that hilrig takes anywhere (a run's length, a delay, a schedule entry's
+// start, period and length, a live change): a Julian century, 36 525 days.
+// Twice it still fits in an int64 (9.2e18 ns), so an instant plus a
+// duration, both within it, never wraps; arithmetic that can go further
+// saturates at it.
+const MaxDuration = 36525 * 24 * time.Hour
