@@ -17,17 +17,22 @@ const MaxFileBytes = 64 << 20
 // device, a FIFO or a directory, which could block or never end) of at
 // most limit bytes. Its errors name the file and say what is wrong with it.
 func ReadFile(path string, limit int64) ([]byte, error) {
+	// Looked at before it is opened: opening a named pipe blocks until
+	// someone writes to it.
+	if err := regular(path, os.Stat); err != nil {
+		return nil, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	info, err := f.Stat()
+	info, err := f.Stat() // what was opened, should the path have changed since
 	if err != nil {
 		return nil, err
 	}
-	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: is not a regular file (%s)", path, fileKind(info.Mode()))
+	if err := regular(path, func(string) (os.FileInfo, error) { return info, nil }); err != nil {
+		return nil, err
 	}
 	if info.Size() > limit {
 		return nil, fmt.Errorf("%s: is %d bytes, more than the %d a file may have here", path, info.Size(), limit)
@@ -41,6 +46,19 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: grew past the %d bytes a file may have here while it was read", path, limit)
 	}
 	return data, nil
+}
+
+// regular says what is wrong with path if stat finds it is not a regular
+// file.
+func regular(path string, stat func(string) (os.FileInfo, error)) error {
+	info, err := stat(path)
+	if err != nil {
+		return err
+	}
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("%s: is not a regular file (%s)", path, fileKind(info.Mode()))
+	}
+	return nil
 }
 
 // fileKind names what a file that is not regular is.
