@@ -64,15 +64,13 @@ func MaxRSS() int64 {
 // ppoll on an eventfd, which Wake writes, and spins the last stretch so
 // that it returns on time rather than when the scheduler gets to it.
 type Waiter struct {
-	clock  *Monotonic
-	spin   time.Duration
+	waiting
 	efd    int
 	asleep atomic.Bool
 	fds    [1]unix.PollFd
 	ts     unix.Timespec
 	buf    [8]byte
 	one    [8]byte
-	sleep  func(time.Duration, func() bool) bool
 }
 
 // NewWaiter returns a waiter on clock that spins the last spin before each
@@ -82,8 +80,8 @@ func NewWaiter(clock *Monotonic, spin time.Duration) (*Waiter, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Waiter{clock: clock, spin: spin, efd: efd}
-	w.sleep = w.ppoll
+	w := &Waiter{waiting: waiting{clock: clock, spin: spin}, efd: efd}
+	w.sleep, w.rest = w.ppoll, w.nap
 	w.fds[0] = unix.PollFd{Fd: int32(efd), Events: unix.POLLIN}
 	w.one[0] = 1 // eventfd counters are host-endian; x86 and arm are little-endian
 	return w, nil
@@ -97,26 +95,26 @@ func (w *Waiter) Wake() {
 	}
 }
 
-// Until returns at deadline, or earlier when pending reports work; it says
-// which. pending must be cheap: it is called while spinning.
-func (w *Waiter) Until(deadline time.Duration, pending func() bool) (woken bool) {
-	return until(w.clock, w.spin, deadline, pending, w.sleep)
-}
-
 // ppoll sleeps for d, or until woken.
 func (w *Waiter) ppoll(d time.Duration, pending func() bool) bool {
+	w.ts = unix.NsecToTimespec(int64(d))
 	w.asleep.Store(true)
 	if pending() { // a wake between the check and now was not lost
 		w.asleep.Store(false)
 		return false
 	}
-	w.ts = unix.NsecToTimespec(int64(d))
 	n, _ := unix.Ppoll(w.fds[:], &w.ts, nil)
 	w.asleep.Store(false)
 	if n > 0 {
 		unix.Read(w.efd, w.buf[:])
 	}
 	return true
+}
+
+// nap sleeps for d, deaf to wakes.
+func (w *Waiter) nap(d time.Duration) {
+	w.ts = unix.NsecToTimespec(int64(d))
+	unix.Ppoll(nil, &w.ts, nil)
 }
 
 // Close releases the waiter's eventfd.

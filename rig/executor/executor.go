@@ -41,7 +41,9 @@ type endpointEgress struct {
 
 func (e endpointEgress) deliver(x *Executor, f *emulator.Frame) bool {
 	if e.device {
-		x.releaseLate.Record(x.clock.Now() - x.net.Now())
+		late := x.clock.Now() - x.net.Now()
+		x.releaseLate.Record(late)
+		x.load.late(late)
 	}
 	var err error
 	if tw, ok := e.w.(TimedWriter); ok {
@@ -174,6 +176,7 @@ type Executor struct {
 
 	wakeLate, releaseLate emulator.DelayHistogram
 	wakeups               uint64
+	load                  loadMeter
 
 	// handed is, per flow with an egress, what became of the frames the
 	// engine delivered: the ones the egress would not take are
@@ -333,6 +336,7 @@ func (x *Executor) Start() {
 func (x *Executor) Run(ctx context.Context) (stopped string, err error) {
 	x.ctx = ctx
 	defer func() { x.ctx = context.Background() }()
+	x.load.init(x.clock, x.clock.Now())
 	for {
 		if ctx.Err() != nil {
 			return x.halt(min(x.clock.Now(), x.end), "interrupted", nil)
@@ -345,6 +349,9 @@ func (x *Executor) Run(ctx context.Context) (stopped string, err error) {
 			return x.halt(x.end, "duration", nil)
 		}
 		if err := x.failure; err != nil {
+			return x.halt(min(x.clock.Now(), x.end), "failed: "+err.Error(), err)
+		}
+		if err := x.load.check(x); err != nil {
 			return x.halt(min(x.clock.Now(), x.end), "failed: "+err.Error(), err)
 		}
 		x.wait(next)
@@ -671,6 +678,12 @@ func (x *Executor) Timing(t *record.TimingSummary) {
 	t.Wakeups = x.wakeups
 	t.WakeLateness = x.wakeLate.Summarize()
 	t.ReleaseLateness = x.releaseLate.Summarize()
+	if l := &x.load; l.clock != nil {
+		if ran := x.clock.Now(); ran > 0 {
+			t.Busy = min(1, float64(l.busy)/float64(ran))
+		}
+		t.Overloads, t.OverloadS, t.SpinShedS = l.episodes, l.overloaded.Seconds(), l.shedFor.Seconds()
+	}
 	if x.in != nil {
 		t.IngressDropped = x.in.Dropped()
 	}

@@ -229,6 +229,9 @@ type TimingProgress struct {
 	// executor woke for its deadlines.
 	Release, RecentRelease, Wake DelayProgress
 	IngressDropped               uint64
+	// Overloaded is whether the executor has run out of its share of the
+	// CPU and rests (executor.LoadBudget): releases are late.
+	Overloaded bool
 }
 
 // publisherWindows keeps, between publications, what follows the

@@ -269,8 +269,18 @@ type TimingSummary struct {
 	WakeLateness    *emulator.DelaySummary `json:"wake_lateness_s,omitempty"`
 	ReleaseLateness *emulator.DelaySummary `json:"release_lateness_s,omitempty"`
 	IngressDropped  uint64                 `json:"ingress_dropped"`
-	TraceDropped    uint64                 `json:"trace_dropped"`
-	SignalsDropped  uint64                 `json:"signals_dropped,omitempty"`
+	// Busy is the fraction of the run the executor's thread was working or
+	// spinning rather than asleep. Overloads counts the stretches in which
+	// it ran out of its share of the CPU and rested (executor.LoadBudget),
+	// OverloadS how long they lasted in all, and SpinShedS how long it
+	// slept all the way to its deadlines rather than spin, to leave the
+	// CPU to others.
+	Busy           float64 `json:"busy"`
+	Overloads      uint64  `json:"overloads"`
+	OverloadS      float64 `json:"overload_s"`
+	SpinShedS      float64 `json:"spin_shed_s"`
+	TraceDropped   uint64  `json:"trace_dropped"`
+	SignalsDropped uint64  `json:"signals_dropped,omitempty"`
 	// RecordingDropped counts frames the recording lost to a full ring.
 	RecordingDropped uint64 `json:"recording_dropped,omitempty"`
 	// ProcessAllocs counts what the whole process allocated while the
