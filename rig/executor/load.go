@@ -126,13 +126,13 @@ func (l *loadMeter) check(x *Executor) error {
 		if l.overloadFrom < 0 {
 			l.overloadFrom, l.worstLate, l.overruns = l.start, 0, x.overruns()
 			l.episodes++
-			x.notify(l.start, "overload", fmt.Sprintf("the executor was busy %v of %v (%v of it spinning) and rests %v of every %v from now on: frames wait and are released late, models overrun, until it catches up", busy.Round(time.Microsecond), (now - l.start).Round(time.Microsecond), (spun - l.spun).Round(time.Microsecond), LoadWindow-LoadBudget, LoadWindow), true)
+			x.notify(l.start, "overload", fmt.Sprintf("the executor was busy %v of %v (%v of it spinning) and rests %v of every %v from now on: frames wait and are released late, models overrun, until it catches up", busy.Round(time.Microsecond), (now-l.start).Round(time.Microsecond), (spun-l.spun).Round(time.Microsecond), LoadWindow-LoadBudget, LoadWindow), true)
 		}
 		if l.start+LoadWindow-l.overloadFrom >= OverloadLimit {
 			err = fmt.Errorf("overload: the executor could not keep up for %v (%s); the bench asks more than this machine does in real time: fewer or slower frames, a longer exchange, or a faster machine", OverloadLimit, l.lateness(x))
 		}
 	} else if l.overloadFrom >= 0 {
-		x.notify(now, "overload_ended", fmt.Sprintf("after %v: %s", (l.start - l.overloadFrom).Round(time.Millisecond), l.lateness(x)), true)
+		x.notify(now, "overload_ended", fmt.Sprintf("after %v: %s", (l.start-l.overloadFrom).Round(time.Millisecond), l.lateness(x)), true)
 		l.overloadFrom = -1
 	}
 	l.start, l.slept, l.spun, l.wakeups, l.rested = now, slept, spun, x.wakeups, false
