@@ -62,6 +62,9 @@ func (c *Real) Real() bool { return true }
 // Spent is the time the clock's waits have spent asleep and spinning.
 func (c *Real) Spent() (slept, spun time.Duration) { return c.waiter.Spent() }
 
+// CPU is the CPU time the calling thread (the executor's) has used.
+func (c *Real) CPU() (time.Duration, bool) { return realtime.ThreadCPU() }
+
 // Rest sleeps until deadline, whatever arrives meanwhile.
 func (c *Real) Rest(deadline time.Duration) { c.waiter.Rest(deadline) }
 

@@ -682,7 +682,7 @@ func (x *Executor) Timing(t *record.TimingSummary) {
 		if ran := x.clock.Now(); ran > 0 {
 			t.Busy = min(1, float64(l.busy)/float64(ran))
 		}
-		t.Overloads, t.OverloadS, t.SpinShedS = l.episodes, l.overloaded.Seconds(), l.shedFor.Seconds()
+		t.Overloads, t.OverloadS, t.SpinShedS = l.episodes, l.overloadFor.Seconds(), l.shedFor.Seconds()
 	}
 	if x.in != nil {
 		t.IngressDropped = x.in.Dropped()

@@ -25,22 +25,28 @@ import (
 //     the machine gets its turn at most LoadWindow apart; and it gives up
 //     spinning at once if it had not.
 //   - A window that began without spinning and in which it had to rest
-//     ran out on work alone: it is overloaded. The first of a
-//     stretch is the event overload (with what was late), the first window
-//     after it that it did not is overload_ended, and a stretch as long as
-//     OverloadLimit stops the run, failed: its timing no longer means
-//     anything, and outputs go to their safe levels.
+//     ran out on work alone: it is overloaded. OverloadWindows of them in
+//     a row are a stretch of overload: the event overload at its start
+//     (with what was late), overload_ended at the first window after it
+//     busy less than OverloadEndBelow; a stretch as long as OverloadLimit
+//     stops the run,
+//     failed: its timing no longer means anything, and outputs go to
+//     their safe levels.
 const (
-	LoadWindow      = 10 * time.Millisecond
-	LoadBudget      = LoadWindow * 9 / 10
-	SpinShedAbove   = LoadWindow / 2
-	SpinResumeBelow = LoadWindow / 4
-	OverloadLimit   = time.Second
+	LoadWindow       = 10 * time.Millisecond
+	LoadBudget       = LoadWindow * 9 / 10
+	SpinShedAbove    = LoadWindow / 2
+	SpinResumeBelow  = LoadWindow / 4
+	OverloadWindows  = 2
+	OverloadEndBelow = LoadWindow * 3 / 4
+	OverloadLimit    = time.Second
 )
 
-// A meteredClock is a real clock that accounts for its waits (executor.Real).
+// A meteredClock is a real clock that accounts for its waits and for the
+// CPU time of the thread that waits on it (executor.Real).
 type meteredClock interface {
 	Spent() (slept, spun time.Duration)
+	CPU() (time.Duration, bool)
 	Rest(until time.Duration)
 	Spin() time.Duration
 	SetSpin(time.Duration)
@@ -48,20 +54,24 @@ type meteredClock interface {
 
 // loadMeter is the executor's account of its CPU by windows.
 type loadMeter struct {
-	clock        meteredClock // nil: not metered (virtual time)
-	spin         time.Duration
-	start        time.Duration // of the window
-	slept, spun  time.Duration // the clock's Spent at the window's start
-	wakeups      uint64        // the executor's at the window's start
-	shed         bool          // spinning is given up
-	rested       bool          // the window's budget ran out
-	overloadFrom time.Duration // when the stretch of overloaded windows began, or -1
-	worstLate    time.Duration // the worst release lateness in the stretch
-	overruns     uint64        // the models' at the stretch's start
+	clock       meteredClock // nil: not metered (virtual time)
+	spin        time.Duration
+	start       time.Duration // of the window
+	slept, spun time.Duration // the clock's Spent at the window's start
+	cpu         time.Duration // the clock's CPU at the window's start
+	wakeups     uint64        // the executor's at the window's start
+	shed        bool          // spinning is given up
+	spent       bool          // the window's budget ran out
+	confirmed   bool          // the thread's CPU time was read for it
+	overloaded  bool          // and it had begun without spinning
+	overWindows int           // overloaded windows in a row so far
+	overFrom    time.Duration // when they began
+	worstLate   time.Duration // the worst release lateness in a stretch
+	overruns    uint64        // the models' at the stretch's start
 
 	// For the summary.
-	busy, overloaded, shedFor time.Duration
-	episodes                  uint64
+	busy, overloadFor, shedFor time.Duration
+	episodes                   uint64
 }
 
 func (l *loadMeter) init(c Clock, now time.Duration) {
@@ -69,41 +79,66 @@ func (l *loadMeter) init(c Clock, now time.Duration) {
 	if !ok || !c.Real() {
 		return
 	}
-	l.clock, l.overloadFrom, l.start, l.spin = mc, -1, now, mc.Spin()
-	l.slept, l.spun = mc.Spent()
+	l.clock, l.spin = mc, mc.Spin()
 	l.shed = l.spin == 0 // nothing to give up
+	l.open(now, 0)
 }
 
-// check is called once a turn, before the executor waits: it closes the
-// windows that have ended and rests when the current one's budget is
-// spent. It reports a reason to stop the run.
+// open begins a window at now.
+func (l *loadMeter) open(now time.Duration, wakeups uint64) {
+	l.start, l.wakeups, l.spent, l.confirmed, l.overloaded = now, wakeups, false, false, false
+	l.slept, l.spun = l.clock.Spent()
+	l.cpu, _ = l.clock.CPU()
+}
+
+// outOfBudget rests for what is left of the window, stretched so that
+// the executor had LoadBudget of it (the last turn may have run past its
+// end): the machine's turn. Only a window that began without spinning ran
+// out on work alone and is overloaded; spinning is otherwise given up at
+// once.
+func (l *loadMeter) outOfBudget(busy time.Duration) {
+	l.spent, l.overloaded = true, l.shed
+	if !l.shed {
+		l.shed = true
+		l.clock.SetSpin(0)
+	}
+	l.clock.Rest(l.start + busy*LoadWindow/LoadBudget)
+}
+
+// busySince is the time the executor spent working or spinning since the
+// window began, by the wall clock: its time less its sleeps.
+func (l *loadMeter) busySince(now time.Duration) time.Duration {
+	slept, _ := l.clock.Spent()
+	return now - l.start - (slept - l.slept)
+}
+
+// check is called once a turn, before the executor waits: it rests when
+// the window's budget is spent, and closes the window once it has ended.
+// It reports a reason to stop the run.
 func (l *loadMeter) check(x *Executor) error {
 	if l.clock == nil {
 		return nil
 	}
 	now := x.clock.Now()
-	slept, spun := l.clock.Spent()
-	busy := now - l.start - (slept - l.slept)
-	if busy >= LoadBudget {
-		// Out of budget: the rest of the window, stretched as the last
-		// turn may have run past its end so that the executor had
-		// LoadBudget of it, is the machine's. Only a window that began
-		// without spinning ran out on work alone: it is overloaded;
-		// otherwise spinning is given up at once.
-		l.rested = l.shed
-		if !l.shed {
-			l.shed = true
-			l.clock.SetSpin(0)
+	if !l.spent && !l.confirmed && l.busySince(now) >= LoadBudget {
+		// By the wall clock the budget is spent; the kernel's count of
+		// the thread's CPU time says whether it was: a thread preempted,
+		// or a virtual CPU its host did not run, was not working.
+		l.confirmed = true
+		if busy := l.cpuSince(now); busy >= LoadBudget {
+			l.outOfBudget(busy)
+			now = x.clock.Now()
 		}
-		l.clock.Rest(l.start + busy*LoadWindow/LoadBudget)
-		now = x.clock.Now()
-		slept, spun = l.clock.Spent()
-		busy = now - l.start - (slept - l.slept)
 	}
-	length := now - l.start
-	if length < LoadWindow {
+	if now-l.start < LoadWindow {
 		return nil
 	}
+	busy := l.cpuSince(now)
+	if !l.spent && busy >= LoadBudget*(now-l.start)/LoadWindow {
+		l.outOfBudget(busy)
+		now = x.clock.Now()
+	}
+	length := now - l.start
 	l.busy += busy
 	if l.shed && l.spin > 0 {
 		l.shedFor += length
@@ -116,32 +151,61 @@ func (l *loadMeter) check(x *Executor) error {
 	case !l.shed && busy > SpinShedAbove*length/LoadWindow:
 		l.shed = true
 		l.clock.SetSpin(0)
-	case l.shed && busy+time.Duration(x.wakeups-l.wakeups)*l.spin < SpinResumeBelow*length/LoadWindow:
+	case l.shed && !l.spent && busy+time.Duration(x.wakeups-l.wakeups)*l.spin < SpinResumeBelow*length/LoadWindow:
 		l.shed = false
 		l.clock.SetSpin(l.spin)
 	}
+	// A stretch of overload is OverloadWindows windows or more in a row:
+	// a single one is as likely a stall of the machine (its host not
+	// running the virtual CPU for tens of milliseconds counts as CPU time
+	// to the guest) as work.
 	var err error
-	if l.rested {
-		l.overloaded += now - l.start
-		if l.overloadFrom < 0 {
-			l.overloadFrom, l.worstLate, l.overruns = l.start, 0, x.overruns()
-			l.episodes++
-			x.notify(l.start, "overload", fmt.Sprintf("the executor was busy %v of %v (%v of it spinning) and rests %v of every %v from now on: frames wait and are released late, models overrun, until it catches up", busy.Round(time.Microsecond), (now-l.start).Round(time.Microsecond), (spun-l.spun).Round(time.Microsecond), LoadWindow-LoadBudget, LoadWindow), true)
+	inStretch := l.overWindows >= OverloadWindows
+	switch {
+	case l.overloaded || inStretch && busy >= OverloadEndBelow*length/LoadWindow:
+		if l.overWindows == 0 {
+			l.overFrom = l.start
 		}
-		if l.start+LoadWindow-l.overloadFrom >= OverloadLimit {
+		l.overWindows++
+		if l.overWindows < OverloadWindows {
+			break
+		}
+		if l.overWindows == OverloadWindows {
+			l.overloadFor += now - l.overFrom
+			l.worstLate, l.overruns = 0, x.overruns()
+			l.episodes++
+			_, spun := l.clock.Spent()
+			x.notify(l.overFrom, "overload", fmt.Sprintf("the executor was busy %v of %v (%v of it spinning) and rests %v of every %v from now on: frames wait and are released late, models overrun, until it catches up", busy.Round(time.Microsecond), length.Round(time.Microsecond), (spun-l.spun).Round(time.Microsecond), LoadWindow-LoadBudget, LoadWindow), true)
+		} else {
+			l.overloadFor += length
+		}
+		if now-l.overFrom >= OverloadLimit {
 			err = fmt.Errorf("overload: the executor could not keep up for %v (%s); the bench asks more than this machine does in real time: fewer or slower frames, a longer exchange, or a faster machine", OverloadLimit, l.lateness(x))
 		}
-	} else if l.overloadFrom >= 0 {
-		x.notify(now, "overload_ended", fmt.Sprintf("after %v: %s", (l.start-l.overloadFrom).Round(time.Millisecond), l.lateness(x)), true)
-		l.overloadFrom = -1
+	case inStretch:
+		x.notify(now, "overload_ended", fmt.Sprintf("after %v: %s", (l.start-l.overFrom).Round(time.Millisecond), l.lateness(x)), true)
+		l.overWindows = 0
+	default:
+		l.overWindows = 0
 	}
-	l.start, l.slept, l.spun, l.wakeups, l.rested = now, slept, spun, x.wakeups, false
+	l.open(now, x.wakeups)
 	return err
+}
+
+// cpuSince is the CPU time the executor's thread used since the window
+// began, as the kernel counts it (its system calls included: a sleep of a
+// few microseconds costs about as much as it lasts, and the wall clock
+// counts it as asleep); by the wall clock where there is no such count.
+func (l *loadMeter) cpuSince(now time.Duration) time.Duration {
+	if cpu, ok := l.clock.CPU(); ok {
+		return cpu - l.cpu
+	}
+	return l.busySince(now)
 }
 
 // late notes a release's lateness during an overload.
 func (l *loadMeter) late(d time.Duration) {
-	if l.overloadFrom >= 0 {
+	if l.overWindows >= OverloadWindows {
 		l.worstLate = max(l.worstLate, d)
 	}
 }
@@ -167,7 +231,7 @@ func (l *loadMeter) lateness(x *Executor) string {
 }
 
 // overloading reports whether the executor is in a stretch of overload.
-func (l *loadMeter) overloading() bool { return l.overloadFrom >= 0 && l.clock != nil }
+func (l *loadMeter) overloading() bool { return l.overWindows >= OverloadWindows }
 
 // overruns is the models' overruns so far.
 func (x *Executor) overruns() uint64 {

@@ -35,6 +35,9 @@ func (c *workClock) Until(deadline time.Duration, _ func() bool) bool {
 
 func (c *workClock) Spent() (slept, spun time.Duration) { return c.slept, c.spun }
 
+// CPU is the test's clock less its sleeps: all the rest was work.
+func (c *workClock) CPU() (time.Duration, bool) { return c.Now() - c.slept, true }
+
 func (c *workClock) Rest(deadline time.Duration) {
 	if left := deadline - c.Now(); left > 0 {
 		c.slept += left
@@ -158,5 +161,20 @@ func TestSpinningIsShedNotOverload(t *testing.T) {
 	// window's spinning, at most a window of the run, plus the work.
 	if timing.Busy > 0.02+float64(executor.LoadWindow)/float64(500*time.Millisecond)+0.01 || timing.SpinShedS < 0.45 {
 		t.Errorf("busy %.3f with spinning shed for %.3f s of 0.5 s", timing.Busy, timing.SpinShedS)
+	}
+}
+
+// TestAStallIsNotAnOverload: one turn that takes 50 ms (a virtual CPU its
+// host did not run, a page fault) spends one window's budget, and the
+// executor rests, but one window is no stretch of overload: no event.
+func TestAStallIsNotAnOverload(t *testing.T) {
+	stopped, err, evs, timing := runBurner(t, 0, time.Millisecond, 500*time.Millisecond, func(now time.Duration) time.Duration {
+		if now == 200*time.Millisecond {
+			return 50 * time.Millisecond
+		}
+		return 100 * time.Microsecond
+	})
+	if err != nil || stopped != "duration" || len(evs) != 0 || timing.Overloads != 0 {
+		t.Fatalf("stopped %q, %v, events %+v, overloads %d", stopped, err, evs, timing.Overloads)
 	}
 }
