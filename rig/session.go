@@ -236,7 +236,7 @@ func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (
 	}
 	s.x, err = executor.New(executor.Config{
 		Network: cfg, Clock: clock, End: end, Egress: bd.egress,
-		Ingress: ingress, FlowOf: bd.flowOf, Reconnects: bd.reconnects, Models: bd.models, Sources: bd.sources, SourceInterfaces: bd.playerAt,
+		Ingress: ingress, FlowOf: bd.flowOf, Reconnects: bd.reconnects, Endpoints: bd.interfaces, Models: bd.models, Sources: bd.sources, SourceInterfaces: bd.playerAt,
 		DeviceWire: bd.deviceWire, SourceWire: bd.sourceWire,
 		Trace: s.trace, Phases: phases, Signals: s.signals, Monitor: opt.Monitor, Recording: s.recording,
 		Queues: s.queues, QueueEvery: queueEvery,
@@ -450,6 +450,7 @@ func (s *Session) summary(stopped string, failure error) (record.Summary, error)
 			es.LineTime = l.LineMode()
 		}
 		es.Gaps, es.Error = s.x.EndpointState(i)
+		es.ReaderRestS = s.x.ReaderRest(i).Seconds()
 		es.Wire = s.x.WireSummary(s.bind.deviceWire[i])
 		sum.Endpoints = append(sum.Endpoints, es)
 	}

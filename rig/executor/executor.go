@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -99,6 +100,7 @@ type Config struct {
 	Ingress    *Ingress
 	FlowOf     []int
 	Reconnects []bool
+	Endpoints  []string // their names, for messages
 	Models     []*Model
 	// Sources inject frames at instants of their own: a replayed
 	// recording, a test's script. SourceInterfaces are, per source, its
@@ -186,7 +188,9 @@ type Executor struct {
 
 // endpointState is what the executor knows of an endpoint's device.
 type endpointState struct {
+	name       string
 	reconnects bool
+	resting    bool // its reader rests, out of its share of the CPU
 	gaps       [][2]time.Duration // a gap still open ends at -1
 	failure    string             // why it stopped, or is away now
 	device     string             // which device went away, for the news it is back
@@ -223,7 +227,15 @@ func New(cfg Config) (*Executor, error) {
 	}
 	x.handed = make([]record.Handed, len(cfg.Network.Flows))
 	for i := range cfg.FlowOf {
-		x.endpoints = append(x.endpoints, endpointState{reconnects: i < len(cfg.Reconnects) && cfg.Reconnects[i]})
+		e := endpointState{reconnects: i < len(cfg.Reconnects) && cfg.Reconnects[i], name: fmt.Sprint("endpoint ", i)}
+		if i < len(cfg.Endpoints) {
+			e.name = cfg.Endpoints[i]
+		}
+		x.endpoints = append(x.endpoints, e)
+	}
+	if _, metered := cfg.Clock.(meteredClock); metered && x.in != nil && x.real {
+		// The readers are threads of their own on the wall clock.
+		x.in.meter(len(cfg.FlowOf))
 	}
 	for _, m := range x.models {
 		_, x.signalCol = m.signalColumns(nil, x.signalCol)
@@ -670,6 +682,15 @@ func (x *Executor) EndpointState(i int) (gaps [][2]float64, failure string) {
 		gaps = append(gaps, [2]float64{g[0].Seconds(), g[1].Seconds()})
 	}
 	return gaps, e.failure
+}
+
+// ReaderRest is how long endpoint i's reader thread rested, out of its
+// share of the CPU.
+func (x *Executor) ReaderRest(i int) time.Duration {
+	if x.in == nil || i >= len(x.in.readers) {
+		return 0
+	}
+	return time.Duration(x.in.readers[i].rested.Load())
 }
 
 // Timing fills in how well a real clock was kept: the wakeups and their

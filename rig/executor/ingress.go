@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hilrig/hilrig/drivers"
+	"github.com/hilrig/hilrig/drivers/realtime"
 )
 
 // Ingress carries frames from the endpoints' reader threads to the
@@ -20,6 +21,57 @@ type Ingress struct {
 	wake    func()
 
 	events chan deviceEvent // endpoints gone and back, for the executor
+
+	// readers are the endpoints' reader threads' accounts of their CPU,
+	// one each, touched by that reader only (but for the counts).
+	readers []readerMeter
+}
+
+// ReaderBudget is the share of a CPU an endpoint's reader thread may take
+// in a LoadWindow of the frames it reads: a device that floods the rig
+// with frames (a UDP sender gone mad) would otherwise keep a real-time
+// thread busy as long as the kernel let it. A reader that has used its
+// share rests for the rest of the window, stretched so that it had the
+// share, and the frames wait in the kernel's buffer meanwhile (where a
+// socket loses what overflows it, and a serial line or pseudo-terminal
+// holds its sender back).
+const ReaderBudget = LoadWindow / 4
+
+// readerMeter is a reader thread's account of its CPU by windows.
+type readerMeter struct {
+	start, cpu time.Duration
+	rests      atomic.Uint64
+	rested     atomic.Int64 // ns in all
+	seen       uint64       // rests the executor has reported
+}
+
+// meter sets the ingress up for n endpoints' readers.
+func (q *Ingress) meter(n int) { q.readers = make([]readerMeter, n) }
+
+// budget is called on endpoint's reader thread with each frame it reads:
+// it rests once the reader has used its share of the window.
+func (q *Ingress) budget(endpoint int, at time.Duration) {
+	if endpoint >= len(q.readers) {
+		return
+	}
+	r := &q.readers[endpoint]
+	if at-r.start < ReaderBudget { // looked at this often, it works at most ReaderBudget at a stretch
+		return
+	}
+	cpu, ok := realtime.ThreadCPU()
+	if !ok {
+		return
+	}
+	if r.start > 0 || r.cpu > 0 {
+		if used := cpu - r.cpu; used >= ReaderBudget*(at-r.start)/LoadWindow {
+			rest := used*LoadWindow/ReaderBudget - (at - r.start)
+			time.Sleep(rest)
+			r.rests.Add(1)
+			r.rested.Add(int64(rest))
+			at += rest
+		}
+	}
+	r.start, r.cpu = at, cpu
 }
 
 type ingressFrame struct {
@@ -55,6 +107,7 @@ func NewIngress(capacity int, wake func()) *Ingress {
 
 // Frame queues a copy of the frame; a full queue drops it and counts it.
 func (q *Ingress) Frame(endpoint int, payload []byte, at time.Duration) {
+	defer q.budget(endpoint, at) // once the frame is queued
 	q.mu.Lock()
 	if q.n == len(q.slots) {
 		q.mu.Unlock()

@@ -188,8 +188,30 @@ func (l *loadMeter) check(x *Executor) error {
 	default:
 		l.overWindows = 0
 	}
+	x.readersResting(now)
 	l.open(now, x.wakeups)
 	return err
+}
+
+// readersResting tells of the endpoints whose readers began to rest, out
+// of their share of the CPU, and of those that stopped.
+func (x *Executor) readersResting(now time.Duration) {
+	if x.in == nil {
+		return
+	}
+	for i := range x.in.readers {
+		r, e := &x.in.readers[i], &x.endpoints[i]
+		n := r.rests.Load()
+		switch {
+		case n > r.seen && !e.resting:
+			e.resting = true
+			x.notify(now, "reader_overload", fmt.Sprintf("%s: its reader used its %v of every %v and rests: frames from the device wait in the kernel (a socket drops what overflows its buffer)", e.name, ReaderBudget, LoadWindow), true)
+		case n == r.seen && e.resting:
+			e.resting = false
+			x.notify(now, "reader_overload_ended", e.name+": its reader keeps up again", true)
+		}
+		r.seen = n
+	}
 }
 
 // cpuSince is the CPU time the executor's thread used since the window

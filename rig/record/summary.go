@@ -57,6 +57,10 @@ type EndpointSummary struct {
 	// UART's line time, or not at all on a pseudo-terminal.
 	LineTime string       `json:"line_time,omitempty"`
 	Gaps     [][2]float64 `json:"gaps_s,omitempty"` // [from, to) while the device was away
+	// ReaderRestS is how long the endpoint's reader thread rested, having
+	// used its share of the CPU (executor.ReaderBudget) on a flood of
+	// frames, which waited in the kernel meanwhile.
+	ReaderRestS float64 `json:"reader_rest_s,omitempty"`
 	Error    string       `json:"error,omitempty"`
 	// Wire is, for an endpoint with codec wire, the protocol's account of
 	// what the device sent (counted as the frames were read, before the
