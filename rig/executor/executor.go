@@ -190,7 +190,7 @@ type Executor struct {
 type endpointState struct {
 	name       string
 	reconnects bool
-	resting    bool // its reader rests, out of its share of the CPU
+	resting    bool               // its reader rests, out of its share of the CPU
 	gaps       [][2]time.Duration // a gap still open ends at -1
 	failure    string             // why it stopped, or is away now
 	device     string             // which device went away, for the news it is back

@@ -61,7 +61,7 @@ type EndpointSummary struct {
 	// used its share of the CPU (executor.ReaderBudget) on a flood of
 	// frames, which waited in the kernel meanwhile.
 	ReaderRestS float64 `json:"reader_rest_s,omitempty"`
-	Error    string       `json:"error,omitempty"`
+	Error       string  `json:"error,omitempty"`
 	// Wire is, for an endpoint with codec wire, the protocol's account of
 	// what the device sent (counted as the frames were read, before the
 	// emulated network), and of the device's clock.
