@@ -64,23 +64,52 @@ func lockDir() string {
 // lockFile locks name, creating it, on behalf of path, and writes the
 // process's number into it for anyone who looks.
 func lockFile(name, path string) (*deviceLock, error) {
+	// A holder removes its lock file as it releases it, so a file opened
+	// just before that is no longer the lock once locked: another program
+	// creates a new file at name and locks that too, and two drive one
+	// device. So the file locked must still be the one at name, or it is
+	// opened again. Each try that fails follows another holder's whole
+	// release; ten in a row is a lock taken and released in a loop, told
+	// as in use.
+	for range 10 {
+		f, writable, err := openLockFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("locking %s: %w", path, err)
+		}
+		l, err := flock(f, path, name)
+		if err != nil {
+			return nil, err
+		}
+		if !l.stillAt(name) {
+			l.f.Close()
+			continue
+		}
+		if writable {
+			f.Truncate(0)
+			fmt.Fprintf(f, "%d\n", os.Getpid())
+		}
+		return l, nil
+	}
+	return nil, errInUse{path, "another process"}
+}
+
+// openLockFile opens name, creating it, and says whether it may be written.
+func openLockFile(name string) (*os.File, bool, error) {
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
-	writable := err == nil
 	if errors.Is(err, fs.ErrPermission) {
 		// Another user's lock file, left by a run that was killed before
 		// it could remove it (pseudo-terminal numbers come round again):
 		// a flock taken through reading it locks it just as well.
 		f, err = os.Open(name)
+		return f, false, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("locking %s: %w", path, err)
-	}
-	l, err := flock(f, path, name)
-	if err == nil && writable {
-		f.Truncate(0)
-		fmt.Fprintf(f, "%d\n", os.Getpid())
-	}
-	return l, err
+	return f, err == nil, err
+}
+
+// stillAt reports whether the locked file is still the one at name.
+func (l *deviceLock) stillAt(name string) bool {
+	var held, now unix.Stat_t
+	return unix.Fstat(int(l.f.Fd()), &held) == nil && unix.Stat(name, &now) == nil && held.Dev == now.Dev && held.Ino == now.Ino
 }
 
 func flock(f *os.File, path, remove string) (*deviceLock, error) {

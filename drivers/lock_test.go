@@ -4,6 +4,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 )
@@ -43,5 +46,45 @@ func TestLockFileLeftByAnotherUser(t *testing.T) {
 	defer l.release()
 	if _, err := lockFile(name, "/dev/pts/7"); !errors.As(err, new(errInUse)) {
 		t.Errorf("root took a lock nobody holds: %v", err)
+	}
+}
+
+// TestLockExcludesAcrossItsRemoval: a holder removes its lock file as it
+// releases it; a program that opened the file just before must not then
+// hold a lock on the removed file while another creates and locks a new
+// one. Holders take and release one lock file as fast as they can, and
+// never two hold it at once.
+func TestLockExcludesAcrossItsRemoval(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "hilrig-tty-136-7.lock")
+	const holders, rounds = 4, 2000
+	var held, overlaps, taken atomic.Int64
+	var wg sync.WaitGroup
+	for range holders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range rounds {
+				l, err := lockFile(name, "/dev/pts/7")
+				if err != nil {
+					if !errors.As(err, new(errInUse)) {
+						t.Error(err)
+						return
+					}
+					continue
+				}
+				taken.Add(1)
+				if held.Add(1) > 1 {
+					overlaps.Add(1)
+				}
+				runtime.Gosched()
+				held.Add(-1)
+				l.release()
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("the lock was taken %d times in %d tries", taken.Load(), holders*rounds)
+	if n := overlaps.Load(); n > 0 {
+		t.Errorf("two held the lock at once %d times", n)
 	}
 }

@@ -3,8 +3,8 @@ package drivers
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -20,20 +20,50 @@ import (
 // When the program attached to the device side closes it, the rig's side
 // vanishes, as a USB adapter does when unplugged. With Reconnect the cable
 // is plugged back in when a program opens the device side again.
+//
+// A Pty only ever talks to the pseudo-terminals it created. The device
+// side's master is held for the whole run, so its number cannot pass to
+// another terminal. The rig's side is reopened through the Pty's own open
+// file on its slave (rigPeer), never by its /dev/pts number: a number goes
+// back to the kernel once its pair is gone, and the next terminal opened
+// on the machine gets it (the virtual bench used to adopt such a terminal
+// and exchange the plant's frames with it).
 type Pty struct {
 	*Serial
 	link     string      // a stable path to the device side, if wanted
 	linkLock *deviceLock // held while the link is ours
-	dir      string      // holds the stable path to the rig's side
+	linkID   fileID      // the link made here, which alone cleanup removes
 	mu       sync.Mutex
 	rigSide  int // master of the rig's pair, -1 while unplugged
-	devSide  int // master of the device's pair
-	devPath  string
-	wake     [2]int // a pipe that wakes the bridge to stop
+	// rigPeer holds the slave of the rig's current pair open, at one
+	// descriptor number for the whole run: the serial driver reopens
+	// /proc/self/fd/rigPeer, which reaches that pair or, once it is
+	// unplugged, fails with EIO until the next pair replaces it there.
+	rigPeer int
+	devSide int // master of the device's pair
+	devPath string
+	wake    [2]int // a pipe that wakes the bridge to stop
 	// forwarded counts the bytes the bridge gave the rig's side, to tell
 	// when the rig's reader has taken them all.
 	forwarded uint64
 	done      chan struct{}
+}
+
+// fileID tells one file from another made later at the same path. The
+// inode number alone does not: a link removed and made again gets the same
+// one back at once on ext4 and tmpfs. The change time does.
+type fileID struct {
+	dev, ino uint64
+	ctime    unix.Timespec
+}
+
+// idOf is the identity of the file at path itself, not of what it links to.
+func idOf(path string) (fileID, error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return fileID{}, err
+	}
+	return fileID{st.Dev, st.Ino, st.Ctim}, nil
 }
 
 var _ Announcer = (*Pty)(nil)
@@ -43,7 +73,7 @@ var _ Announcer = (*Pty)(nil)
 // side, so that programs find it at a fixed path.
 func NewPty(cfg SerialConfig, link string) *Pty {
 	cfg.Virtual = true
-	return &Pty{Serial: NewSerial(cfg), link: link, rigSide: -1, devSide: -1}
+	return &Pty{Serial: NewSerial(cfg), link: link, rigSide: -1, rigPeer: -1, devSide: -1}
 }
 
 // DevicePath is the device to attach to: the link, or the /dev/pts path.
@@ -98,26 +128,45 @@ func openPty() (int, string, error) {
 	return m, path, nil
 }
 
-// plugRigSide creates the rig's pair and points the rig's device path at it.
+// plugRigSide creates the rig's pair and puts the rig's hold on its slave
+// at rigPeer, in place of the unplugged pair's: the serial driver's next
+// open reaches the new pair, and the old pair's number is released only
+// now that nothing can open it.
 func (p *Pty) plugRigSide() error {
-	m, path, err := openPty()
+	m, _, err := openPty()
 	if err != nil {
 		return err
 	}
-	tmp := p.cfg.Device + ".new"
-	os.Remove(tmp)
-	if err := os.Symlink(path, tmp); err != nil {
+	peer, err := openSlave(m)
+	if err != nil {
 		unix.Close(m)
 		return err
 	}
-	if err := os.Rename(tmp, p.cfg.Device); err != nil {
-		unix.Close(m)
-		return err
+	if p.rigPeer < 0 {
+		p.rigPeer = peer
+	} else {
+		err = unix.Dup3(peer, p.rigPeer, unix.O_CLOEXEC) // atomic: the number is never free for another file
+		unix.Close(peer)
+		if err != nil {
+			unix.Close(m)
+			return fmt.Errorf("holding the pseudo-terminal: %w", err)
+		}
 	}
 	p.mu.Lock()
 	p.rigSide = m
 	p.mu.Unlock()
 	return nil
+}
+
+// openSlave opens the slave of the pair whose master is m through the
+// master itself (TIOCGPTPEER, Linux 4.13), not by its path: the open can
+// only reach that pair.
+func openSlave(m int) (int, error) {
+	fd, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(m), unix.TIOCGPTPEER, uintptr(unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC))
+	if errno != 0 {
+		return -1, fmt.Errorf("opening the pseudo-terminal's slave (TIOCGPTPEER, Linux 4.13 or later): %w", errno)
+	}
+	return int(fd), nil
 }
 
 func (p *Pty) unplugRigSide() {
@@ -134,15 +183,11 @@ func (p *Pty) Start(clock Clock, sink Sink, index int) error {
 		p.cleanup()
 		return &DeviceError{Endpoint: p.cfg.Name, Device: "pseudo-terminal", Err: err}
 	}
-	dir, err := os.MkdirTemp("", "hilrig-pty-")
-	if err != nil {
-		return fail(err)
-	}
-	p.dir = dir
-	p.cfg.Device = filepath.Join(dir, p.cfg.Name)
 	if err := p.plugRigSide(); err != nil {
 		return fail(err)
 	}
+	p.cfg.Device = fmt.Sprintf("/proc/self/fd/%d", p.rigPeer)
+	var err error
 	if p.devSide, p.devPath, err = openPty(); err != nil {
 		return fail(err)
 	}
@@ -150,9 +195,8 @@ func (p *Pty) Start(clock Clock, sink Sink, index int) error {
 		if p.linkLock, err = lockLink(p.link); err != nil {
 			return fail(err)
 		}
-		os.Remove(p.link) // left by a run that died: nobody holds its lock
-		if err := os.Symlink(p.devPath, p.link); err != nil {
-			return fail(fmt.Errorf("linking %s: %w", p.link, err))
+		if err := p.makeLink(); err != nil {
+			return fail(err)
 		}
 	}
 	p.cfg.Label = "pseudo-terminal " + p.DevicePath()
@@ -166,6 +210,58 @@ func (p *Pty) Start(clock Clock, sink Sink, index int) error {
 	p.done = make(chan struct{})
 	go p.bridge()
 	return nil
+}
+
+// makeLink points the link at the device side. A symbolic link already
+// there was left by a run that died (a running one would hold its lock)
+// and is replaced; anything else is somebody's file, kept as it is.
+func (p *Pty) makeLink() error {
+	err := os.Symlink(p.devPath, p.link)
+	if errors.Is(err, fs.ErrExist) {
+		if fi, lerr := os.Lstat(p.link); lerr == nil && fi.Mode()&fs.ModeSymlink == 0 {
+			return fmt.Errorf("%s exists and is %s, not a symbolic link; the link would replace it", p.link, kindOf(fi.Mode()))
+		}
+		os.Remove(p.link)
+		err = os.Symlink(p.devPath, p.link)
+	}
+	if err == nil {
+		p.linkID, err = idOf(p.link)
+	}
+	if err != nil {
+		return fmt.Errorf("linking %s: %w", p.link, err)
+	}
+	return nil
+}
+
+// kindOf names a kind of file for a message.
+func kindOf(m fs.FileMode) string {
+	switch m.Type() {
+	case 0:
+		return "a regular file"
+	case fs.ModeDir:
+		return "a directory"
+	case fs.ModeNamedPipe:
+		return "a named pipe"
+	case fs.ModeSocket:
+		return "a socket"
+	case fs.ModeDevice | fs.ModeCharDevice:
+		return "a character device"
+	case fs.ModeDevice:
+		return "a block device"
+	}
+	return "a file of mode " + m.Type().String()
+}
+
+// removeLink removes the link if it is still the one makeLink made: what
+// somebody put in its place since is theirs.
+func (p *Pty) removeLink() {
+	if id, err := idOf(p.link); err != nil || id != p.linkID {
+		return
+	}
+	if target, err := os.Readlink(p.link); err != nil || target != p.devPath {
+		return
+	}
+	os.Remove(p.link)
 }
 
 // bridge copies bytes between the two masters, on its own locked thread.
@@ -231,6 +327,9 @@ func (p *Pty) bridge() {
 			unplugged := p.rigSide < 0
 			p.mu.Unlock()
 			if unplugged && p.cfg.Reconnect > 0 {
+				// A pair that cannot be made (no pseudo-terminals left)
+				// leaves the endpoint gone: the serial driver's reopening
+				// keeps failing, and the gap lasts.
 				p.plugRigSide()
 			}
 		}
@@ -289,6 +388,10 @@ func (p *Pty) Stop() error {
 
 func (p *Pty) cleanup() {
 	p.unplugRigSide()
+	if p.rigPeer >= 0 {
+		unix.Close(p.rigPeer) // the serial driver is closed: nothing reopens it now
+		p.rigPeer = -1
+	}
 	if p.devSide >= 0 {
 		unix.Close(p.devSide)
 		p.devSide = -1
@@ -300,14 +403,8 @@ func (p *Pty) cleanup() {
 		}
 	}
 	if p.linkLock != nil {
-		// Remove the link only if it is still the one made here.
-		if target, err := os.Readlink(p.link); err == nil && target == p.devPath {
-			os.Remove(p.link)
-		}
+		p.removeLink()
 		p.linkLock.release()
 		p.linkLock = nil
-	}
-	if p.dir != "" {
-		os.RemoveAll(p.dir)
 	}
 }

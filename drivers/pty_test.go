@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -196,5 +198,245 @@ func TestReadErrorsNameAVanishedDevice(t *testing.T) {
 		if got := drivers.DescribeReadError(err); got.Error() != "device vanished (unplugged?)" {
 			t.Errorf("%v: %v", err, got)
 		}
+	}
+}
+
+// ptsOpen lists the /dev/pts devices this process has open.
+func ptsOpen(t *testing.T) map[string]bool {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	open := map[string]bool{}
+	for _, e := range entries {
+		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.HasPrefix(target, "/dev/pts/") {
+			open[target] = true
+		}
+	}
+	return open
+}
+
+// openTerminal opens a pseudo-terminal as a terminal emulator or `script`
+// does, in raw mode so that what the test reads is what was written to its
+// slave, and returns its master (non-blocking) and number.
+func openTerminal(t *testing.T) (int, int) {
+	t.Helper()
+	m, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals: %v", err)
+	}
+	t.Cleanup(func() { unix.Close(m) })
+	if err := unix.IoctlSetPointerInt(m, unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetUint32(m, unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tio, err := unix.IoctlGetTermios(m, unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tio.Lflag &^= unix.ECHO | unix.ICANON
+	tio.Oflag &^= unix.OPOST
+	if err := unix.IoctlSetTermios(m, unix.TCSETS, tio); err != nil {
+		t.Fatal(err)
+	}
+	return m, int(n)
+}
+
+// TestPtyNeverAdoptsAnotherTerminal is the hardening issue's pty item: the
+// program on the device side closes it, and then another program on the
+// machine opens a terminal of its own, which the kernel numbers with the
+// lowest free number, the one the rig's side had if the rig let it go. The
+// rig must not take that terminal for its device coming back: no Back, no
+// frame written into it, nothing typed into it read. The program opening
+// the device again is a reconnection, as before.
+func TestPtyNeverAdoptsAnotherTerminal(t *testing.T) {
+	line, _ := wire.NewFraming("line", wire.FramingOptions{})
+	link := t.TempDir() + "/controller"
+	before := ptsOpen(t)
+	p := drivers.NewPty(drivers.SerialConfig{Name: "controller", Baud: 115200, DataBits: 8, Framing: line, Reconnect: 20 * time.Millisecond}, link)
+	sink := driverstest.NewSink()
+	if err := p.Start(driverstest.NewWallClock(), sink, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	devPath, _ := os.Readlink(link)
+	rigSide := -1
+	for path := range ptsOpen(t) {
+		if !before[path] && path != devPath {
+			fmt.Sscanf(path, "/dev/pts/%d", &rigSide)
+		}
+	}
+	if rigSide < 0 {
+		t.Fatalf("the rig's side is not open in this process (device side %s)", devPath)
+	}
+
+	dev := attach(t, link)
+	dev.Write([]byte("a\n"))
+	sink.WaitFor(t, "a frame", func() bool { return len(sink.Frames()) == 1 })
+	dev.Close()
+	sink.WaitFor(t, "the device to vanish", func() bool { return len(sink.GoneErrors()) == 1 })
+
+	// Other terminals open until one gets the rig's old number or one past
+	// it: the kernel gives the lowest free number, so past it means the
+	// rig's number was not free.
+	var terminals []int
+	for len(terminals) < 256 {
+		m, n := openTerminal(t)
+		terminals = append(terminals, m)
+		if n >= rigSide {
+			t.Logf("the rig's side was /dev/pts/%d; the last terminal opened got %d", rigSide, n)
+			break
+		}
+	}
+	for _, m := range terminals {
+		unix.Write(m, []byte("typed into another terminal\n"))
+	}
+	// Ten reconnection intervals, writing to the device all along.
+	var intoTerminals []byte
+	buf := make([]byte, 4096)
+	for end := time.Now().Add(200 * time.Millisecond); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		p.Write([]byte("plant frame"))
+		for _, m := range terminals {
+			if n, _ := unix.Read(m, buf); n > 0 {
+				intoTerminals = append(intoTerminals, buf[:n]...)
+			}
+		}
+	}
+	if back := sink.BackCount(); back != 0 {
+		t.Errorf("the rig reported its device back %d times while only another terminal was opened", back)
+	}
+	if len(intoTerminals) > 0 {
+		t.Errorf("the rig wrote %q into another program's terminal", intoTerminals)
+	}
+	if frames := sink.Payloads(); len(frames) != 1 {
+		t.Errorf("the rig read %q; only %q came from its device", frames, "a")
+	}
+	for _, m := range terminals {
+		unix.Close(m)
+	}
+
+	backBefore := sink.BackCount()
+	dev = attach(t, link) // the device's own program opens it again
+	defer dev.Close()
+	sink.WaitFor(t, "reconnection", func() bool { return sink.BackCount() == backBefore+1 })
+	dev.Write([]byte("b\n"))
+	sink.WaitFor(t, "the frame sent after reconnecting", func() bool { return slices.Contains(sink.Payloads(), "b") })
+	if err := p.Write([]byte("again")); err != nil {
+		t.Errorf("write after reconnecting: %v", err)
+	}
+	readUntil(t, dev, []byte("again\n"))
+}
+
+// TestPtyLinkKeepsWhatItFinds: the link is made where the bench says, but
+// only a symbolic link found there (left by a run that died) is replaced;
+// somebody's file or directory is refused by name and left as it was.
+func TestPtyLinkKeepsWhatItFinds(t *testing.T) {
+	line, _ := wire.NewFraming("line", wire.FramingOptions{})
+	for _, tc := range []struct {
+		name    string
+		place   func(path string) error
+		refused string // what the error says; empty: the link is made
+	}{
+		{"nothing", func(string) error { return nil }, ""},
+		{"a link a dead run left", func(path string) error { return os.Symlink("/dev/pts/4095", path) }, ""},
+		{"a file", func(path string) error { return os.WriteFile(path, []byte("notes\n"), 0o644) }, "exists and is a regular file, not a symbolic link; the link would replace it"},
+		{"an empty directory", func(path string) error { return os.Mkdir(path, 0o755) }, "exists and is a directory, not a symbolic link; the link would replace it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			link := filepath.Join(t.TempDir(), "controller")
+			if err := tc.place(link); err != nil {
+				t.Fatal(err)
+			}
+			before, _ := os.Lstat(link)
+			p := drivers.NewPty(drivers.SerialConfig{Name: "controller", Baud: 115200, DataBits: 8, Framing: line}, link)
+			err := p.Start(driverstest.NewWallClock(), driverstest.NewSink(), 0)
+			defer p.Stop()
+			if tc.refused == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if target, err := os.Readlink(link); err != nil || !strings.HasPrefix(target, "/dev/pts/") || target == "/dev/pts/4095" {
+					t.Errorf("the link points at %q, %v", target, err)
+				}
+				return
+			}
+			want := "controller: pseudo-terminal: " + link + " " + tc.refused
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("start: %v; want it to say %q", err, want)
+			}
+			p.Stop()
+			after, err := os.Lstat(link)
+			if err != nil || after.Mode() != before.Mode() || after.Size() != before.Size() || !os.SameFile(before, after) {
+				t.Errorf("what was at the link is now %v, %v; was %v", after, err, before)
+			}
+		})
+	}
+}
+
+// TestPtyRemovesOnlyItsOwnLink: what somebody put at the link during the
+// run is theirs, and stays when the run ends, even a link to the same
+// device; and a link replaced to point at another terminal does not lead
+// the rig there.
+func TestPtyRemovesOnlyItsOwnLink(t *testing.T) {
+	line, _ := wire.NewFraming("line", wire.FramingOptions{})
+	for _, tc := range []struct {
+		name    string
+		replace func(link, device string) error
+	}{
+		{"a file", func(link, _ string) error { return os.WriteFile(link, []byte("notes\n"), 0o644) }},
+		{"a link elsewhere", func(link, _ string) error { return os.Symlink("/dev/null", link) }},
+		{"somebody's link to the device", func(link, device string) error { return os.Symlink(device, link) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			link := filepath.Join(t.TempDir(), "controller")
+			p := drivers.NewPty(drivers.SerialConfig{Name: "controller", Baud: 115200, DataBits: 8, Framing: line}, link)
+			if err := p.Start(driverstest.NewWallClock(), driverstest.NewSink(), 0); err != nil {
+				t.Fatal(err)
+			}
+			device, _ := os.Readlink(link)
+			// Later than the link was made, as a person would: the time
+			// of a change, which tells two links apart, may be coarse
+			// (a clock tick, 4 ms at 250 Hz).
+			time.Sleep(20 * time.Millisecond)
+			os.Remove(link)
+			if err := tc.replace(link, device); err != nil {
+				t.Fatal(err)
+			}
+			theirs, _ := os.Lstat(link)
+			p.Stop()
+			if after, err := os.Lstat(link); err != nil || !os.SameFile(theirs, after) {
+				t.Errorf("after the run, the link is %v, %v; somebody had put %v there", after, err, theirs)
+			}
+		})
+	}
+
+	// Replaced by a link to another program's terminal: what is written
+	// there never reaches the rig, and the rig writes nothing there.
+	link := filepath.Join(t.TempDir(), "controller")
+	p := drivers.NewPty(drivers.SerialConfig{Name: "controller", Baud: 115200, DataBits: 8, Framing: line, Reconnect: 20 * time.Millisecond}, link)
+	sink := driverstest.NewSink()
+	if err := p.Start(driverstest.NewWallClock(), sink, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	other, n := openTerminal(t)
+	os.Remove(link)
+	os.Symlink(fmt.Sprintf("/dev/pts/%d", n), link)
+	dev := attach(t, link) // a program that opens the link now opens the other terminal
+	defer dev.Close()
+	unix.Write(other, []byte("typed into the other terminal\n"))
+	time.Sleep(100 * time.Millisecond) // five reconnection intervals
+	p.Write([]byte("plant frame"))
+	time.Sleep(20 * time.Millisecond)
+	buf := make([]byte, 256)
+	if got, _ := unix.Read(other, buf); got > 0 && bytes.Contains(buf[:got], []byte("plant frame")) {
+		t.Errorf("the rig's frames reached the terminal the link was changed to: %q", buf[:got])
+	}
+	if frames := sink.Payloads(); len(frames) != 0 || sink.BackCount() != 0 {
+		t.Errorf("the rig read %q (back %d times) from the terminal the link was changed to", frames, sink.BackCount())
 	}
 }
