@@ -474,7 +474,7 @@ func TestRequestsRefused(t *testing.T) {
 // TestToken checks the token on every request: HTTP and WebSocket, as a
 // bearer token or in the query.
 func TestToken(t *testing.T) {
-	const token = "s3cret-token"
+	const token = "s3cret-token-0123"
 	l := startLive(t, twoWay, web.Options{Token: token})
 	for _, tc := range []struct {
 		path   string
@@ -526,7 +526,7 @@ func TestCheckListen(t *testing.T) {
 		{"[::]:8470", "", false},
 		{"192.168.1.5:8470", "", false},
 		{"rig.lab:8470", "", false},
-		{"0.0.0.0:8470", "t", true},
+		{"0.0.0.0:8470", "0123456789abcdef", true},
 		{"8470", "", false},
 	} {
 		if err := web.CheckListen(tc.addr, tc.token); (err == nil) != tc.ok {
