@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hilrig/hilrig/rig/web"
 )
 
 // hilrigEnv runs the binary with args and HILRIG_TOKEN set to token, and
@@ -138,5 +141,33 @@ func TestTokenFile(t *testing.T) {
 	}
 	if tokens[0] != tokens[1] {
 		t.Errorf("the second run took %q, the first %q", tokens[1], tokens[0])
+	}
+}
+
+// TestChangeBeyondTheLongestDuration: a change whose duration is longer
+// than the longest hilrig takes (a century) is a 400 at its key, and
+// changes nothing; before, a delay of 9223372036854775807ns was taken,
+// and the hop delivered frames before they were sent.
+func TestChangeBeyondTheLongestDuration(t *testing.T) {
+	l := startLive(t, twoWay, web.Options{})
+	_, before := l.request("GET", "/api/v1/hops/down", "")
+	for _, tc := range []struct{ method, path, body, at string }{
+		{"PATCH", "/api/v1/hops/down", `{"delay": "9223372036854775807ns"}`, "delay"},
+		{"PATCH", "/api/v1/hops/down", `{"jitter": {"dist": "normal", "sigma": "1000000h"}}`, "jitter.sigma"},
+		{"PATCH", "/api/v1/hops/down", `{"delay": "80ms", "for": "9223372036.854775807s"}`, "for"},
+		{"POST", "/api/v1/hops/down/outage", `{"mode": "hold", "for": "9223372036854775807ns"}`, "for"},
+		{"POST", "/api/v1/phases/long", `{"for": "9223372036854775807ns"}`, "for"},
+	} {
+		code, body := l.request(tc.method, tc.path, tc.body)
+		var e struct{ Error, Path string }
+		if err := json.Unmarshal([]byte(body), &e); code != 400 || err != nil || e.Path != tc.at || !strings.Contains(e.Error, "is longer than the longest duration hilrig takes, 876600h") {
+			t.Errorf("%s %s %s: %d %s; want 400 at %s", tc.method, tc.path, tc.body, code, body, tc.at)
+		}
+	}
+	if _, after := l.request("GET", "/api/v1/hops/down", ""); after != before {
+		t.Errorf("the hop changed: %s, then %s", before, after)
+	}
+	if code, evs := l.request("GET", "/api/v1/events", ""); code != 200 || strings.TrimSpace(evs) != "[]" {
+		t.Errorf("events: %d %s", code, evs)
 	}
 }
