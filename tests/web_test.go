@@ -1025,7 +1025,7 @@ func TestStart(t *testing.T) {
 // machine (0.0.0.0 or [::] is no use from another), and works.
 func TestStartOnAllInterfaces(t *testing.T) {
 	var log syncBuffer
-	l := startLive(t, twoWay, web.Options{Token: "secret", Log: &log})
+	l := startLive(t, twoWay, web.Options{Token: "secret-of-16-chars", Log: &log})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	for _, addr := range []string{"0.0.0.0:0", "[::]:0"} {
@@ -1044,7 +1044,7 @@ func TestStartOnAllInterfaces(t *testing.T) {
 			t.Fatal(err)
 		}
 		parsed, err := url.Parse(u)
-		if err != nil || parsed.Port() == "" || parsed.Port() == "0" || parsed.Query().Get("token") != "secret" {
+		if err != nil || parsed.Port() == "" || parsed.Port() == "0" || parsed.Query().Get("token") != "secret-of-16-chars" {
 			t.Fatalf("%s: %q %v", addr, u, err)
 		}
 		ip := net.ParseIP(parsed.Hostname())
