@@ -150,12 +150,14 @@ func (s *Server) changeHop(w http.ResponseWriter, r *http.Request, source string
 			c.set, c.params = set.Set, set.Params
 		}
 	}
-	s.apply(w, r, "hop "+name+": "+strings.TrimSpace(string(body)), func(x *executor.Executor, now time.Duration) (change, any, *errChange) {
+	// The event says what changed as the entry does, without its at: the
+	// profile language's words for it, however the body was written.
+	pre := s.renderEntry(entry)
+	s.apply(w, r, c, pre, strings.Replace(pre, "at: 0s, ", "", 1), func(x *executor.Executor, now time.Duration) (any, *errChange) {
 		if err := x.Network().ApplyNow(changes...); err != nil {
-			return change{}, nil, refuse(http.StatusConflict, "", "hop %s: %v", name, err)
+			return nil, refuse(http.StatusConflict, "", "hop %s: %v", name, err)
 		}
-		c.entry.At = profiles.Duration(now)
-		return c, hopSettings(x.Network().HopNow(i)), nil
+		return hopSettings(x.Network().HopNow(i)), nil
 	})
 }
 
