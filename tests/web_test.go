@@ -474,7 +474,7 @@ func TestRequestsRefused(t *testing.T) {
 // TestToken checks the token on every request: HTTP and WebSocket, as a
 // bearer token or in the query.
 func TestToken(t *testing.T) {
-	const token = "s3cret-token"
+	const token = "s3cret-token-0123"
 	l := startLive(t, twoWay, web.Options{Token: token})
 	for _, tc := range []struct {
 		path   string
@@ -526,7 +526,7 @@ func TestCheckListen(t *testing.T) {
 		{"[::]:8470", "", false},
 		{"192.168.1.5:8470", "", false},
 		{"rig.lab:8470", "", false},
-		{"0.0.0.0:8470", "t", true},
+		{"0.0.0.0:8470", "0123456789abcdef", true},
 		{"8470", "", false},
 	} {
 		if err := web.CheckListen(tc.addr, tc.token); (err == nil) != tc.ok {
@@ -1025,7 +1025,7 @@ func TestStart(t *testing.T) {
 // machine (0.0.0.0 or [::] is no use from another), and works.
 func TestStartOnAllInterfaces(t *testing.T) {
 	var log syncBuffer
-	l := startLive(t, twoWay, web.Options{Token: "secret", Log: &log})
+	l := startLive(t, twoWay, web.Options{Token: "secret-of-16-chars", Log: &log})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	for _, addr := range []string{"0.0.0.0:0", "[::]:0"} {
@@ -1044,7 +1044,7 @@ func TestStartOnAllInterfaces(t *testing.T) {
 			t.Fatal(err)
 		}
 		parsed, err := url.Parse(u)
-		if err != nil || parsed.Port() == "" || parsed.Port() == "0" || parsed.Query().Get("token") != "secret" {
+		if err != nil || parsed.Port() == "" || parsed.Port() == "0" || parsed.Query().Get("token") != "secret-of-16-chars" {
 			t.Fatalf("%s: %q %v", addr, u, err)
 		}
 		ip := net.ParseIP(parsed.Hostname())

@@ -14,7 +14,8 @@
 //
 // Security: a server on a loopback address may be used without a token
 // (and then only by names of the loopback, against DNS rebinding); on any
-// other address it needs one (Options.Token), checked on every HTTP and
-// WebSocket request. Browsers may use it only from the dashboard's own
+// other address it needs one (Options.Token; CheckToken says what a token
+// must be), checked on every HTTP and WebSocket request by comparing
+// digests in constant time. Browsers may use it only from the dashboard's own
 // origin, and a read-only server (Options.ReadOnly) refuses every change.
 package web

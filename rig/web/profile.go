@@ -30,12 +30,11 @@ func (s *Server) getProfile(w http.ResponseWriter, r *http.Request) {
 	end := s.session.Executor().End()
 	prof.Seed, prof.Duration, prof.Schedule = s.seed, profiles.Duration(end), within(prof.Schedule, end)
 	var head string
+	var byHand []byte // the changes made by hand, for the as-run profile
 	if _, asRun := r.URL.Query()["as-run"]; asRun {
-		s.mu.Lock()
-		for _, c := range s.asRun {
-			prof.Schedule = append(prof.Schedule, c.entry)
+		if byHand = s.asRun.entries(); len(byHand) > 0 {
+			prof.Schedule = append(prof.Schedule, asRunMarker)
 		}
-		s.mu.Unlock()
 	} else {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
@@ -43,10 +42,7 @@ func (s *Server) getProfile(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			head = fmt.Sprintf("# %s as it will run: the run has not started.\n", p.Name)
 		} else {
-			s.mu.Lock()
-			asRun := slices.Clone(s.asRun)
-			s.mu.Unlock()
-			unshown := hopsAsTheyAre(&p, &prof, hops, asRun)
+			unshown := hopsAsTheyAre(&p, &prof, hops, s.asRun.latestSet())
 			head = fmt.Sprintf("# %s as it runs at %s s of the run: the hops' parameters as they are then. GET /api/v1/profile?as-run for the profile that replays the run.\n", p.Name, strconv.FormatFloat(now.Seconds(), 'f', -1, 64))
 			if len(unshown) > 0 {
 				head += "# Changed, but not shown as they are then: " + strings.Join(unshown, ", ") + ".\n"
@@ -54,9 +50,17 @@ func (s *Server) getProfile(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p.Profile = &prof
+	text := p.YAML()
+	if len(byHand) > 0 {
+		var err error
+		if text, err = spliceChanges(text, s.renderEntry(asRunMarker), byHand); err != nil {
+			writeError(w, http.StatusInternalServerError, "writing the as-run profile: "+err.Error(), "")
+			return
+		}
+	}
 	w.Header().Set("Content-Type", "application/yaml")
 	w.Header().Set("Cache-Control", "no-store")
-	w.Write(append([]byte(head), p.YAML()...))
+	w.Write(append([]byte(head), text...))
 }
 
 // within returns the entries of a schedule that take effect before end
@@ -199,10 +203,10 @@ func renderCorrupt(p *emulator.HopParams) (any, bool) {
 
 // hopsAsTheyAre sets the hops of prof (of the run's profile p) to their
 // parameters in hops: a parameter as the profile wrote it while it has
-// that value, as the latest change made by hand that set it wrote it, or
-// else written from its value. It returns the parameters that could not
-// be written (hops.NAME.KEY).
-func hopsAsTheyAre(p *profiles.Loaded, prof *profiles.Profile, hops []emulator.HopState, asRun []change) (unshown []string) {
+// that value, as the latest change made by hand that set it wrote it
+// while it has that change's value, or else written from its value. It
+// returns the parameters that could not be written (hops.NAME.KEY).
+func hopsAsTheyAre(p *profiles.Loaded, prof *profiles.Profile, hops []emulator.HopState, latest map[hopParam]*change) (unshown []string) {
 	values := slices.Clone(prof.Hops.Values)
 	prof.Hops.Values = values
 	for i, h := range hops {
@@ -220,11 +224,9 @@ func hopsAsTheyAre(p *profiles.Loaded, prof *profiles.Profile, hops []emulator.H
 				continue
 			}
 			changed = true
-			for _, c := range slices.Backward(asRun) {
-				if c.hop == i && c.set&f.field != 0 && reflect.DeepEqual(now, f.value(&c.params)) {
-					setField(&settings, &c.entry.HopSettings, f.name)
-					continue fields
-				}
+			if c := latest[hopParam{i, f.field}]; c != nil && reflect.DeepEqual(now, f.value(&c.params)) {
+				setField(&settings, &c.entry.HopSettings, f.name)
+				continue fields
 			}
 			if v, ok := f.render(&h.Params); ok {
 				rendered[f.key] = v

@@ -72,7 +72,7 @@ type Server struct {
 
 	mu     sync.Mutex
 	events []record.Event // the run's events, as far as fetched
-	asRun  []change       // the changes applied by hand, in order
+	asRun  asRunRecord    // the changes made by hand; it has a lock of its own
 	// The hops as the run left them, when it ended, and its summary.
 	finalHops    []emulator.HopState
 	finalAt      time.Duration
