@@ -90,6 +90,15 @@ func (m *Monitor) Read(dst *Snapshot) bool {
 	}
 }
 
+// Seq is the latest snapshot's Seq (0 before the first), to tell cheaply
+// whether there is a new one to read.
+func (m *Monitor) Seq() uint64 {
+	if s := m.latest.Load(); s != nil {
+		return s.snap.Seq
+	}
+	return 0
+}
+
 // Snapshot returns a copy of the latest snapshot (an empty one before the
 // first).
 func (m *Monitor) Snapshot() Snapshot {

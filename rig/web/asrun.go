@@ -3,11 +3,9 @@ package web
 import (
 	"bytes"
 	"errors"
-	"maps"
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/hilrig/hilrig/emulator"
@@ -25,13 +23,9 @@ const MaxChanges = 100_000
 // applied them, as the schedule entries that replay them: the lines the
 // profile language writes them in, in one buffer (a parsed entry and the
 // engine's parameters took some 600 bytes a change, kept for the run).
-// For the profile as it runs, it keeps the latest change that set each
-// parameter of each hop, which is bounded by the hops.
+// (For the profile as it runs, the rig keeps the latest change that set
+// each parameter of each hop, which is bounded by the hops: Host.)
 type asRunRecord struct {
-	// applied numbers the changes as the executor applies them; it is
-	// touched only there.
-	applied atomic.Uint64
-
 	mu       sync.Mutex
 	lines    []byte // the entries' lines, each ended by '\n'
 	kept     int    // lines in it
@@ -40,8 +34,7 @@ type asRunRecord struct {
 	// early holds changes settled before one applied ahead of them:
 	// each waits for its turn, so that changes at one instant replay in
 	// the order they were applied.
-	early  map[uint64]keptChange
-	latest map[hopParam]*change
+	early map[uint64]keptChange
 }
 
 // hopParam is a parameter of a hop: its index and the engine's field.
@@ -83,7 +76,7 @@ func (r *asRunRecord) keep(seq uint64, line string, c change) {
 	defer r.mu.Unlock()
 	r.reserved--
 	if r.early == nil {
-		r.early, r.latest = map[uint64]keptChange{}, map[hopParam]*change{}
+		r.early = map[uint64]keptChange{}
 	}
 	r.early[seq] = keptChange{line, c}
 	for {
@@ -95,11 +88,6 @@ func (r *asRunRecord) keep(seq uint64, line string, c change) {
 		r.next++
 		r.lines = append(append(r.lines, k.line...), '\n')
 		r.kept++
-		for _, f := range hopFields {
-			if k.c.set&f.field != 0 {
-				r.latest[hopParam{k.c.hop, f.field}] = &k.c
-			}
-		}
 	}
 }
 
@@ -108,14 +96,6 @@ func (r *asRunRecord) entries() []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return bytes.Clone(r.lines)
-}
-
-// latestSet returns the latest change that set each parameter of each
-// hop.
-func (r *asRunRecord) latestSet() map[hopParam]*change {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return maps.Clone(r.latest) // the changes themselves are never changed
 }
 
 // entryAt is the line of a schedule entry at an instant: pre is the entry

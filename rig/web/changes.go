@@ -16,7 +16,6 @@ import (
 
 	"github.com/hilrig/hilrig/emulator"
 	"github.com/hilrig/hilrig/profiles"
-	"github.com/hilrig/hilrig/rig/executor"
 	"github.com/hilrig/hilrig/rig/record"
 )
 
@@ -91,6 +90,9 @@ func refuseAll(keys []string, problems []problem) *errChange {
 }
 
 func writeRefusal(w http.ResponseWriter, e *errChange) {
+	if e.code == http.StatusTooManyRequests || e.code == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
 	writeJSON(w, e.code, apiError{Error: e.msg, Path: e.path, Errors: e.all})
 }
 
@@ -112,11 +114,14 @@ func (s *Server) readChange(w http.ResponseWriter, r *http.Request) ([]byte, *er
 	if err := checkJSON(r); err != nil && len(body) > 0 {
 		return nil, refuse(http.StatusUnsupportedMediaType, "", "%v", err)
 	}
-	switch s.runState.Load() {
+	switch s.state() {
 	case "waiting":
 		return nil, refuse(http.StatusConflict, "", "the run has not started yet")
 	case "ended":
 		return nil, refuse(http.StatusConflict, "", "the run has ended")
+	}
+	if err := s.limits.change(); err != nil {
+		return nil, err
 	}
 	return body, nil
 }
@@ -259,30 +264,29 @@ func jsonType(goType string) string {
 	return goType
 }
 
-// apply runs do on the executor, which applies the change c (its entry's
-// at is the instant it takes effect) and returns the answer's hop; the
-// record keeps it, and the answer says when it took effect. pre is c's
-// entry written at 0 (renderEntry), detail the change's event, whose
-// wall-clock time is the answer's. A change the record has no room for
-// is refused before it is posted, and a change applied is kept even when
-// its answer did not wait for it.
-func (s *Server) apply(w http.ResponseWriter, r *http.Request, c change, pre, detail string, do func(x *executor.Executor, now time.Duration) (any, *errChange)) {
+// apply asks the rig to make the change c, written as q asks it: the
+// rig applies it on the executor, between two of its events (its entry's
+// at is the instant it took effect); the record keeps it, and the answer
+// says when it took effect. pre is c's entry written at 0 (renderEntry).
+// A change the record has no room for is refused before it is asked, and
+// a change applied is kept even when its answer did not wait for it.
+func (s *Server) apply(w http.ResponseWriter, r *http.Request, c change, pre string, q linkRequest) {
 	if err := s.asRun.reserve(); err != nil {
 		writeRefusal(w, err)
 		return
 	}
 	got := make(chan outcome, 1)
-	posted := time.Now()
-	s.session.Executor().Post(func(x *executor.Executor, now time.Duration) {
-		hop, err := do(x, now)
-		if err != nil {
-			got <- outcome{err: err}
-			return
+	go func() {
+		a, err := s.run.ask(context.Background(), q)
+		switch {
+		case err != nil || a.Ended:
+			got <- outcome{ended: true}
+		case a.Error != nil:
+			got <- outcome{err: a.Error.change()}
+		default:
+			got <- outcome{seq: a.Seq, at: time.Duration(a.At), queued: time.Duration(a.Queued), wall: a.Wall, hop: a.Hop}
 		}
-		x.Event(now, "change", detail)
-		// Cheap, on the executor: the entry is written once answered.
-		got <- outcome{seq: s.asRun.applied.Add(1) - 1, at: now, queued: time.Since(posted), wall: eventWall(x.Events()), hop: hop}
-	})
+	}()
 	ctx, cancel := context.WithTimeout(r.Context(), applyWait)
 	defer cancel()
 	res, settled := s.await(ctx, got)
@@ -301,7 +305,11 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, c change, pre, de
 	case res.err != nil:
 		writeRefusal(w, res.err)
 	default:
-		writeJSON(w, http.StatusOK, applied{AtS: res.at.Seconds(), WallTime: res.wall, QueuedS: res.queued.Seconds(), Entry: line, Hop: res.hop})
+		var hop any
+		if res.hop != nil {
+			hop = res.hop
+		}
+		writeJSON(w, http.StatusOK, applied{AtS: res.at.Seconds(), WallTime: res.wall, QueuedS: res.queued.Seconds(), Entry: line, Hop: hop})
 	}
 }
 
@@ -319,23 +327,15 @@ type outcome struct {
 	at     time.Duration
 	queued time.Duration
 	wall   time.Time
-	hop    any
+	hop    json.RawMessage
 }
 
-// await waits for the outcome of a change posted, until ctx is done
-// (false). A change posted as the run ended may have been applied: the
-// executor, stopped, applies none after.
+// await waits for the outcome of a change asked, until ctx is done
+// (false).
 func (s *Server) await(ctx context.Context, got <-chan outcome) (outcome, bool) {
 	select {
 	case res := <-got:
 		return res, true
-	case <-s.ended:
-		select {
-		case res := <-got:
-			return res, true
-		default:
-			return outcome{ended: true}, true
-		}
 	case <-ctx.Done():
 		return outcome{}, false
 	}
@@ -393,18 +393,7 @@ func (s *Server) postPhase(w http.ResponseWriter, r *http.Request) {
 		detail += " for " + profiles.Duration(length).String()
 		entry.For = ptr(profiles.Duration(length))
 	}
-	s.apply(w, r, change{entry: entry}, s.renderEntry(entry), detail, func(x *executor.Executor, now time.Duration) (any, *errChange) {
-		ph := x.Phases()
-		if ph == nil {
-			return nil, refuse(http.StatusConflict, "", "this run counts no phases (it has no monitor)")
-		}
-		to := x.End()
-		if length > 0 {
-			to = min(to, now+length)
-		}
-		ph.Mark(name, now, to)
-		return nil, nil
-	})
+	s.apply(w, r, change{entry: entry}, s.renderEntry(entry), linkRequest{Op: "phase", Phase: name, For: int64(length), Event: detail})
 }
 
 // parsePhase reads a phase's name and body: how long it lasts (0: until
@@ -441,7 +430,7 @@ func ptr[T any](v T) *T { return &v }
 // schedule line of a profile that has only that entry, rendered by the
 // profile language's own renderer.
 func (s *Server) renderEntry(e profiles.ScheduleEntry) string {
-	p := *s.session.Profile()
+	p := *s.run.profile
 	prof := *p.Profile
 	prof.Schedule = []profiles.ScheduleEntry{e}
 	p.Profile = &prof

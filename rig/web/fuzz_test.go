@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -77,7 +78,7 @@ func FuzzHopChangeBody(f *testing.F) {
 				}
 			}
 		}
-		changes, _, err := parseHopChange(p, source, "link", body, toChange)
+		changes, raw, _, err := parseHopChange(p, source, "link", body, toChange)
 		if err != nil {
 			// The body as a whole is at fault (not JSON, not an object,
 			// empty), or a key in it given twice; or keys are, each with
@@ -91,6 +92,11 @@ func FuzzHopChangeBody(f *testing.F) {
 				}
 			}
 			return
+		}
+		// The rig reads the change again, from its words in the profile
+		// language, to apply it (Host.change): the same change.
+		if again, _, err := p.ParseChange(source, raw, "link"); err != nil || !reflect.DeepEqual(again, changes) {
+			t.Fatalf("%q: the rig reads %s as %+v, %v; the server as %+v", body, raw, again, err, changes)
 		}
 		var early frameBeforeSent
 		n, nerr := emulator.New(p.Config, &early)

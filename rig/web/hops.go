@@ -14,13 +14,12 @@ import (
 	"github.com/hilrig/hilrig/emulator"
 	"github.com/hilrig/hilrig/emulator/suggest"
 	"github.com/hilrig/hilrig/profiles"
-	"github.com/hilrig/hilrig/rig/executor"
 	"github.com/hilrig/hilrig/rig/record"
 )
 
 // hopIndex finds a hop by name, or answers 404 naming the hops there are.
 func (s *Server) hopIndex(w http.ResponseWriter, name string) (int, bool) {
-	hops := s.session.Profile().Hops.Names
+	hops := s.run.profile.Hops.Names
 	for i, h := range hops {
 		if h == name {
 			return i, true
@@ -135,43 +134,33 @@ func (s *Server) changeHop(w http.ResponseWriter, r *http.Request, source string
 		return
 	}
 	body, cerr := s.readChange(w, r)
-	var changes []emulator.Scheduled
+	var raw []byte
 	var entry profiles.ScheduleEntry
 	if cerr == nil {
-		changes, entry, cerr = parseHopChange(s.session.Profile(), strings.Replace(source, "{hop}", name, 1), name, body, toChange)
+		_, raw, entry, cerr = parseHopChange(s.run.profile, strings.Replace(source, "{hop}", name, 1), name, body, toChange)
 	}
 	if cerr != nil {
 		writeRefusal(w, cerr)
 		return
 	}
-	c := change{entry: entry, hop: i}
-	for _, ch := range changes {
-		if set, ok := ch.Change.(emulator.SetHop); ok {
-			c.set, c.params = set.Set, set.Params
-		}
-	}
 	// The event says what changed as the entry does, without its at: the
 	// profile language's words for it, however the body was written.
 	pre := s.renderEntry(entry)
-	s.apply(w, r, c, pre, strings.Replace(pre, "at: 0s, ", "", 1), func(x *executor.Executor, now time.Duration) (any, *errChange) {
-		if err := x.Network().ApplyNow(changes...); err != nil {
-			return nil, refuse(http.StatusConflict, "", "hop %s: %v", name, err)
-		}
-		return hopSettings(x.Network().HopNow(i)), nil
-	})
+	s.apply(w, r, change{entry: entry, hop: i}, pre, linkRequest{Op: "change", Hop: name, Change: raw, Source: strings.Replace(source, "{hop}", name, 1), Event: strings.Replace(pre, "at: 0s, ", "", 1)})
 }
 
 // parseHopChange reads the change a body makes to hop: toChange turns the
 // body into the change in the profile language, whose own code then
-// checks it, with its messages. It returns the engine's changes and the
-// schedule entry that replays them, or a refusal with every problem
+// checks it, with its messages. It returns the engine's changes, the
+// change in the profile language (which the rig reads again to apply it)
+// and the schedule entry that replays them, or a refusal with every problem
 // found, in the order of the body's keys: among them a file named (a
 // change made live reads none) and a duration longer than the engine
 // takes.
-func parseHopChange(p *profiles.Loaded, source, hop string, body []byte, toChange func([]byte) ([]byte, []string, []problem, *errChange)) ([]emulator.Scheduled, profiles.ScheduleEntry, *errChange) {
+func parseHopChange(p *profiles.Loaded, source, hop string, body []byte, toChange func([]byte) ([]byte, []string, []problem, *errChange)) ([]emulator.Scheduled, []byte, profiles.ScheduleEntry, *errChange) {
 	change, keys, problems, cerr := toChange(body)
 	if cerr != nil {
-		return nil, profiles.ScheduleEntry{}, cerr
+		return nil, nil, profiles.ScheduleEntry{}, cerr
 	}
 	var changes []emulator.Scheduled
 	var entry profiles.ScheduleEntry
@@ -202,9 +191,9 @@ func parseHopChange(p *profiles.Loaded, source, hop string, body []byte, toChang
 		}
 	}
 	if len(problems) > 0 {
-		return nil, profiles.ScheduleEntry{}, refuseAll(keys, problems)
+		return nil, nil, profiles.ScheduleEntry{}, refuseAll(keys, problems)
 	}
-	return changes, entry, nil
+	return changes, change, entry, nil
 }
 
 // fileKeys are the keys of a change that name a file to read (a recorded

@@ -49,7 +49,7 @@ func TestHopChangeDurationsInRange(t *testing.T) {
 		if tc.outage {
 			toChange = outageChange
 		}
-		changes, _, err := parseHopChange(p, "PATCH", "link", []byte(tc.body), toChange)
+		changes, _, _, err := parseHopChange(p, "PATCH", "link", []byte(tc.body), toChange)
 		var got []string
 		if err != nil {
 			problems := err.all // when there are several
@@ -105,13 +105,13 @@ func TestLiveChangeReadsNoFile(t *testing.T) {
 		{`{"jitter": {"dist": "empirical", "file": "SECRET"}}`, "jitter.file"},
 	} {
 		body := strings.ReplaceAll(tc.body, "SECRET", secret)
-		_, _, err := parseHopChange(p, "PATCH", "link", []byte(body), patchChange)
+		_, _, _, err := parseHopChange(p, "PATCH", "link", []byte(body), patchChange)
 		if err == nil || err.path != tc.at || !strings.Contains(err.msg, "a change made live reads no file on the rig's machine") || strings.Contains(err.msg+err.path, "root:") || len(err.all) > 1 {
 			t.Errorf("%s: %+v", body, err)
 		}
 	}
 	// What may come next to a file is not a file.
-	if _, _, err := parseHopChange(p, "PATCH", "link", []byte(`{"delay": "5ms", "jitter": {"dist": "normal", "sigma": "1ms"}}`), patchChange); err != nil {
+	if _, _, _, err := parseHopChange(p, "PATCH", "link", []byte(`{"delay": "5ms", "jitter": {"dist": "normal", "sigma": "1ms"}}`), patchChange); err != nil {
 		t.Errorf("a change without a file: %+v", err)
 	}
 }

@@ -99,7 +99,7 @@ func newRoot() *cobra.Command {
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(demoCommand(), simCommand(), runCommand(), testCommand(), reportCommand(), coupleCommand(), modelsCommand(),
 		checkCommand(), showCommand(), profilesCommand(), portsCommand(),
-		versionCommand(), completionCommand(root), expectTopic())
+		versionCommand(), completionCommand(root), expectTopic(), serveLiveCommand())
 	root.SetHelpCommand(helpCommand(root))
 	// What cobra would add when it executes, added now, so that help shows
 	// the whole tree however it is asked for.
