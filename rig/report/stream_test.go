@@ -362,3 +362,31 @@ func TestNineDecimals(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseSignals: any input is a signals file or an error; the columns
+// read are those asked for that it has, their slices in order, each
+// between its extremes.
+func FuzzParseSignals(f *testing.F) {
+	f.Add("t,car.x,car.ideal.x\n0,1,2\n0.002,3,4\n")
+	f.Add("t,link.queue_bytes,link.queue_frames\n0,0,0\n0.01,1500,1\n")
+	f.Add("t,a\n-1,1e308\n1e300,-1e308\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, whole := range []bool{true, false} {
+			sd, err := parseSignals(strings.NewReader(text), 0, buckets, whole, func(columns []string) []string { return columns })
+			if err != nil {
+				continue
+			}
+			for name, e := range sd.series {
+				if !slices.Contains(sd.columns, name) {
+					t.Fatalf("%q: a series %q of no column", text, name)
+				}
+				bs := e.buckets()
+				for i, b := range bs {
+					if b.lo > b.hi || (i > 0 && b.t < bs[i-1].t) {
+						t.Fatalf("%q: %s: bucket %d %+v", text, name, i, b)
+					}
+				}
+			}
+		}
+	})
+}
