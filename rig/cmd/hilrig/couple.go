@@ -82,6 +82,13 @@ func runCouple(model string, o coupleFlags, stdout, stderr io.Writer) int {
 	if delay <= 0 {
 		return fail(stderr, exitUsage, fmt.Errorf("--delay must be positive: without a delay there is no distortion to rank"))
 	}
+	var reads []namedFile
+	if m.Builtin == nil {
+		reads = madeFrom("model", m.Source, []string{m.Source})
+	}
+	if err := checkOutputs([]namedFile{{"--csv", o.csv}, {"--svg", o.svg}}, reads); err != nil {
+		return fail(stderr, exitUsage, err)
+	}
 	omegas := plant.LogSpace(0.1, 1000, 50)
 	// Cuts asked for must each be analysed; of every cut the model offers,
 	// those that leave the input or the output on the bench are set aside
@@ -111,7 +118,7 @@ func runCouple(model string, o coupleFlags, stdout, stderr io.Writer) int {
 	}
 	if o.csv != "" {
 		if err := writeFile(o.csv, func(w io.Writer) error { return couplingCSV(w, results) }); err != nil {
-			return fail(stderr, exitFail, err)
+			return fail(stderr, exitUsage, err)
 		}
 	}
 	if o.svg != "" {
@@ -123,7 +130,7 @@ func runCouple(model string, o coupleFlags, stdout, stderr io.Writer) int {
 			}
 			return err
 		}); err != nil {
-			return fail(stderr, exitFail, err)
+			return fail(stderr, exitUsage, err)
 		}
 	}
 	return exitOK
