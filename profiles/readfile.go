@@ -17,21 +17,13 @@ const MaxFileBytes = 64 << 20
 // device, a FIFO or a directory, which could block or never end) of at
 // most limit bytes. Its errors name the file and say what is wrong with it.
 func ReadFile(path string, limit int64) ([]byte, error) {
-	// Looked at before it is opened: opening a named pipe blocks until
-	// someone writes to it.
-	if err := regular(path, os.Stat); err != nil {
-		return nil, err
-	}
-	f, err := os.Open(path)
+	f, err := OpenFile(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	info, err := f.Stat() // what was opened, should the path have changed since
+	info, err := f.Stat()
 	if err != nil {
-		return nil, err
-	}
-	if err := regular(path, func(string) (os.FileInfo, error) { return info, nil }); err != nil {
 		return nil, err
 	}
 	if info.Size() > limit {
@@ -46,6 +38,30 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: grew past the %d bytes a file may have here while it was read", path, limit)
 	}
 	return data, nil
+}
+
+// OpenFile opens a file to be read as a stream, one too large to read
+// whole (a trace, a recording), under ReadFile's rule: a regular file,
+// which a reader can count on to end, and never blocks in the open.
+func OpenFile(path string) (*os.File, error) {
+	// Looked at before it is opened: opening a named pipe blocks until
+	// someone writes to it.
+	if err := regular(path, os.Stat); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat() // what was opened, should the path have changed since
+	if err == nil {
+		err = regular(path, func(string) (os.FileInfo, error) { return info, nil })
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // regular says what is wrong with path if stat finds it is not a regular

@@ -507,7 +507,7 @@ func (x *Executor) exchange(now time.Duration) {
 		x.net.Advance(now)
 		for _, m := range x.models {
 			if m.next == t {
-				m.sample()
+				m.sample(x)
 			}
 		}
 		if x.signals != nil {

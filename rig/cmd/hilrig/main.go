@@ -295,40 +295,6 @@ func helpCommand(root *cobra.Command) *cobra.Command {
 	}
 }
 
-// output is a file a flag asks for, and the writer to point at it.
-type output struct {
-	path string
-	into *io.Writer
-}
-
-// createOutputs creates the files asked for (an empty path is not asked
-// for) and points their writers at them, before anything runs, so that a
-// path that cannot be written is a usage error and not a lost run. close
-// closes what was created, also after an error.
-func createOutputs(outs ...output) (close func(), err error) {
-	var files []*os.File
-	close = func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}
-	for _, o := range outs {
-		switch o.path {
-		case "":
-			continue
-		case "-": // not a file named -, which is what os.Create would make
-			return close, errors.New(`"-" is not an output file here: give a file, or /dev/stdout (the summary goes there unless --summary names a file)`)
-		}
-		f, err := os.Create(o.path)
-		if err != nil {
-			return close, err
-		}
-		files = append(files, f)
-		*o.into = f
-	}
-	return close, nil
-}
-
 // writeJSON writes v as indented JSON.
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

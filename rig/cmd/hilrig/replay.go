@@ -24,8 +24,8 @@ func players(replays []string) (map[string]rig.Player, error) {
 	out := map[string]rig.Player{}
 	read := map[string]*record.Recorded{}
 	for _, r := range replays {
-		endpoint, file, ok := strings.Cut(r, "=")
-		if !ok || endpoint == "" || file == "" {
+		endpoint, file, ok := cutReplay(r)
+		if !ok {
 			return nil, fmt.Errorf("--replay %q: want ENDPOINT=FILE", r)
 		}
 		rec := read[file]
@@ -43,4 +43,10 @@ func players(replays []string) (map[string]rig.Player, error) {
 		out[endpoint] = p
 	}
 	return out, nil
+}
+
+// cutReplay splits --replay's ENDPOINT=FILE.
+func cutReplay(r string) (endpoint, file string, ok bool) {
+	endpoint, file, ok = strings.Cut(r, "=")
+	return endpoint, file, ok && endpoint != "" && file != ""
 }

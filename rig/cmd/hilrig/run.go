@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -83,7 +84,10 @@ func runRun(ref string, o runFlags, stdout, stderr io.Writer) int {
 		return fail(stderr, exitUsage, err)
 	}
 	out := stdout
-	closeOutputs, err := createOutputs(output{o.trace, &opt.Trace}, output{o.signals, &opt.Signals}, output{o.record, &opt.Record}, output{o.queues, &opt.Queues}, output{o.summary, &out})
+	reads := slices.Concat(madeFrom("profile", p.Source, p.Files()), benchReads(b), replayReads(*o.replays))
+	outs := append([]output{{"--trace", o.trace, &opt.Trace}, {"--signals", o.signals, &opt.Signals}, {"--record", o.record, &opt.Record},
+		{"--queues", o.queues, &opt.Queues}, {"--summary", o.summary, &out}}, ptyLinks(b)...)
+	closeOutputs, err := createOutputs(reads, outs...)
 	defer closeOutputs()
 	if err != nil {
 		return fail(stderr, exitUsage, err)

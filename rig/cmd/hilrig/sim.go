@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"time"
 
@@ -97,7 +98,9 @@ func runSim(ref string, o simFlags, stdout, stderr io.Writer) int {
 		return fail(stderr, exitUsage, fmt.Errorf("--listen serves a sim paced to the wall clock: give --realtime-view too (without it the run is over in milliseconds)"))
 	}
 	out := stdout
-	closeOutputs, err := createOutputs(output{o.trace, &opt.Trace}, output{o.signals, &opt.Signals}, output{o.record, &opt.Record}, output{o.queues, &opt.Queues}, output{o.summary, &out})
+	reads := slices.Concat(madeFrom("profile", p.Source, p.Files()), benchReads(bench), replayReads(*o.replays))
+	closeOutputs, err := createOutputs(reads, output{"--trace", o.trace, &opt.Trace}, output{"--signals", o.signals, &opt.Signals},
+		output{"--record", o.record, &opt.Record}, output{"--queues", o.queues, &opt.Queues}, output{"--summary", o.summary, &out})
 	defer closeOutputs()
 	if err != nil {
 		return fail(stderr, exitUsage, err)
