@@ -49,10 +49,11 @@ type RecordingInterface struct {
 // header states: that instant is known only when the run starts.
 type Recording struct {
 	*Writer[recordedFrame]
-	w      io.Writer
-	about  string
-	ifaces []RecordingInterface
-	flows  []string
+	w         io.Writer
+	about     string
+	ifaces    []RecordingInterface
+	flows     []string
+	onFailure func(error)
 }
 
 type recordedFrame struct {
@@ -107,6 +108,28 @@ func (r *Recording) Begin(start time.Time) {
 	epoch := start.UnixNano()
 	r.Writer = NewWriter(r.w, h, recordingSlots, func(f *recordedFrame) { f.payload = make([]byte, 0, slotPayload) },
 		func(b []byte, f *recordedFrame) []byte { return r.appendPacket(b, f, epoch) })
+	if r.onFailure != nil {
+		r.Writer.OnFailure(r.onFailure)
+	}
+}
+
+// OnFailure has f called once, with the error, when the file fails (see
+// Writer.OnFailure).
+func (r *Recording) OnFailure(f func(error)) {
+	if r.Writer != nil {
+		r.Writer.OnFailure(f)
+		return
+	}
+	r.onFailure = f
+}
+
+// Account says what became of the frames recorded so far (none before
+// Begin).
+func (r *Recording) Account() Account {
+	if r.Writer == nil {
+		return Account{}
+	}
+	return r.Writer.Account()
 }
 
 // Close writes out every frame recorded and flushes the file. A recording
