@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -105,7 +106,8 @@ type Session struct {
 	signals   *record.Signals
 	queues    *record.Signals
 	recording *record.Recording
-	outputs   []output // the files above that were asked for
+	outputs   []output  // the files above that were asked for
+	replays   []*replay // the players that replay a recording, by name
 	timing    record.TimingSummary
 	ran       bool
 	refused   bool // the kernel refused a real-time facility for want of privilege
@@ -184,10 +186,16 @@ func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (
 		}
 		clock = pacedClock{s.real}
 	}
-	for name := range opt.Players {
+	for _, name := range slices.Sorted(maps.Keys(opt.Players)) {
 		if b == nil || b.Endpoints.Index(name) < 0 {
 			s.closeClock()
 			return nil, fmt.Errorf("no endpoint %q in the bench to play", name)
+		}
+		if r, ok := opt.Players[name].(*replay); ok {
+			s.replays = append(s.replays, r)
+			if cut := r.cutShort(); cut != "" {
+				s.logf("%s", cut)
+			}
 		}
 	}
 	bd, err := bind(p, b, mode, s.devices, opt.Players)
@@ -247,7 +255,7 @@ func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (
 		},
 	})
 	if err != nil {
-		s.closeOutputs()
+		s.closeFiles()
 		s.closeClock()
 		return nil, err
 	}
@@ -302,7 +310,7 @@ func (s *Session) Run(ctx context.Context) (record.Summary, error) {
 		s.x.Start()
 		stopped, err := s.x.Run(ctx)
 		s.x.Finish()
-		s.closeOutputs()
+		s.closeFiles()
 		return s.finish(s.summary(stopped, err))
 	}
 	defer s.closeClock()
@@ -316,7 +324,7 @@ func (s *Session) Run(ctx context.Context) (record.Summary, error) {
 	for i, e := range s.devices {
 		if err := e.Start(s.real, s.x.Ingress(), i); err != nil {
 			s.stopDevices(s.devices[:i])
-			s.closeOutputs()
+			s.closeFiles()
 			return record.Summary{}, err
 		}
 		if a, ok := e.Endpoint.(drivers.Announcer); ok {
@@ -328,7 +336,7 @@ func (s *Session) Run(ctx context.Context) (record.Summary, error) {
 	// flight, the files written out.
 	s.stopDevices(s.devices)
 	s.x.Finish()
-	s.closeOutputs()
+	s.closeFiles()
 	s.timing.ProcessAllocs = allocs
 	return s.finish(s.summary(stopped, failure))
 }
@@ -339,6 +347,9 @@ func (s *Session) Run(ctx context.Context) (record.Summary, error) {
 // recording states that instant (a virtual-time recording's is the epoch:
 // its times are the run's).
 func (s *Session) begin() {
+	for _, r := range s.replays {
+		r.open()
+	}
 	start := time.Unix(0, 0)
 	now := s.x.Network().Now // in virtual time the writers write on the executor's goroutine
 	if s.real != nil {
@@ -466,6 +477,11 @@ func (s *Session) summary(stopped string, failure error) (record.Summary, error)
 			runErr.Others = append(runErr.Others, err)
 		}
 	}
+	for _, r := range s.replays {
+		if err := r.failure(); err != nil {
+			runErr.Others = append(runErr.Others, err)
+		}
+	}
 	for _, err := range runErr.all() {
 		sum.Failures = append(sum.Failures, err.Error())
 	}
@@ -522,11 +538,14 @@ func (s *Session) summary(stopped string, failure error) (record.Summary, error)
 	return sum, runErr.orNil()
 }
 
-// closeOutputs writes out the files; what they lost is in their
-// accounts.
-func (s *Session) closeOutputs() {
+// closeFiles writes out the outputs (what they lost is in their
+// accounts) and closes the recordings replayed.
+func (s *Session) closeFiles() {
 	for _, o := range s.outputs {
 		o.file.Close()
+	}
+	for _, r := range s.replays {
+		r.close()
 	}
 }
 
@@ -587,7 +606,7 @@ func (s *Session) stopDevices(eps []endpoint) {
 func (s *Session) Close() {
 	if !s.ran {
 		s.ran = true
-		s.closeOutputs()
+		s.closeFiles()
 		s.closeClock()
 	}
 }

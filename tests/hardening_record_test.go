@@ -1,16 +1,21 @@
 package tests
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hilrig/hilrig/firmware/wire"
+	"github.com/hilrig/hilrig/rig/record"
 )
 
 // This file is the recording part of the hardening issue (18): outputs
@@ -231,5 +236,163 @@ func TestRunOutputsOnAFullDiskAndADeviceFailing(t *testing.T) {
 		if s.Timing == nil || o.Output == "trace" && s.Timing.TraceDropped != o.Lost || o.Output == "recording" && s.Timing.RecordingDropped != o.Lost {
 			t.Errorf("timing %+v, %s lost %d", s.Timing, o.Output, o.Lost)
 		}
+	}
+}
+
+// writeTestRecording writes, as a run with --record does, a recording of
+// n frames the controller's device sent, one every `every`, of 1 to size
+// bytes, each followed by its copy written to the plant; and returns its
+// path.
+func writeTestRecording(t *testing.T, path string, n int, every time.Duration, size int) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := record.NewRecording(f, "a test", []record.RecordingInterface{{Name: "controller"}, {Name: "plant"}}, []string{"m2s", "s2m"})
+	r.Begin(time.Unix(1763856000, 0))
+	payload := make([]byte, size)
+	var published uint64
+	frame := func(iface int, outbound bool, at time.Duration, seq int, p []byte) {
+		// The recording's ring holds 8192 frames: never more than 6000
+		// unwritten (its writer's buffer holds fewer than 2000).
+		for published-r.Account().Written > 6000 {
+			time.Sleep(100 * time.Microsecond)
+		}
+		r.Frame(iface, outbound, at, 0, uint64(seq), p)
+		published++
+	}
+	for i := range n {
+		p := payload[:1+i%size]
+		for j := range p {
+			p[j] = 'a' + byte((i+j)%26)
+		}
+		at := time.Duration(i) * every
+		frame(0, false, at, i, p)
+		frame(1, true, at+5*time.Millisecond, i, p)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if c := r.Account(); c.Lost() != 0 {
+		t.Fatalf("the recording lost %d frames", c.Lost())
+	}
+}
+
+// replayLink is a profile and a bench (the virtual one) that a recording
+// of writeTestRecording replays through.
+func replayLink(t *testing.T, dir string, duration string) (profile, bench string) {
+	profile, bench = filepath.Join(dir, "link.yaml"), filepath.Join(dir, "bench.yaml")
+	os.WriteFile(profile, []byte("duration: "+duration+"\nhops:\n  down: {delay: 5ms}\n  up: {delay: 5ms}\nflows:\n  m2s: {route: [down]}\n  s2m: {route: [up]}\n"), 0o644)
+	os.WriteFile(bench, []byte(ptyBenchText("line", "")), 0o644)
+	return profile, bench
+}
+
+// TestReplayOfARecordingCutShort: a recording cut inside a block, as the
+// recording of a run that was killed is, replays the frames before the
+// cut, and the run says so before it starts: the file, the byte and the
+// block it is cut at, and what the endpoint replays (how many frames, to
+// when). Before, it replayed its first half without a word.
+func TestReplayOfARecordingCutShort(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "session.pcapng")
+	writeTestRecording(t, path, 3000, time.Millisecond, 100)
+	data := mustRead(t, path)
+	os.WriteFile(path, data[:len(data)/2], 0o644)
+	whole, cutErr := record.ReadRecording(bytes.NewReader(data[:len(data)/2]))
+	var cut *record.CutShortError
+	if !errors.As(cutErr, &cut) {
+		t.Fatalf("reading it: %v", cutErr)
+	}
+	var sent []record.RecordedFrame
+	for _, f := range whole.Frames {
+		if f.Interface == 0 && !f.Outbound {
+			sent = append(sent, f)
+		}
+	}
+	profile, bench := replayLink(t, dir, "10s")
+	trace := filepath.Join(dir, "trace.csv")
+	r := runHilrig(t, "sim", profile, "--bench", bench, "--replay", "controller="+path, "--trace", trace)
+	t.Logf("exit %d:\n%s", r.code, r.stderr)
+	want := fmt.Sprintf("hilrig: %s is cut short at byte %d: block %d has %d of its %d bytes (the recording of a run that was killed?): controller replays the %d frames its device sent before, to %.6f s\n",
+		path, cut.Offset, cut.Block, cut.Have, cut.Length, len(sent), sent[len(sent)-1].At.Seconds())
+	if r.code != 0 || !strings.Contains(r.stderr, want) {
+		t.Errorf("want exit 0 and\n%s", want)
+	}
+	if rows := readTrace(t, trace); len(rows) != len(sent) || len(sent) < 1400 || len(sent) > 1600 {
+		t.Errorf("%d rows in the trace, %d frames before the cut", len(rows), len(sent))
+	}
+}
+
+// TestReplayRefusesWhatIsNotAFile: a recording to replay must be a
+// regular file: a device would never end (/dev/zero) and a FIFO blocks
+// the run before it starts (as it did: the open waited for a writer for
+// ever). Each is refused at once, exit 2.
+func TestReplayRefusesWhatIsNotAFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.pcapng")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	profile, bench := replayLink(t, dir, "10s")
+	for _, tc := range []struct{ file, want string }{
+		{"/dev/zero", "hilrig: --replay: /dev/zero: is not a regular file (a character device)"},
+		{fifo, "hilrig: --replay: " + fifo + ": is not a regular file (a named pipe)"},
+	} {
+		cmd := exec.Command(hilrig, "sim", profile, "--bench", bench, "--replay", "controller="+tc.file)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		cmd.Start()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("--replay controller=%s: still running after 10 s", tc.file)
+			continue
+		}
+		if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("--replay controller=%s: exit %d: %s", tc.file, code, stderr.String())
+		}
+	}
+}
+
+// TestReplayMemoryDoesNotGrowWithTheRecording replays a recording of
+// 100 MB: the process's peak memory is that of a replay of a recording of
+// 100 frames, give or take what the replay reads ahead and the noise of
+// the runtime (16 MB). Before, it read the whole recording into memory:
+// some 3.5 times its size.
+func TestReplayMemoryDoesNotGrowWithTheRecording(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and replays 100 MB")
+	}
+	dir := t.TempDir()
+	small, large := filepath.Join(dir, "small.pcapng"), filepath.Join(dir, "large.pcapng")
+	writeTestRecording(t, small, 100, 100*time.Microsecond, 500)
+	writeTestRecording(t, large, 160000, 100*time.Microsecond, 600) // 2 blocks of 32+300+16 B on average each
+	info, err := os.Stat(large)
+	if err != nil || info.Size() < 100<<20 {
+		t.Fatalf("the large recording: %v, %d bytes", err, info.Size())
+	}
+	profile, bench := replayLink(t, dir, "17s")
+	peak := func(path string) (int64, lossSummary) {
+		summary := filepath.Join(dir, "s.json")
+		cmd := exec.Command(hilrig, "sim", profile, "--bench", bench, "--replay", "controller="+path, "--summary", summary)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10, readLossSummary(t, summary)
+	}
+	base, _ := peak(small)
+	used, s := peak(large)
+	t.Logf("peak RSS: %d MB replaying 100 frames, %d MB replaying %d MB (%d frames)", base>>20, used>>20, info.Size()>>20, s.Flows[0].Sent)
+	if s.Flows[0].Sent != 160000 {
+		t.Errorf("%d frames replayed, want 160000", s.Flows[0].Sent)
+	}
+	if used > base+16<<20 {
+		t.Errorf("peak RSS %d MB replaying %d MB, %d MB replaying 100 frames", used>>20, info.Size()>>20, base>>20)
 	}
 }
