@@ -276,16 +276,16 @@ type output struct {
 // accounts for them.
 func (s *Session) listOutputs() {
 	if s.trace != nil {
-		s.outputs = append(s.outputs, output{"trace", "rows", s.trace})
+		s.outputs = append(s.outputs, output{record.OutputTrace, "rows", s.trace})
 	}
 	if s.signals != nil {
-		s.outputs = append(s.outputs, output{"signals", "rows", s.signals})
+		s.outputs = append(s.outputs, output{record.OutputSignals, "rows", s.signals})
 	}
 	if s.queues != nil {
-		s.outputs = append(s.outputs, output{"queues", "rows", s.queues})
+		s.outputs = append(s.outputs, output{record.OutputQueues, "rows", s.queues})
 	}
 	if s.recording != nil {
-		s.outputs = append(s.outputs, output{"recording", "frames", s.recording})
+		s.outputs = append(s.outputs, output{record.OutputRecording, "frames", s.recording})
 	}
 }
 
@@ -525,11 +525,11 @@ func (s *Session) summary(stopped string, failure error) (record.Summary, error)
 	s.x.Timing(&timing)
 	for _, o := range sum.Outputs {
 		switch o.Output {
-		case "trace":
+		case record.OutputTrace:
 			timing.TraceDropped = o.Lost
-		case "signals":
+		case record.OutputSignals:
 			timing.SignalsDropped = o.Lost
-		case "recording":
+		case record.OutputRecording:
 			timing.RecordingDropped = o.Lost
 		}
 	}

@@ -35,6 +35,18 @@ type Summary struct {
 	Timing  *TimingSummary  `json:"timing,omitempty"`
 }
 
+// The outputs a run writes as it goes, as Summary.Outputs names them, in
+// its order.
+const (
+	OutputTrace     = "trace"
+	OutputSignals   = "signals"
+	OutputQueues    = "queues"
+	OutputRecording = "recording"
+)
+
+// OutputNames are the outputs' names.
+var OutputNames = []string{OutputTrace, OutputSignals, OutputQueues, OutputRecording}
+
 // OutputSummary accounts for a file the run wrote as it went (trace,
 // signals, queues, recording): every row it was given (every frame, for
 // the recording) is in exactly one of written, dropped and unwritten once
