@@ -294,8 +294,10 @@ func (s *Session) listOutputs() {
 // and the trace is complete up to that instant. A run that ran but failed
 // returns a *RunError with the summary: a failed device (a
 // *drivers.DeviceError, in RunError.Stopped), and an output that lost rows
-// (which does not stop the run: see record.Writer). A device that cannot
-// be opened is returned before anything runs, with an empty summary.
+// (which does not stop the run: see record.Writer) or a recording that
+// could not be replayed to its end, in RunError.Others. A device that
+// cannot be opened is returned before anything runs, with an empty
+// summary.
 func (s *Session) Run(ctx context.Context) (record.Summary, error) {
 	if s.ran {
 		return record.Summary{}, errors.New("a session runs once")
@@ -342,10 +344,10 @@ func (s *Session) Run(ctx context.Context) (record.Summary, error) {
 }
 
 // begin makes now the run's time zero: a real clock restarts, so that
-// what preparing the run took (opening devices, starting a server, locking
-// memory) neither shortens it nor makes its first events late, and the
-// recording states that instant (a virtual-time recording's is the epoch:
-// its times are the run's).
+// what preparing the run took (opening devices and the recordings to
+// replay, starting a server, locking memory) neither shortens it nor
+// makes its first events late, and the recording states that instant (a
+// virtual-time recording's is the epoch: its times are the run's).
 func (s *Session) begin() {
 	for _, r := range s.replays {
 		r.open()
