@@ -33,7 +33,7 @@ func TestOpenFile(t *testing.T) {
 		{filepath.Join(dir, "none.csv"), "no such file"},
 	} {
 		t.Run(filepath.Base(tc.path), func(t *testing.T) {
-			f, err := OpenFile(tc.path)
+			f, _, err := OpenFile(tc.path)
 			if tc.err == "" {
 				if err != nil {
 					t.Fatal(err)

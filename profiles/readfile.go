@@ -17,15 +17,11 @@ const MaxFileBytes = 64 << 20
 // device, a FIFO or a directory, which could block or never end) of at
 // most limit bytes. Its errors name the file and say what is wrong with it.
 func ReadFile(path string, limit int64) ([]byte, error) {
-	f, err := OpenFile(path)
+	f, info, err := OpenFile(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	if info.Size() > limit {
 		return nil, fmt.Errorf("%s: is %d bytes, more than the %d a file may have here", path, info.Size(), limit)
 	}
@@ -40,28 +36,28 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-// OpenFile opens a file to be read as a stream, one too large to read
-// whole (a trace, a recording), under ReadFile's rule: a regular file,
-// which a reader can count on to end, and never blocks in the open.
-func OpenFile(path string) (*os.File, error) {
+// OpenFile opens a file to read that must be a regular file (not a
+// device, a FIFO or a directory, which could block or never end), as
+// ReadFile does, for a reader that streams it rather than read it whole
+// (a recording to replay). info is the file opened's.
+func OpenFile(path string) (f *os.File, info os.FileInfo, err error) {
 	// Looked at before it is opened: opening a named pipe blocks until
 	// someone writes to it.
 	if err := regular(path, os.Stat); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+	if f, err = os.Open(path); err != nil {
+		return nil, nil, err
 	}
-	info, err := f.Stat() // what was opened, should the path have changed since
+	info, err = f.Stat() // what was opened, should the path have changed since
 	if err == nil {
 		err = regular(path, func(string) (os.FileInfo, error) { return info, nil })
 	}
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return f, nil
+	return f, info, nil
 }
 
 // regular says what is wrong with path if stat finds it is not a regular

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -106,6 +107,8 @@ type Session struct {
 	signals   *record.Signals
 	queues    *record.Signals
 	recording *record.Recording
+	outputs   []output  // the files above that were asked for
+	replays   []*replay // the players that replay a recording, by name
 	timing    record.TimingSummary
 	ran       bool
 	refused   bool // the kernel refused a real-time facility for want of privilege
@@ -184,10 +187,16 @@ func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (
 		}
 		clock = pacedClock{s.real}
 	}
-	for name := range opt.Players {
+	for _, name := range slices.Sorted(maps.Keys(opt.Players)) {
 		if b == nil || b.Endpoints.Index(name) < 0 {
 			s.closeClock()
 			return nil, fmt.Errorf("no endpoint %q in the bench to play", name)
+		}
+		if r, ok := opt.Players[name].(*replay); ok {
+			s.replays = append(s.replays, r)
+			if cut := r.cutShort(); cut != "" {
+				s.logf("%s", cut)
+			}
 		}
 	}
 	bd, err := bind(p, b, mode, s.devices, opt.Players)
@@ -235,6 +244,7 @@ func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (
 		}
 		s.recording = record.NewRecording(opt.Record, about, ifaces, p.Flows.Names)
 	}
+	s.listOutputs()
 	s.x, err = executor.New(executor.Config{
 		Network: cfg, Clock: clock, End: end, Egress: bd.egress,
 		Ingress: ingress, FlowOf: bd.flowOf, Reconnects: bd.reconnects, Endpoints: bd.interfaces, Models: bd.models, Sources: bd.sources, SourceInterfaces: bd.playerAt,
@@ -246,17 +256,47 @@ func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (
 		},
 	})
 	if err != nil {
-		s.closeWriters(nil)
+		s.closeFiles()
 		s.closeClock()
 		return nil, err
 	}
 	return s, nil
 }
 
+// output is a file the run writes as it goes.
+type output struct {
+	name, units string // "trace", "rows"
+	file        interface {
+		OnFailure(func(error))
+		Account() record.Account
+		Close() error
+	}
+}
+
+// listOutputs lists the files asked for, in the order the summary
+// accounts for them.
+func (s *Session) listOutputs() {
+	if s.trace != nil {
+		s.outputs = append(s.outputs, output{record.OutputTrace, "rows", s.trace})
+	}
+	if s.signals != nil {
+		s.outputs = append(s.outputs, output{record.OutputSignals, "rows", s.signals})
+	}
+	if s.queues != nil {
+		s.outputs = append(s.outputs, output{record.OutputQueues, "rows", s.queues})
+	}
+	if s.recording != nil {
+		s.outputs = append(s.outputs, output{record.OutputRecording, "frames", s.recording})
+	}
+}
+
 // Run runs the session until its duration ends, ctx is done, or (in real
 // time) a device fails. However it stops, outputs go to their safe levels
-// and the trace is complete up to that instant. A failed device is
-// returned as a *drivers.DeviceError, with the summary; a device that
+// and the trace is complete up to that instant. A run that ran but failed
+// returns a *RunError with the summary: a failed device (a
+// *drivers.DeviceError, in RunError.Stopped), and an output that lost rows
+// (which does not stop the run: see record.Writer) or a recording that
+// could not be replayed to its end, in RunError.Others. A device that
 // cannot be opened is returned before anything runs, with an empty
 // summary.
 func (s *Session) Run(ctx context.Context) (record.Summary, error) {
@@ -273,7 +313,8 @@ func (s *Session) Run(ctx context.Context) (record.Summary, error) {
 		s.x.Start()
 		stopped, err := s.x.Run(ctx)
 		s.x.Finish()
-		return s.finish(s.summary(stopped, s.closeWriters(err)))
+		s.closeFiles()
+		return s.finish(s.summary(stopped, err))
 	}
 	defer s.closeClock()
 	if err := realtime.LockMemory(); err != nil {
@@ -286,7 +327,7 @@ func (s *Session) Run(ctx context.Context) (record.Summary, error) {
 	for i, e := range s.devices {
 		if err := e.Start(s.real, s.x.Ingress(), i); err != nil {
 			s.stopDevices(s.devices[:i])
-			s.closeWriters(nil)
+			s.closeFiles()
 			return record.Summary{}, err
 		}
 		if a, ok := e.Endpoint.(drivers.Announcer); ok {
@@ -298,21 +339,33 @@ func (s *Session) Run(ctx context.Context) (record.Summary, error) {
 	// flight, the files written out.
 	s.stopDevices(s.devices)
 	s.x.Finish()
-	failure = s.closeWriters(failure)
+	s.closeFiles()
 	s.timing.ProcessAllocs = allocs
 	return s.finish(s.summary(stopped, failure))
 }
 
 // begin makes now the run's time zero: a real clock restarts, so that
-// what preparing the run took (opening devices, starting a server, locking
-// memory) neither shortens it nor makes its first events late, and the
-// recording states that instant (a virtual-time recording's is the epoch:
-// its times are the run's).
+// what preparing the run took (opening devices and the recordings to
+// replay, starting a server, locking memory) neither shortens it nor
+// makes its first events late, and the recording states that instant (a
+// virtual-time recording's is the epoch: its times are the run's).
 func (s *Session) begin() {
+	for _, r := range s.replays {
+		r.open()
+	}
 	start := time.Unix(0, 0)
+	now := s.x.Network().Now // in virtual time the writers write on the executor's goroutine
 	if s.real != nil {
 		s.real.Restart()
-		start = s.real.Start()
+		start, now = s.real.Start(), s.real.Now
+	}
+	// Each output tells its failure as it happens (or now, if it failed
+	// before the run began), at the run's time: so that the writers
+	// read the real clock only once it has restarted.
+	for _, o := range s.outputs {
+		o.file.OnFailure(func(err error) {
+			s.logf("writing the %s failed at %.3f s: %v; the run goes on, and counts the %s the %s loses", o.name, now().Seconds(), err, o.units, o.name)
+		})
 	}
 	if s.recording != nil {
 		s.recording.Begin(start)
@@ -445,6 +498,22 @@ func (s *Session) finish(sum record.Summary, failure error) (record.Summary, err
 
 func (s *Session) summary(stopped string, failure error) (record.Summary, error) {
 	sum := record.Summary{Profile: s.profile.Name, Clock: s.mode.String(), Stopped: stopped}
+	runErr := &RunError{Stopped: failure}
+	for _, o := range s.outputs {
+		c := o.file.Account()
+		sum.Outputs = append(sum.Outputs, c.Summary(o.name))
+		if err := c.Failure(o.name, o.units); err != nil {
+			runErr.Others = append(runErr.Others, err)
+		}
+	}
+	for _, r := range s.replays {
+		if err := r.failure(); err != nil {
+			runErr.Others = append(runErr.Others, err)
+		}
+	}
+	for _, err := range runErr.all() {
+		sum.Failures = append(sum.Failures, err.Error())
+	}
 	if s.bench != nil {
 		sum.Bench = s.bench.Name
 	}
@@ -463,7 +532,7 @@ func (s *Session) summary(stopped string, failure error) (record.Summary, error)
 	}
 	if s.mode == Virtual {
 		sum.Endpoints = played
-		return sum, failure
+		return sum, runErr.orNil()
 	}
 	sum.Endpoints = []record.EndpointSummary{}
 	for i, e := range s.devices {
@@ -484,44 +553,69 @@ func (s *Session) summary(stopped string, failure error) (record.Summary, error)
 	sum.Endpoints = append(sum.Endpoints, played...)
 	timing := s.timing
 	s.x.Timing(&timing)
-	if s.trace != nil {
-		timing.TraceDropped = s.trace.Dropped()
-	}
-	if s.signals != nil {
-		timing.SignalsDropped = s.signals.Dropped()
-	}
-	if s.recording != nil {
-		timing.RecordingDropped = s.recording.Dropped()
+	for _, o := range sum.Outputs {
+		switch o.Output {
+		case record.OutputTrace:
+			timing.TraceDropped = o.Lost
+		case record.OutputSignals:
+			timing.SignalsDropped = o.Lost
+		case record.OutputRecording:
+			timing.RecordingDropped = o.Lost
+		}
 	}
 	timing.MaxRSSKiB = realtime.MaxRSS()
 	sum.Timing = &timing
-	return sum, failure
+	return sum, runErr.orNil()
 }
 
-// closeWriters writes out the trace and the signals; a write error becomes
-// the session's failure unless it already has one.
-func (s *Session) closeWriters(failure error) error {
-	if s.trace != nil {
-		if err := s.trace.Close(); err != nil && failure == nil {
-			failure = fmt.Errorf("writing the trace: %w", err)
-		}
+// closeFiles writes out the outputs (what they lost is in their
+// accounts) and closes the recordings replayed.
+func (s *Session) closeFiles() {
+	for _, o := range s.outputs {
+		o.file.Close()
 	}
-	if s.signals != nil {
-		if err := s.signals.Close(); err != nil && failure == nil {
-			failure = fmt.Errorf("writing the signals: %w", err)
-		}
+	for _, r := range s.replays {
+		r.close()
 	}
-	if s.queues != nil {
-		if err := s.queues.Close(); err != nil && failure == nil {
-			failure = fmt.Errorf("writing the queues: %w", err)
-		}
+}
+
+// RunError is what went wrong with a run that ran: the failure that
+// stopped it, if one did (a device, a model), and what the run could not
+// do as asked while it went on (an output that lost rows or frames, a
+// recording that could not be replayed to its end). Each is also in the
+// summary's failures.
+type RunError struct {
+	Stopped error
+	Others  []error
+}
+
+func (e *RunError) Error() string {
+	var lines []string
+	if e.Stopped != nil {
+		lines = append(lines, "run stopped: "+e.Stopped.Error())
 	}
-	if s.recording != nil {
-		if err := s.recording.Close(); err != nil && failure == nil {
-			failure = fmt.Errorf("writing the recording: %w", err)
-		}
+	for _, err := range e.Others {
+		lines = append(lines, err.Error())
 	}
-	return failure
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap is every failure, the one that stopped the run first.
+func (e *RunError) Unwrap() []error { return e.all() }
+
+func (e *RunError) all() []error {
+	if e.Stopped == nil {
+		return e.Others
+	}
+	return append([]error{e.Stopped}, e.Others...)
+}
+
+// orNil is e, or nil when nothing went wrong.
+func (e *RunError) orNil() error {
+	if e.Stopped == nil && len(e.Others) == 0 {
+		return nil
+	}
+	return e
 }
 
 func (s *Session) closeClock() {
@@ -542,7 +636,7 @@ func (s *Session) stopDevices(eps []endpoint) {
 func (s *Session) Close() {
 	if !s.ran {
 		s.ran = true
-		s.closeWriters(nil)
+		s.closeFiles()
 		s.closeClock()
 	}
 }

@@ -1,6 +1,10 @@
 package record
 
-import "github.com/hilrig/hilrig/emulator"
+import (
+	"fmt"
+
+	"github.com/hilrig/hilrig/emulator"
+)
 
 // Summary is what a run reports, in virtual or real time: the network's
 // flows and hops, the named phases, the endpoints, the models, and in real
@@ -13,14 +17,90 @@ type Summary struct {
 	// Stopped says why the run ended: duration, interrupted, or what
 	// failed.
 	Stopped string `json:"stopped"`
+	// Failures are what went wrong with the run, each once: the failure
+	// that stopped it (a device, a model), every output that lost rows or
+	// frames (Outputs counts them), a recording that could not be
+	// replayed to its end. A run with any is not the run asked for, even
+	// one that ran its duration (hilrig exits 1).
+	Failures []string `json:"failures,omitempty"`
 	emulator.Summary
 	Phases    []PhaseSummary    `json:"phases,omitempty"`
 	Endpoints []EndpointSummary `json:"endpoints,omitempty"`
 	Models    []ModelSummary    `json:"models,omitempty"`
 	// Events are what happened to the run at an instant: changes made by
 	// hand through the live API, the supervisor's alarms.
-	Events []Event        `json:"events,omitempty"`
-	Timing *TimingSummary `json:"timing,omitempty"`
+	Events []Event `json:"events,omitempty"`
+	// Outputs account for the files the run wrote as it went.
+	Outputs []OutputSummary `json:"outputs,omitempty"`
+	Timing  *TimingSummary  `json:"timing,omitempty"`
+}
+
+// The outputs a run writes as it goes, as Summary.Outputs names them, in
+// its order.
+const (
+	OutputTrace     = "trace"
+	OutputSignals   = "signals"
+	OutputQueues    = "queues"
+	OutputRecording = "recording"
+)
+
+// OutputNames are the outputs' names.
+var OutputNames = []string{OutputTrace, OutputSignals, OutputQueues, OutputRecording}
+
+// OutputSummary accounts for a file the run wrote as it went (trace,
+// signals, queues, recording): every row it was given (every frame, for
+// the recording) is in exactly one of written, dropped and unwritten once
+// the run has ended.
+type OutputSummary struct {
+	Output  string `json:"output"`
+	Written uint64 `json:"written"`
+	// Lost is what the file does not have: dropped + unwritten.
+	Lost uint64 `json:"lost"`
+	// Dropped were lost to a full ring in real time, where the file is
+	// written from a goroutine of its own and the disk fell behind by
+	// more than the ring holds.
+	Dropped uint64 `json:"dropped"`
+	// Unwritten were lost to the file failing (a full disk): those not
+	// yet in it when it failed, and every one after, for a file that
+	// failed is not written again: it holds what came before its failure,
+	// without a hole, perhaps followed by part of the row it failed in.
+	Unwritten uint64 `json:"unwritten"`
+	Error     string `json:"error,omitempty"`
+}
+
+// Summary is the account of the output named output.
+func (c Account) Summary(output string) OutputSummary {
+	s := OutputSummary{Output: output, Written: c.Written, Lost: c.Lost(), Dropped: c.Dropped, Unwritten: c.Unwritten}
+	if c.Err != nil {
+		s.Error = c.Err.Error()
+	}
+	return s
+}
+
+// Failure says what the output named output lost, its records being
+// units ("rows", "frames"); nil if it lost nothing. It wraps the file's
+// write error.
+func (c Account) Failure(output, units string) error {
+	total := c.Written + c.Lost()
+	lost := fmt.Sprintf("%d of its %d %s lost", c.Lost(), total, units)
+	switch {
+	case total == 0:
+		lost = fmt.Sprintf("it had no %s to write, only its header", units)
+	case c.Written == 0:
+		lost = fmt.Sprintf("all its %d %s lost", total, units)
+	}
+	switch {
+	case c.Err == nil && c.Dropped == 0:
+		return nil
+	case c.Err == nil:
+		return fmt.Errorf("the %s is incomplete: %s to a full ring: the disk fell behind by more than the ring holds", output, lost)
+	case c.Dropped > 0:
+		lost += fmt.Sprintf(" (%d to a full ring before: the disk fell behind)", c.Dropped)
+	}
+	if c.Written > 0 {
+		lost += fmt.Sprintf("; the file has the %d before it failed", c.Written)
+	}
+	return fmt.Errorf("writing the %s failed: %w: %s", output, c.Err, lost)
 }
 
 // Event is something that happened to a run at an instant of its clock.
@@ -279,13 +359,15 @@ type TimingSummary struct {
 	// OverloadS how long they lasted in all, and SpinShedS how long it
 	// slept all the way to its deadlines rather than spin, to leave the
 	// CPU to others.
-	Busy           float64 `json:"busy"`
-	Overloads      uint64  `json:"overloads"`
-	OverloadS      float64 `json:"overload_s"`
-	SpinShedS      float64 `json:"spin_shed_s"`
-	TraceDropped   uint64  `json:"trace_dropped"`
-	SignalsDropped uint64  `json:"signals_dropped,omitempty"`
-	// RecordingDropped counts frames the recording lost to a full ring.
+	Busy      float64 `json:"busy"`
+	Overloads uint64  `json:"overloads"`
+	OverloadS float64 `json:"overload_s"`
+	SpinShedS float64 `json:"spin_shed_s"`
+	// TraceDropped, SignalsDropped and RecordingDropped count the rows
+	// (frames) each of those files lost, to a full ring or to the file
+	// failing (Summary.Outputs says which).
+	TraceDropped     uint64 `json:"trace_dropped"`
+	SignalsDropped   uint64 `json:"signals_dropped,omitempty"`
 	RecordingDropped uint64 `json:"recording_dropped,omitempty"`
 	// ProcessAllocs counts what the whole process allocated while the
 	// executor ran: not per frame (the executor's thread allocates

@@ -60,7 +60,7 @@ func scanLines(r io.Reader, fn func(n int, line []byte) error) error {
 // firstLine is the first line of the file at path, which must be a
 // regular file (a FIFO or a device may never end).
 func firstLine(path string) (string, error) {
-	f, err := profiles.OpenFile(path)
+	f, _, err := profiles.OpenFile(path)
 	if err != nil {
 		return "", err
 	}
@@ -143,7 +143,7 @@ type traceRow struct {
 // run lasting at least minEnd. The supervisor's rows (no seq) are
 // skipped: they mark events, not frames.
 func readTrace(path string, minEnd float64) (*traceData, error) {
-	f, err := profiles.OpenFile(path)
+	f, _, err := profiles.OpenFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -383,7 +383,7 @@ type signalsData struct {
 // n slices of the run from 0 to the file's last t, at least minEnd
 // (envelope; whole keeps a short series whole).
 func readSignals(path string, minEnd float64, n int, whole bool, wanted func(columns []string) []string) (*signalsData, error) {
-	f, err := profiles.OpenFile(path)
+	f, _, err := profiles.OpenFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hilrig/hilrig/rig"
-	"github.com/hilrig/hilrig/rig/record"
 )
 
 // replayFlag adds --replay ENDPOINT=FILE (repeatable): the bench's
@@ -22,7 +21,7 @@ func players(replays []string) (map[string]rig.Player, error) {
 		return nil, nil
 	}
 	out := map[string]rig.Player{}
-	read := map[string]*record.Recorded{}
+	read := map[string]*rig.RecordingFile{}
 	for _, r := range replays {
 		endpoint, file, ok := cutReplay(r)
 		if !ok {

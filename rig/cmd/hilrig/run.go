@@ -120,7 +120,7 @@ func runRun(ref string, o runFlags, stdout, stderr io.Writer) int {
 		return fail(stderr, exitFail, encErr)
 	}
 	if err != nil {
-		return fail(stderr, exitFail, fmt.Errorf("run stopped: %w", err))
+		return fail(stderr, exitFail, err) // a *rig.RunError: what stopped the run, and what it lost
 	}
 	return judge(stderr, exps, &summary, sig)
 }
