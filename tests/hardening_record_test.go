@@ -180,8 +180,8 @@ func TestSimOutputOnAFullDisk(t *testing.T) {
 			start := time.Now()
 			r := runHilrig(t, append(args, "--summary", summary)...)
 			t.Logf("%v: exit %d in %v:\n%s", args, r.code, time.Since(start).Round(time.Millisecond), r.stderr)
-			if r.code != 1 || strings.Contains(r.stderr, "run stopped") {
-				t.Errorf("exit %d, want 1, and no word of the run stopping", r.code)
+			if r.code != 2 || strings.Contains(r.stderr, "run stopped") {
+				t.Errorf("exit %d, want 2 (an output lost rows), and no word of the run stopping", r.code)
 			}
 			s := readLossSummary(t, summary)
 			if s.Stopped != "duration" || len(s.Failures) != len(tc.outputs) {
@@ -216,8 +216,8 @@ func TestRunOutputsOnAFullDiskAndADeviceFailing(t *testing.T) {
 	code := rig.wait()
 	stderr := rig.stderr.String()
 	t.Logf("exit %d:\n%s", code, stderr)
-	if code != 1 || !strings.Contains(stderr, "hilrig: run stopped: controller: pseudo-terminal "+filepath.Join(rig.dir, "controller")+": device vanished") {
-		t.Errorf("exit %d, want 1 and the device's failure", code)
+	if code != 2 || !strings.Contains(stderr, "hilrig: run stopped: controller: pseudo-terminal "+filepath.Join(rig.dir, "controller")+": device vanished") {
+		t.Errorf("exit %d, want 2 (outputs lost rows, whatever else failed) and the device's failure", code)
 	}
 	s := readLossSummary(t, rig.summary)
 	if !strings.HasPrefix(s.Stopped, "failed: controller") || len(s.Failures) != 3 || !strings.HasPrefix(s.Failures[0], "controller: ") {

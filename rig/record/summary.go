@@ -1,6 +1,7 @@
 package record
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/hilrig/hilrig/emulator"
@@ -77,9 +78,14 @@ func (c Account) Summary(output string) OutputSummary {
 	return s
 }
 
+// ErrOutputLost is what the failure of an output that lost records
+// wraps: the run's result is not all that was asked for, through no
+// fault of what was tested (hilrig then exits 2, not 1).
+var ErrOutputLost = errors.New("an output lost records")
+
 // Failure says what the output named output lost, its records being
 // units ("rows", "frames"); nil if it lost nothing. It wraps the file's
-// write error.
+// write error, and ErrOutputLost.
 func (c Account) Failure(output, units string) error {
 	total := c.Written + c.Lost()
 	lost := fmt.Sprintf("%d of its %d %s lost", c.Lost(), total, units)
@@ -93,15 +99,21 @@ func (c Account) Failure(output, units string) error {
 	case c.Err == nil && c.Dropped == 0:
 		return nil
 	case c.Err == nil:
-		return fmt.Errorf("the %s is incomplete: %s to a full ring: the disk fell behind by more than the ring holds", output, lost)
+		return lostError{fmt.Errorf("the %s is incomplete: %s to a full ring: the disk fell behind by more than the ring holds", output, lost)}
 	case c.Dropped > 0:
 		lost += fmt.Sprintf(" (%d to a full ring before: the disk fell behind)", c.Dropped)
 	}
 	if c.Written > 0 {
 		lost += fmt.Sprintf("; the file has the %d before it failed", c.Written)
 	}
-	return fmt.Errorf("writing the %s failed: %w: %s", output, c.Err, lost)
+	return lostError{fmt.Errorf("writing the %s failed: %w: %s", output, c.Err, lost)}
 }
+
+// lostError is an output's failure: its message, its cause, and
+// ErrOutputLost.
+type lostError struct{ error }
+
+func (e lostError) Unwrap() []error { return []error{e.error, ErrOutputLost} }
 
 // Event is something that happened to a run at an instant of its clock.
 type Event struct {

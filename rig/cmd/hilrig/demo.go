@@ -114,7 +114,7 @@ func runDemo(o demoFlags, stdout, stderr io.Writer) int {
 		}
 	}
 	if err != nil {
-		return fail(stderr, exitFail, err) // a *rig.RunError: what stopped the run, and what it lost
+		return fail(stderr, runFailure(err), err) // a *rig.RunError: what stopped the run, and what it lost
 	}
 	return judge(stderr, exps, &summary, sig)
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hilrig/hilrig/emulator/suggest"
+	"github.com/hilrig/hilrig/rig/record"
 )
 
 // Exit codes.
@@ -308,6 +309,17 @@ func fail(stderr io.Writer, code int, err error) int {
 		fmt.Fprintln(stderr, "hilrig: "+line)
 	}
 	return code
+}
+
+// runFailure is the exit code of a run that failed: 2 when an output lost
+// records (the result is not all that was asked for, through no fault of
+// what was tested: a full disk), whatever else happened, as hilrig test
+// does; 1 otherwise (a device failed mid-run, a model diverged).
+func runFailure(err error) int {
+	if errors.Is(err, record.ErrOutputLost) {
+		return exitUsage
+	}
+	return exitFail
 }
 
 // untilStopped is the context of a run that the user may end: Ctrl-C,

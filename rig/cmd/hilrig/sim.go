@@ -34,7 +34,9 @@ func simCommand() *cobra.Command {
 		Short: "run a profile in virtual time and print its summary",
 		Long: `The profile's generators stand in for the hardware, and the run is
 reproducible bit for bit from the seed. PROFILE is a file or the name of a
-shipped profile (hilrig profiles lists them).`,
+shipped profile (hilrig profiles lists them). Exit 0 when it ran, 1 when a
+model diverged or an expectation did not hold, 2 when the profile or bench is
+wrong or an output lost rows.`,
 		Args:              positional(1, 1),
 		ValidArgsFunction: completeProfiles,
 	}
@@ -132,7 +134,7 @@ func runSim(ref string, o simFlags, stdout, stderr io.Writer) int {
 		return fail(stderr, exitFail, encErr)
 	}
 	if err != nil {
-		return fail(stderr, exitFail, err) // a *rig.RunError: what stopped the run, and what it lost
+		return fail(stderr, runFailure(err), err) // a *rig.RunError: what stopped the run, and what it lost
 	}
 	return judge(stderr, exps, &summary, sig)
 }
