@@ -203,7 +203,11 @@ func (l *live) waitFor(what string, cond func(*record.Snapshot) bool) record.Sna
 			return s
 		}
 	}
-	l.t.Fatalf("timed out waiting for %s; the last snapshot: %+v", what, s)
+	var evs string
+	if l.srv != nil {
+		_, evs = l.request("GET", "/api/v1/events", "")
+	}
+	l.t.Fatalf("timed out waiting for %s; the last snapshot: %+v; the run's events: %s", what, s, evs)
 	return s
 }
 
