@@ -191,6 +191,7 @@ type endpointState struct {
 	name       string
 	reconnects bool
 	resting    bool               // its reader rests, out of its share of the CPU
+	restedAt   time.Duration      // when it last did
 	gaps       [][2]time.Duration // a gap still open ends at -1
 	failure    string             // why it stopped, or is away now
 	device     string             // which device went away, for the news it is back
