@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -115,7 +117,7 @@ func (s *Serial) open() (serial.Port, error) {
 	if err != nil {
 		return nil, &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.label(), Err: explainOpen(err)}
 	}
-	port, err := serial.Open(s.cfg.Device, s.mode())
+	port, err := openPort(s.cfg.Device, s.mode())
 	if err != nil {
 		lock.release()
 		return nil, &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.label(), Err: explainOpen(err)}
@@ -134,6 +136,52 @@ func (s *Serial) open() (serial.Port, error) {
 	s.lock = lock
 	s.mu.Unlock()
 	return port, nil
+}
+
+// openPort opens a serial port whose descriptors are closed on exec: the
+// rig starts processes of its own, and a child must never hold a device.
+// go.bug.st/serial (v1.8.0) opens the device and the pipe that ends its
+// blocking reads without O_CLOEXEC, and has no way to reach them but its
+// unexported fields. syscall.ForkLock, held from the open to the flags
+// being set, keeps a fork from taking the descriptors in between.
+func openPort(device string, mode *serial.Mode) (serial.Port, error) {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	port, err := serial.Open(device, mode)
+	if err != nil {
+		return nil, err
+	}
+	fds, err := portDescriptors(port)
+	if err != nil {
+		port.Close()
+		return nil, err
+	}
+	for _, fd := range fds {
+		unix.CloseOnExec(fd)
+	}
+	return port, nil
+}
+
+// portDescriptors are the descriptors of a port go.bug.st/serial opened
+// on Unix: the device's first, then its close-signal pipe's. They are in
+// its unexported fields (unixPort.handle, closeSignal.rd and .wr), read
+// here through reflect; TestPortDescriptors fails on a version of the
+// library that moves them.
+func portDescriptors(port serial.Port) ([]int, error) {
+	errLibrary := fmt.Errorf("go.bug.st/serial's %T keeps its descriptors where the rig does not know to find them", port)
+	v := reflect.ValueOf(port)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return nil, errLibrary
+	}
+	handle, pipe := v.Elem().FieldByName("handle"), v.Elem().FieldByName("closeSignal")
+	if handle.Kind() != reflect.Int || pipe.Kind() != reflect.Pointer || pipe.IsNil() || pipe.Elem().Kind() != reflect.Struct {
+		return nil, errLibrary
+	}
+	rd, wr := pipe.Elem().FieldByName("rd"), pipe.Elem().FieldByName("wr")
+	if rd.Kind() != reflect.Int || wr.Kind() != reflect.Int {
+		return nil, errLibrary
+	}
+	return []int{int(handle.Int()), int(rd.Int()), int(wr.Int())}, nil
 }
 
 // unlock releases the device's lock once its port is closed.
