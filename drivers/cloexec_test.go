@@ -35,8 +35,8 @@ func testPty(t *testing.T) (int, string) {
 
 // TestPortDescriptors: the descriptors openPort finds in go.bug.st/serial's
 // port are the device's and its close-signal pipe's, and it made them
-// close on exec. A version of the library that keeps them elsewhere fails
-// here, rather than leave them to children.
+// close on exec, the device's non-blocking. A version of the library that
+// keeps them elsewhere fails here, rather than leave them to children.
 func TestPortDescriptors(t *testing.T) {
 	_, slave := testPty(t)
 	port, err := openPort(slave, &serial.Mode{BaudRate: 9600})
@@ -66,6 +66,9 @@ func TestPortDescriptors(t *testing.T) {
 		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC == 0 {
 			t.Errorf("descriptor %d (%d) is not closed on exec: %v", i, fd, err)
 		}
+	}
+	if flags, err := unix.FcntlInt(uintptr(fds[0]), unix.F_GETFL, 0); err != nil || flags&unix.O_NONBLOCK == 0 {
+		t.Errorf("the device's descriptor is blocking: %v", err)
 	}
 }
 

@@ -77,14 +77,19 @@ func (c SerialConfig) CharTime() time.Duration {
 // Serial is a serial port, read and written through go.bug.st/serial. A
 // pseudo-terminal endpoint runs exactly this code on its device.
 type Serial struct {
-	cfg      SerialConfig
-	clock    Clock
-	sink     Sink
-	index    int
-	mu       sync.Mutex // guards port and lock against reconnection
+	cfg   SerialConfig
+	clock Clock
+	sink  Sink
+	index int
+	// mu guards port, its opening number and lock against reconnection;
+	// Write holds it for its one attempt, so that a port is never closed
+	// under a write (its descriptor's number could be another file's by
+	// the time the write is made).
+	mu       sync.Mutex
 	port     serial.Port
+	opening  uint64      // how many times a port was opened
 	lock     *deviceLock // held while the port is open
-	scratch  []byte      // the executor's encoding buffer
+	out      streamOut   // the executor's
 	stopping atomic.Bool
 	stopped  chan struct{} // closed when the reader returns
 	counts   atomicCounts
@@ -102,7 +107,9 @@ func NewSerial(cfg SerialConfig) *Serial {
 		cfg.MaxFrame = 4096
 	}
 	cfg.Virtual = cfg.Virtual || isPseudoTerminal(cfg.Device)
-	return &Serial{cfg: cfg, scratch: make([]byte, 0, 2*cfg.MaxFrame+16)}
+	s := &Serial{cfg: cfg}
+	s.out = newStreamOut(cfg.Framing, cfg.MaxFrame, &s.counts)
+	return s
 }
 
 func (s *Serial) Name() string { return s.cfg.Name }
@@ -115,12 +122,12 @@ func (s *Serial) mode() *serial.Mode {
 func (s *Serial) open() (serial.Port, error) {
 	lock, err := lockDevice(s.cfg.Device)
 	if err != nil {
-		return nil, &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.label(), Err: explainOpen(err)}
+		return nil, s.deviceError(explainOpen(err))
 	}
 	port, err := openPort(s.cfg.Device, s.mode())
 	if err != nil {
 		lock.release()
-		return nil, &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.label(), Err: explainOpen(err)}
+		return nil, s.deviceError(explainOpen(err))
 	}
 	if _, idle := s.cfg.Framing.(wire.Idle); idle {
 		err = port.SetReadTimeout(s.silence())
@@ -130,7 +137,7 @@ func (s *Serial) open() (serial.Port, error) {
 	if err != nil {
 		port.Close()
 		lock.release()
-		return nil, &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.label(), Err: err}
+		return nil, s.deviceError(err)
 	}
 	s.mu.Lock()
 	s.lock = lock
@@ -138,12 +145,13 @@ func (s *Serial) open() (serial.Port, error) {
 	return port, nil
 }
 
-// openPort opens a serial port whose descriptors are closed on exec: the
-// rig starts processes of its own, and a child must never hold a device.
-// go.bug.st/serial (v1.8.0) opens the device and the pipe that ends its
-// blocking reads without O_CLOEXEC, and has no way to reach them but its
-// unexported fields. syscall.ForkLock, held from the open to the flags
-// being set, keeps a fork from taking the descriptors in between.
+// openPort opens a serial port whose descriptors are closed on exec (the
+// rig starts processes of its own: a child must never hold a device) and
+// whose writes never wait. go.bug.st/serial (v1.8.0) opens the device and
+// the pipe that ends its blocking reads without O_CLOEXEC, and leaves the
+// device blocking; it has no way to reach them but its unexported fields.
+// syscall.ForkLock, held from the open to the flags being set, keeps a
+// fork from taking the descriptors in between.
 func openPort(device string, mode *serial.Mode) (serial.Port, error) {
 	syscall.ForkLock.RLock()
 	defer syscall.ForkLock.RUnlock()
@@ -152,12 +160,15 @@ func openPort(device string, mode *serial.Mode) (serial.Port, error) {
 		return nil, err
 	}
 	fds, err := portDescriptors(port)
+	if err == nil {
+		for _, fd := range fds {
+			unix.CloseOnExec(fd)
+		}
+		err = unix.SetNonblock(fds[0], true) // the library's reads wait in select, never in read
+	}
 	if err != nil {
 		port.Close()
 		return nil, err
-	}
-	for _, fd := range fds {
-		unix.CloseOnExec(fd)
 	}
 	return port, nil
 }
@@ -182,6 +193,19 @@ func portDescriptors(port serial.Port) ([]int, error) {
 		return nil, errLibrary
 	}
 	return []int{int(handle.Int()), int(rd.Int()), int(wr.Int())}, nil
+}
+
+// deviceError names the endpoint and its device in err.
+func (s *Serial) deviceError(err error) error {
+	return &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.label(), Err: err}
+}
+
+// use makes port the one Write writes to: a new opening of the device.
+func (s *Serial) use(port serial.Port) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.port = port
+	s.opening++
 }
 
 // unlock releases the device's lock once its port is closed.
@@ -231,14 +255,15 @@ func portList() string {
 
 func (s *Serial) Start(clock Clock, sink Sink, index int) error {
 	if s.cfg.Baud <= 0 {
-		return &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.label(), Err: errors.New("no baud rate")}
+		return s.deviceError(errors.New("no baud rate"))
 	}
 	port, err := s.open()
 	if err != nil {
 		return err
 	}
 	s.clock, s.sink, s.index = clock, sink, index
-	s.port = port
+	s.out.notices = newNotices(clock, sink, index, s.cfg.Name, s.cfg.label())
+	s.use(port)
 	s.stopped = make(chan struct{})
 	go s.read(port)
 	return nil
@@ -262,6 +287,10 @@ func (s *Serial) read(port serial.Port) {
 		switch {
 		case s.stopping.Load():
 			return
+		case errors.Is(err, unix.EAGAIN):
+			// The descriptor is non-blocking for the executor's
+			// writes; the library's select said readable, but
+			// nothing was: read again.
 		case err != nil:
 			if port = s.reconnect(port, at, err); port == nil {
 				return
@@ -284,7 +313,7 @@ func (s *Serial) reconnect(port serial.Port, at time.Duration, err error) serial
 	s.mu.Unlock()
 	port.Close()
 	s.unlock()
-	s.sink.Gone(s.index, at, &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.label(), Err: describeReadError(err)})
+	s.sink.Gone(s.index, at, s.deviceError(describeReadError(err)))
 	if s.cfg.Reconnect <= 0 {
 		return nil
 	}
@@ -294,9 +323,7 @@ func (s *Serial) reconnect(port serial.Port, at time.Duration, err error) serial
 			return nil
 		}
 		if p, err := s.open(); err == nil {
-			s.mu.Lock()
-			s.port = p
-			s.mu.Unlock()
+			s.use(p)
 			s.sink.Back(s.index, s.clock.Now())
 			return p
 		}
@@ -315,13 +342,16 @@ func describeReadError(err error) error {
 	return fmt.Errorf("read failed: %w", err)
 }
 
-// Write encodes payload with the framing and writes it. It allocates
-// nothing: the encoding buffer is the endpoint's own.
+// Write encodes payload with the framing and writes it, in one attempt on
+// the port's non-blocking descriptor. It allocates nothing: the encoding
+// buffer is the endpoint's own.
 func (s *Serial) Write(payload []byte) error {
 	s.mu.Lock()
-	port := s.port
-	s.mu.Unlock()
-	return writeFramed(port, s.cfg.Framing, &s.scratch, &s.counts, payload)
+	defer s.mu.Unlock()
+	if s.port == nil {
+		return s.out.write(nil, s.opening, payload)
+	}
+	return s.out.write(s.port, s.opening, payload)
 }
 
 // isPseudoTerminal reports whether path, after its symbolic links, is the
@@ -372,6 +402,7 @@ func (s *Serial) Stop() error {
 	}
 	s.mu.Lock()
 	port := s.port
+	s.port = nil // no write reaches it once it is closed
 	s.mu.Unlock()
 	var err error
 	if port != nil {
@@ -381,6 +412,7 @@ func (s *Serial) Stop() error {
 		<-s.stopped
 	}
 	s.unlock()
+	s.counts.cutRest()
 	return err
 }
 

@@ -579,8 +579,9 @@ func (x *Executor) Finished(f *emulator.Frame) {
 	}
 }
 
-// deviceEvents records endpoints going away and coming back; a device
-// that goes away without reconnecting fails the run.
+// deviceEvents records endpoints going away and coming back, and their
+// notices (not reading, and reading again); a device that goes away
+// without reconnecting fails the run.
 func (x *Executor) deviceEvents() error {
 	if x.in == nil {
 		return nil
@@ -605,6 +606,9 @@ func (x *Executor) deviceEvents() error {
 		}
 		e.gaps = append(e.gaps, [2]time.Duration{ev.at, -1})
 		x.notify(ev.at, "device_gone", e.failure+"; the rig waits for it", true)
+	}
+	for _, ev := range x.in.takeNotices() {
+		x.notify(ev.at, ev.notice, ev.err.Error(), true)
 	}
 	return nil
 }
