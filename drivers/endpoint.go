@@ -42,6 +42,9 @@ const (
 	// second since the last it did not: the stretch is over, said at the
 	// first frame it took, with the frames it did not.
 	NoticeReading = "device_reading"
+	// NoticeReopenFailed: a device that went away could not be opened
+	// again, and why; said once a gap, as the endpoint goes on trying.
+	NoticeReopenFailed = "device_reopen_failed"
 )
 
 // A Reader reads its device on goroutines of its own and reports what

@@ -73,7 +73,9 @@ var _ Announcer = (*Pty)(nil)
 // side, so that programs find it at a fixed path.
 func NewPty(cfg SerialConfig, link string) *Pty {
 	cfg.Virtual = true
-	return &Pty{Serial: NewSerial(cfg), link: link, rigSide: -1, rigPeer: -1, devSide: -1}
+	p := &Pty{Serial: NewSerial(cfg), link: link, rigSide: -1, rigPeer: -1, devSide: -1}
+	p.pluggedIn, p.quietReopen = p.rigPlugged, true
+	return p
 }
 
 // DevicePath is the device to attach to: the link, or the /dev/pts path.
@@ -167,6 +169,13 @@ func openSlave(m int) (int, error) {
 		return -1, fmt.Errorf("opening the pseudo-terminal's slave (TIOCGPTPEER, Linux 4.13 or later): %w", errno)
 	}
 	return int(fd), nil
+}
+
+// rigPlugged reports whether the rig's side has a pair.
+func (p *Pty) rigPlugged() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.rigSide >= 0
 }
 
 func (p *Pty) unplugRigSide() {

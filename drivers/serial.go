@@ -93,6 +93,12 @@ type Serial struct {
 	stopping atomic.Bool
 	stopped  chan struct{} // closed when the reader returns
 	counts   atomicCounts
+	// A Pty's rig side: pluggedIn says whether there is a pair to open
+	// (until there is, trying makes and removes a lock file for nothing),
+	// and a failed reopening is left unsaid (EIO, for as long as it is
+	// unplugged).
+	pluggedIn   func() bool
+	quietReopen bool
 }
 
 var (
@@ -118,16 +124,18 @@ func (s *Serial) mode() *serial.Mode {
 	return &serial.Mode{BaudRate: s.cfg.Baud, DataBits: s.cfg.DataBits, Parity: s.cfg.Parity, StopBits: s.cfg.StopBits}
 }
 
-// open locks the device and opens it.
+// open locks the device and opens it. Its error is as the system or the
+// library gave it: explainOpen lists the serial ports, which Start does
+// once and a reconnecting endpoint once a gap, not at every attempt.
 func (s *Serial) open() (serial.Port, error) {
 	lock, err := lockDevice(s.cfg.Device)
 	if err != nil {
-		return nil, s.deviceError(explainOpen(err))
+		return nil, err
 	}
 	port, err := openPort(s.cfg.Device, s.mode())
 	if err != nil {
 		lock.release()
-		return nil, s.deviceError(explainOpen(err))
+		return nil, err
 	}
 	if _, idle := s.cfg.Framing.(wire.Idle); idle {
 		err = port.SetReadTimeout(s.silence())
@@ -137,7 +145,7 @@ func (s *Serial) open() (serial.Port, error) {
 	if err != nil {
 		port.Close()
 		lock.release()
-		return nil, s.deviceError(err)
+		return nil, err
 	}
 	s.mu.Lock()
 	s.lock = lock
@@ -241,6 +249,8 @@ func explainOpen(err error) error {
 	return err
 }
 
+// portList names the serial ports there are. It is costly (the library
+// reads sysfs and opens each ttyS placeholder): never once an attempt.
 func portList() string {
 	ports, err := SerialPorts()
 	if err != nil || len(ports) == 0 {
@@ -259,7 +269,7 @@ func (s *Serial) Start(clock Clock, sink Sink, index int) error {
 	}
 	port, err := s.open()
 	if err != nil {
-		return err
+		return s.deviceError(explainOpen(err))
 	}
 	s.clock, s.sink, s.index = clock, sink, index
 	s.out.notices = newNotices(clock, sink, index, s.cfg.Name, s.cfg.label())
@@ -317,15 +327,24 @@ func (s *Serial) reconnect(port serial.Port, at time.Duration, err error) serial
 	if s.cfg.Reconnect <= 0 {
 		return nil
 	}
+	explained := s.quietReopen
 	for !s.stopping.Load() {
 		time.Sleep(s.cfg.Reconnect)
 		if s.stopping.Load() {
 			return nil
 		}
-		if p, err := s.open(); err == nil {
+		if s.pluggedIn != nil && !s.pluggedIn() {
+			continue
+		}
+		p, err := s.open()
+		if err == nil {
 			s.use(p)
 			s.sink.Back(s.index, s.clock.Now())
 			return p
+		}
+		if !explained {
+			explained = true
+			s.out.notices.tellNow(NoticeReopenFailed, s.deviceError(fmt.Errorf("cannot open it again: %w; trying again every %v", explainOpen(err), s.cfg.Reconnect)))
 		}
 	}
 	return nil

@@ -63,6 +63,13 @@ func (n *notices) tell(at time.Duration, kind string, err error) {
 	}
 }
 
+// tellNow reports a notice of kind now.
+func (n *notices) tellNow(kind string, err error) {
+	if n.sink != nil {
+		n.tell(n.clock.Now(), kind, err)
+	}
+}
+
 // deviceOut accounts for the frames written to one device and tells its
 // stretches of not reading, once each: when the first frame is not taken,
 // and when the device has taken every frame for readingAgainAfter since
