@@ -276,3 +276,73 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 	}
 }
+
+// TestPtyTellsWhyItCannotPlugBackIn is the hardening issue's drivers item
+// 4: a program closes the device side of a pty endpoint and opens it again,
+// and the rig cannot make a new pair for its side (here no descriptors are
+// left; no pseudo-terminals left is the same failure). Nothing was said,
+// and the rig never tried again: the gap lasted until the program closed
+// and opened the device once more. Now the failure is told once, the rig
+// tries again every reconnect interval, and the device is back as soon as
+// a pair can be made.
+func TestPtyTellsWhyItCannotPlugBackIn(t *testing.T) {
+	line, _ := wire.NewFraming("line", wire.FramingOptions{})
+	p := drivers.NewPty(drivers.SerialConfig{Name: "controller", Baud: 9600, DataBits: 8, Framing: line, Reconnect: 20 * time.Millisecond}, "")
+	sink := driverstest.NewSink()
+	if err := p.Start(driverstest.NewWallClock(), sink, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	dev, err := unix.Open(p.DevicePath(), unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(dev) // the program quits
+	sink.WaitFor(t, "the device to go", func() bool { return len(sink.GoneErrors()) == 1 })
+
+	// No descriptor left but the one the program reopens the device with.
+	var limit unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &limit); err != nil {
+		t.Fatal(err)
+	}
+	free, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0) // the lowest free number
+	if err != nil {
+		t.Fatal(err)
+	}
+	low := limit
+	low.Cur = uint64(free) + 1
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &low); err != nil {
+		t.Skipf("cannot lower the descriptor limit: %v", err)
+	}
+	restored := false
+	restore := func() {
+		if !restored {
+			restored = true
+			unix.Setrlimit(unix.RLIMIT_NOFILE, &limit)
+		}
+	}
+	defer restore()
+	unix.Close(free)
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		if dev, err = unix.Open(p.DevicePath(), unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0); err == nil {
+			break
+		}
+		if time.Now().After(deadline) { // the slot was taken, by the rig's tries, every time
+			restore()
+			t.Fatalf("reopening the device: %v", err)
+		}
+	}
+	defer unix.Close(dev)
+	sink.WaitFor(t, "the failure to be told", func() bool { return len(sink.Notices()) > 0 })
+	time.Sleep(100 * time.Millisecond) // five more tries
+	restore()
+	sink.WaitFor(t, "the device to be back", func() bool { return sink.BackCount() == 1 })
+	unix.Write(dev, []byte("after\n"))
+	sink.WaitFor(t, "a frame", func() bool { return len(sink.Frames()) == 1 })
+
+	notices := sink.Notices()
+	if len(notices) != 1 || notices[0].Kind != drivers.NoticeReopenFailed || !strings.Contains(notices[0].Err.Error(),
+		"controller: pseudo-terminal "+p.DevicePath()+": cannot plug the cable back in: opening /dev/ptmx: too many open files; trying again every 20ms") {
+		t.Errorf("notices %+v; want the failure once", notices)
+	}
+}

@@ -286,6 +286,11 @@ func (p *Pty) bridge() {
 	lockReaderThread(p.cfg.ReaderThread)
 	toDevice, toRig := newHeld(), newHeld()
 	detached := false // the device side is closed
+	// unplugged: the device side is open again and the rig's pair is
+	// still to be made; tried every reconnect interval from next on, the
+	// first failure said.
+	unplugged, told := false, false
+	var next time.Time
 	fds := make([]unix.PollFd, 0, 3)
 	for {
 		p.mu.Lock()
@@ -298,11 +303,15 @@ func (p *Pty) bridge() {
 			fds = append(fds, unix.PollFd{Fd: int32(rig), Events: toDevice.events(toRig)})
 		}
 		timeout := -1
-		if detached {
+		switch {
+		case detached:
 			timeout = 5 // ms: look for the device side being reopened
-		} else {
+		default:
 			devAt = len(fds)
 			fds = append(fds, unix.PollFd{Fd: int32(p.devSide), Events: toRig.events(toDevice)})
+			if unplugged {
+				timeout = max(1, int(time.Until(next).Milliseconds()))
+			}
 		}
 		if _, err := unix.Poll(fds, timeout); err != nil && !errors.Is(err, unix.EINTR) {
 			return
@@ -335,7 +344,7 @@ func (p *Pty) bridge() {
 				// wrote before closing was on the line, as a real
 				// port's close waits for its output to drain.
 				p.drainToRig(rig, toRig)
-				detached = true
+				detached, unplugged = true, false
 				toDevice.clear()
 				p.unplugRigSide()
 				continue
@@ -354,14 +363,25 @@ func (p *Pty) bridge() {
 		if detached && p.deviceReopened() {
 			detached = false
 			p.mu.Lock()
-			unplugged := p.rigSide < 0
+			unplugged = p.rigSide < 0 && p.cfg.Reconnect > 0
 			p.mu.Unlock()
-			if unplugged && p.cfg.Reconnect > 0 {
-				// A pair that cannot be made (no pseudo-terminals left)
-				// leaves the endpoint gone: the serial driver's reopening
-				// keeps failing, and the gap lasts.
-				p.plugRigSide()
+			next = time.Now()
+		}
+		if unplugged && !time.Now().Before(next) {
+			err := p.plugRigSide()
+			if err == nil {
+				unplugged, told = false, false
+				continue
 			}
+			// No pair can be made (no pseudo-terminals or descriptors
+			// left): the serial driver's reopening keeps failing, and
+			// the gap lasts until one can. Said once a gap.
+			if !told {
+				told = true
+				p.out.notices.tellNow(NoticeReopenFailed, p.out.notices.deviceError(
+					fmt.Errorf("cannot plug the cable back in: %w; trying again every %v", err, p.cfg.Reconnect)))
+			}
+			next = time.Now().Add(p.cfg.Reconnect)
 		}
 	}
 }

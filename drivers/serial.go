@@ -95,8 +95,8 @@ type Serial struct {
 	counts   atomicCounts
 	// A Pty's rig side: pluggedIn says whether there is a pair to open
 	// (until there is, trying makes and removes a lock file for nothing),
-	// and a failed reopening is left unsaid (EIO, for as long as it is
-	// unplugged).
+	// and a failed reopening is left unsaid (the Pty says why it cannot
+	// plug a pair in).
 	pluggedIn   func() bool
 	quietReopen bool
 }

@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"go.bug.st/serial"
+	"golang.org/x/sys/unix"
+
 	"github.com/hilrig/hilrig/firmware/wire"
 )
 
@@ -73,6 +76,7 @@ type driverSummary struct {
 		WriteErrors uint64 `json:"write_errors"`
 		NotTaken    uint64 `json:"frames_not_taken"`
 		Cut         uint64 `json:"frames_cut"`
+		Error       string `json:"error"`
 	} `json:"endpoints"`
 	Events []struct {
 		AtS    float64 `json:"at_s"`
@@ -295,4 +299,123 @@ func TestDeviceThatPausesGetsWholeFrames(t *testing.T) {
 	if len(notReading) != 1 || len(reading) != 1 || !strings.Contains(reading[0], fmt.Sprint(notTaken)) {
 		t.Errorf("not reading %q, reading again %q; want one each, the second counting %d frames", notReading, reading, notTaken)
 	}
+}
+
+// lowestFreeDescriptor is the lowest descriptor number process pid does
+// not have open.
+func lowestFreeDescriptor(t *testing.T, pid int) uint64 {
+	t.Helper()
+	entries, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := map[uint64]bool{}
+	for _, e := range entries {
+		n, _ := strconv.ParseUint(e.Name(), 10, 64)
+		open[n] = true
+	}
+	var n uint64
+	for open[n] {
+		n++
+	}
+	return n
+}
+
+// openFiles is how many files process pid has open.
+func openFiles(t *testing.T, pid int) int {
+	t.Helper()
+	entries, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(entries)
+}
+
+// TestPtyCannotBePluggedBackIn is the hardening issue's drivers item 4 end
+// to end: on the virtual bench the controller's program quits and starts
+// again while the rig cannot make a new pseudo-terminal pair for its side
+// (here it has no descriptor left). The rig said nothing and never tried
+// again: the gap lasted until the program quit and started once more. Now
+// the run's events say why the device is not back, once; the rig tries
+// again, and the device is back once a pair can be made; a run that stops
+// before then says why in the endpoint's error.
+func TestPtyCannotBePluggedBackIn(t *testing.T) {
+	const why = "cannot plug the cable back in: opening /dev/ptmx: too many open files; trying again every 20ms"
+	t.Run("back once it can", func(t *testing.T) {
+		r, ctrl, plant, restore := ptyWithoutDescriptors(t)
+		restore()
+		// Back: the controller's frames reach the plant again.
+		plant.SetReadTimeout(100 * time.Millisecond)
+		var got []byte
+		buf := make([]byte, 256)
+		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(string(got), "back\n"); {
+			if time.Now().After(deadline) {
+				t.Fatalf("the controller never came back: the plant read %q; %s", got, r.stderr.String())
+			}
+			ctrl.Write([]byte("back\n"))
+			n, _ := plant.Read(buf)
+			got = append(got, buf[:n]...)
+		}
+		r.cmd.Process.Signal(syscall.SIGTERM)
+		if code := waitExit(t, r, 10*time.Second, "SIGTERM"); code != 0 {
+			t.Fatalf("exit %d: %s", code, r.stderr.String())
+		}
+		s := readDriverSummary(t, r)
+		failed := eventsOf(s, "device_reopen_failed")
+		t.Logf("%q", failed)
+		if len(failed) != 1 || !strings.Contains(failed[0], "controller: pseudo-terminal "+r.dir+"/controller: "+why) {
+			t.Errorf("device_reopen_failed events %q; want one, saying why", failed)
+		}
+		if back := eventsOf(s, "device_back"); len(back) != 1 {
+			t.Errorf("device_back events %q; want one", back)
+		}
+	})
+	t.Run("stopped before", func(t *testing.T) {
+		r, _, _, restore := ptyWithoutDescriptors(t)
+		r.cmd.Process.Signal(syscall.SIGTERM) // stopping closes what the summary needs
+		code := waitExit(t, r, 10*time.Second, "SIGTERM")
+		restore()
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, r.stderr.String())
+		}
+		s := readDriverSummary(t, r)
+		if len(s.Endpoints) == 0 || !strings.HasSuffix(s.Endpoints[0].Error, why) {
+			t.Errorf("endpoints %+v; want the controller's error to say %q", s.Endpoints, why)
+		}
+	})
+}
+
+// ptyWithoutDescriptors starts a rig on the virtual bench, closes the
+// controller's device and, once the rig has closed its side, leaves it no
+// descriptor to open and opens the device again: the rig cannot plug its
+// side back in until restore. It waits 300 ms (fifteen tries) first.
+func ptyWithoutDescriptors(t *testing.T) (r *rigProcess, ctrl, plant serial.Port, restore func()) {
+	t.Helper()
+	r = startRig(t, linkFor("30s"), ptyBenchText("line", ""))
+	ctrl, plant = r.attach("controller"), r.attach("plant")
+	t.Cleanup(func() { plant.Close() })
+	pid := r.cmd.Process.Pid
+	files := openFiles(t, pid)
+	ctrl.Close() // the program quits
+	// The rig closes its side's master, its port and the port's pipe.
+	for deadline := time.Now().Add(10 * time.Second); openFiles(t, pid) > files-4; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the rig still has %d files of %d: %s", openFiles(t, pid), files, r.stderr.String())
+		}
+	}
+	var limit unix.Rlimit
+	if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, nil, &limit); err != nil {
+		t.Fatal(err)
+	}
+	low := limit
+	low.Cur = lowestFreeDescriptor(t, pid)
+	if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, &low, nil); err != nil {
+		t.Skipf("cannot lower the rig's descriptor limit: %v", err)
+	}
+	restore = func() { unix.Prlimit(pid, unix.RLIMIT_NOFILE, &limit, nil) }
+	t.Cleanup(restore)
+	ctrl = r.attach("controller") // and starts again
+	t.Cleanup(func() { ctrl.Close() })
+	time.Sleep(300 * time.Millisecond)
+	return r, ctrl, plant, restore
 }
