@@ -39,6 +39,11 @@ type Pty struct {
 	// descriptor number for the whole run: the serial driver reopens
 	// /proc/self/fd/rigPeer, which reaches that pair or, once it is
 	// unplugged, fails with EIO until the next pair replaces it there.
+	// A second open file on the rig's tty, it is never read or polled,
+	// and costs a frame nothing (unlike the second open a lock once took,
+	// lock.go): BenchmarkRunForwarding, 5 × 2000 frames interleaved, gave
+	// 45.5 µs in the rig at the median with it and 56.2 µs without, and
+	// a byte crossing a pair 29.5–34.0 µs with it, 31.5–36.7 µs without.
 	rigPeer int
 	devSide int // master of the device's pair
 	devPath string
