@@ -557,6 +557,7 @@ func (s *Session) summary(stopped string, failure error) (record.Summary, error)
 			n := c.Counts()
 			es.FramesIn, es.FramesOut, es.BytesIn, es.BytesOut, es.WriteErrors = n.FramesIn, n.FramesOut, n.BytesIn, n.BytesOut, n.WriteErrors
 			es.FrameBytes, es.BadFrames, es.BadBytes, es.IdleBytes, es.PendingBytes = n.FrameBytes, n.BadFrames, n.BadBytes, n.IdleBytes, n.PendingBytes
+			es.NotTaken, es.CutFrames = n.NotTaken, n.CutFrames
 		}
 		if l, ok := e.Endpoint.(drivers.Leader); ok {
 			es.LineTime = l.LineMode()

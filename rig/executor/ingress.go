@@ -25,6 +25,11 @@ type Ingress struct {
 	// readers are the endpoints' reader threads' accounts of their CPU,
 	// one each, touched by that reader only (but for the counts).
 	readers []readerMeter
+
+	// notices are the endpoints' other news, under mu: sent from the
+	// executor's own thread too (a Write), they must never wait for it.
+	notices []deviceEvent
+	noticed atomic.Bool
 }
 
 // ReaderBudget is the share of a CPU an endpoint's reader thread may take
@@ -86,6 +91,7 @@ type deviceEvent struct {
 	at       time.Duration
 	gone     bool
 	err      error
+	notice   string // a notice's kind (drivers.Notice…), for neither gone nor back
 }
 
 var _ drivers.Sink = (*Ingress)(nil)
@@ -133,11 +139,34 @@ func (q *Ingress) Back(endpoint int, at time.Duration) {
 	q.wake()
 }
 
+func (q *Ingress) Notice(endpoint int, at time.Duration, kind string, err error) {
+	q.mu.Lock()
+	q.notices = append(q.notices, deviceEvent{endpoint: endpoint, at: at, err: err, notice: kind})
+	q.noticed.Store(true)
+	q.mu.Unlock()
+	q.wake()
+}
+
+// takeNotices returns the notices so far, oldest first, and forgets them.
+func (q *Ingress) takeNotices() []deviceEvent {
+	if !q.noticed.Load() {
+		return nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := q.notices
+	q.notices = nil
+	q.noticed.Store(false)
+	return n
+}
+
 // Dropped is how many frames a full ring lost.
 func (q *Ingress) Dropped() uint64 { return q.dropped.Load() }
 
 // pending reports whether anything waits for the executor.
-func (q *Ingress) pending() bool { return q.queued.Load() > 0 || len(q.events) > 0 }
+func (q *Ingress) pending() bool {
+	return q.queued.Load() > 0 || len(q.events) > 0 || q.noticed.Load()
+}
 
 // pop takes the oldest frame. Its payload is spare's buffer swapped with
 // the slot's: the caller hands the returned buffer back as the next spare
