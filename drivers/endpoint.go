@@ -26,6 +26,12 @@ type Sink interface {
 	Gone(endpoint int, at time.Duration, err error)
 	// Back reports that an endpoint reconnected.
 	Back(endpoint int, at time.Duration)
+	// Read is called on an endpoint's reader thread after each read from
+	// its device, whatever it brought (frames, bytes no frame takes, an
+	// error): the sink may make the thread wait, so that a device flooding
+	// the rig, with frames or garbage, holds a real-time thread to its
+	// share of the CPU.
+	Read(endpoint int, at time.Duration)
 	// Notice reports news of an endpoint's device that neither takes it
 	// away nor brings it back: kind is one of the Notice words, err says
 	// what, a *DeviceError naming the device. It is called from the

@@ -157,6 +157,7 @@ func (g *GPIO) watch(i int, p gpio.PinIO, clock Clock, sink Sink, index int) {
 		g.counts.framesIn.Add(1)
 		g.counts.bytesIn.Add(EdgeFrameSize)
 		sink.Frame(index, EdgeFrame(frame[:0], i, level), at)
+		sink.Read(index, at)
 	}
 }
 

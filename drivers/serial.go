@@ -312,6 +312,7 @@ func (s *Serial) read(port serial.Port) {
 			decoder.Feed(buf[:n], at, emit)
 		}
 		s.counts.decoded(decoder.stats())
+		s.sink.Read(s.index, at)
 	}
 }
 

@@ -169,6 +169,7 @@ func (c *TCP) serve(clock Clock, sink Sink, index int, started time.Duration) {
 		for {
 			n, err := conn.Read(buf)
 			at := clock.Now()
+			sink.Read(index, at)
 			if n > 0 {
 				decoder.Feed(buf[:n], at, emit)
 				c.counts.decoded(decoder.stats())

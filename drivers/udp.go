@@ -113,6 +113,7 @@ func (u *UDP) read(clock Clock, sink Sink, index int) {
 	for {
 		n, from, err := u.conn.ReadFromUDPAddrPort(buf)
 		at := clock.Now()
+		sink.Read(index, at)
 		if u.stopping.Load() {
 			return
 		}

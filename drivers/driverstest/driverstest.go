@@ -89,6 +89,9 @@ func (s *Sink) Back(int, time.Duration) {
 	s.kick()
 }
 
+// Read does nothing: a test's sink holds no reader back.
+func (s *Sink) Read(int, time.Duration) {}
+
 func (s *Sink) Notice(endpoint int, at time.Duration, kind string, err error) {
 	s.mu.Lock()
 	s.notices = append(s.notices, Notice{endpoint, at, kind, err})

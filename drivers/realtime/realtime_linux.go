@@ -98,12 +98,19 @@ func RaiseProcess(priority int) (restore func(), err error) {
 		}
 	}
 	return func() {
-		each(func(tid int, attr *unix.SchedAttr) error {
-			if attr.Policy == unix.SCHED_FIFO && attr.Priority == uint32(priority) {
+		for range 10 { // as many passes, for the threads started meanwhile
+			lowered := 0
+			each(func(tid int, attr *unix.SchedAttr) error {
+				if attr.Policy != unix.SCHED_FIFO || attr.Priority != uint32(priority) {
+					return nil
+				}
+				lowered++
 				return unix.SchedSetAttr(tid, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL}, 0)
+			})
+			if lowered == 0 {
+				return
 			}
-			return nil
-		})
+		}
 	}, err
 }
 

@@ -33,7 +33,7 @@ type Ingress struct {
 }
 
 // ReaderBudget is the share of a CPU an endpoint's reader thread may take
-// in a LoadWindow of the frames it reads: a device that floods the rig
+// in a LoadWindow of its reads (drivers.Sink.Read): a device that floods the rig
 // with frames (a UDP sender gone mad) would otherwise keep a real-time
 // thread busy as long as the kernel let it. A reader that has used its
 // share rests for the rest of the window, stretched so that it had the
@@ -53,9 +53,9 @@ type readerMeter struct {
 // meter sets the ingress up for n endpoints' readers.
 func (q *Ingress) meter(n int) { q.readers = make([]readerMeter, n) }
 
-// budget is called on endpoint's reader thread with each frame it reads:
-// it rests once the reader has used its share of the window.
-func (q *Ingress) budget(endpoint int, at time.Duration) {
+// Read is called on endpoint's reader thread after each read from its
+// device: it rests once the reader has used its share of the window.
+func (q *Ingress) Read(endpoint int, at time.Duration) {
 	if endpoint >= len(q.readers) {
 		return
 	}
@@ -113,7 +113,6 @@ func NewIngress(capacity int, wake func()) *Ingress {
 
 // Frame queues a copy of the frame; a full queue drops it and counts it.
 func (q *Ingress) Frame(endpoint int, payload []byte, at time.Duration) {
-	defer q.budget(endpoint, at) // once the frame is queued
 	q.mu.Lock()
 	if q.n == len(q.slots) {
 		q.mu.Unlock()

@@ -25,6 +25,7 @@ func TestFloodedReaderLeavesTheCPU(t *testing.T) {
 		start := clock.Now()
 		for clock.Now()-start < 500*time.Millisecond {
 			in.Frame(0, payload, clock.Now())
+			in.Read(0, clock.Now())
 			in.pop(nil) // the executor takes it
 		}
 		cpu, _ := realtime.ThreadCPU()
