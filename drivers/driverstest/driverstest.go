@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hilrig/hilrig/drivers"
+	"golang.org/x/sys/unix"
 )
 
 // Clock is a clock the test sets; it is safe for concurrent use.
@@ -215,4 +216,35 @@ func (e *Endpoint) Last() []byte {
 		return nil
 	}
 	return append([]byte(nil), e.written[(e.n-1)%len(e.written)]...)
+}
+
+// OpenTerminal opens a pseudo-terminal as a terminal emulator or `script`
+// does, raw (so that what reaches its slave is read as it was sent), and
+// returns its non-blocking master and its number (/dev/pts/N); the test
+// is skipped where there are no pseudo-terminals, and the master closed
+// when it ends.
+func OpenTerminal(tb testing.TB) (master, n int) {
+	tb.Helper()
+	m, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		tb.Skipf("no pseudo-terminals: %v", err)
+	}
+	tb.Cleanup(func() { unix.Close(m) })
+	if err := unix.IoctlSetPointerInt(m, unix.TIOCSPTLCK, 0); err != nil {
+		tb.Fatal(err)
+	}
+	num, err := unix.IoctlGetUint32(m, unix.TIOCGPTN)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tio, err := unix.IoctlGetTermios(m, unix.TCGETS)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tio.Lflag &^= unix.ECHO | unix.ICANON
+	tio.Oflag &^= unix.OPOST
+	if err := unix.IoctlSetTermios(m, unix.TCSETS, tio); err != nil {
+		tb.Fatal(err)
+	}
+	return m, int(num)
 }
