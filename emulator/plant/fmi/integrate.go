@@ -46,6 +46,7 @@ type integrator struct {
 
 	nextEvent     float64
 	hasNextEvent  bool
+	timeSet       float64      // the time last given to the instance: a step's last two stages share theirs
 	writeDiscrete func() error // sets the discrete inputs, in event mode
 }
 
@@ -59,7 +60,7 @@ func newIntegrator(d *Description, me ModelExchange, rtol float64) *integrator {
 		rtol = DefaultTolerance
 	}
 	n, nz := d.NumberOfContinuousStates(), d.NumberOfEventIndicators
-	g := &integrator{me: me, n: n, nz: nz, rtol: rtol, callCompleted: !d.Interface(ME).CompletedIntegratorStepNotNeeded}
+	g := &integrator{me: me, n: n, nz: nz, rtol: rtol, callCompleted: !d.Interface(ME).CompletedIntegratorStepNotNeeded, timeSet: math.NaN()}
 	for _, k := range d.States() {
 		g.stateNames = append(g.stateNames, d.Variables[k].ElementNames()...)
 	}
@@ -158,16 +159,26 @@ func (g *integrator) restart(t float64) error {
 	return g.indicators(g.z)
 }
 
+// setTime gives the instance the time t, unless it has it.
+func (g *integrator) setTime(t float64) error {
+	if t == g.timeSet {
+		return nil
+	}
+	g.timeSet = math.NaN()
+	if err := g.me.SetTime(t); err != nil {
+		return err
+	}
+	g.timeSet = t
+	return nil
+}
+
 // rhs evaluates the derivatives at (t, x).
 func (g *integrator) rhs(t float64, x, dx []float64) error {
-	if err := g.me.SetTime(t); err != nil {
+	if err := g.rhsState(t, x); err != nil {
 		return err
 	}
 	if g.n == 0 {
 		return nil
-	}
-	if err := g.me.SetContinuousStates(x); err != nil {
-		return err
 	}
 	if err := g.me.GetDerivatives(dx); err != nil {
 		return err
@@ -413,7 +424,7 @@ func (g *integrator) locate(t, h, tNew float64) (float64, error) {
 
 // rhsState sets time and states without asking for derivatives.
 func (g *integrator) rhsState(t float64, x []float64) error {
-	if err := g.me.SetTime(t); err != nil {
+	if err := g.setTime(t); err != nil {
 		return err
 	}
 	if g.n == 0 {
