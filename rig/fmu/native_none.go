@@ -16,7 +16,10 @@ const Supported = false
 type library struct{}
 
 func loadLibrary(string, *fmi.Description, fmi.Kind) (*library, error) {
-	return nil, fmt.Errorf("this hilrig cannot load an FMU's library on %s/%s: it loads FMUs on linux/amd64 and linux/arm64, when not built with the tag hilrig_nofmu", runtime.GOOS, runtime.GOARCH)
+	if runtime.GOOS == "linux" && (runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64") {
+		return nil, fmt.Errorf("this hilrig was built without FMU loading (the tag hilrig_nofmu)")
+	}
+	return nil, fmt.Errorf("hilrig loads FMUs on linux/amd64 and linux/arm64, not on %s/%s", runtime.GOOS, runtime.GOARCH)
 }
 
 func (*library) require(*fmi.Description, fmi.Kind) error { return nil }

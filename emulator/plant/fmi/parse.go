@@ -649,7 +649,7 @@ func (p *parser) parseStart(n *node, v *Variable) {
 	}
 	v.Start = make([]float64, 0, len(fields))
 	for _, f := range fields {
-		x, err := parseValue(v.Type, f)
+		x, err := ParseValue(v.Type, f)
 		if err != nil {
 			p.problemAt(p.attrAt(n, "start"), "%q: start: %v", v.Name, err)
 			v.Start = nil
@@ -659,10 +659,10 @@ func (p *parser) parseStart(n *node, v *Variable) {
 	}
 }
 
-// parseValue reads one value of a numeric type as written in XML (and in
+// ParseValue reads one value of a numeric type as written in XML (and in
 // an input file): a whole number within an integer type's range, true or
 // false (or 1 or 0) for a Boolean, any number for a float.
-func parseValue(t Type, s string) (float64, error) {
+func ParseValue(t Type, s string) (float64, error) {
 	var err error
 	switch t {
 	case Float64, Float32:

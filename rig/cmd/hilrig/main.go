@@ -97,7 +97,7 @@ func newRoot() *cobra.Command {
 		fmt.Fprint(c.OutOrStdout(), commandHelp(c))
 	})
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(demoCommand(), simCommand(), runCommand(), testCommand(), reportCommand(), coupleCommand(), modelsCommand(),
+	root.AddCommand(demoCommand(), simCommand(), runCommand(), testCommand(), reportCommand(), coupleCommand(), simulateCommand(), modelsCommand(),
 		checkCommand(), showCommand(), profilesCommand(), portsCommand(),
 		versionCommand(), completionCommand(root), expectTopic())
 	root.SetHelpCommand(helpCommand(root))
