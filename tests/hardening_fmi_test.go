@@ -232,6 +232,22 @@ func TestSimulateFMUFailures(t *testing.T) {
 	}
 }
 
+// TestSimulateFMUEnds: an FMU that ends the simulation ends the CSV with
+// a row where it ended, and hilrig says so; that is a success.
+func TestSimulateFMUEnds(t *testing.T) {
+	path := buildFMU(t, fmutest.Spec{Model: fmutest.Bad, Version: fmi.FMI2})
+	for _, iface := range []string{"cs", "me"} {
+		r := runHilrig(t, "simulate", path, "--param", "mode=7", "--param", "at=0.255", "--interface", iface)
+		if r.code != 0 || !strings.Contains(r.stderr, "the FMU ended the simulation at t = 0.255") {
+			t.Fatalf("%s: exit %d, %q", iface, r.code, r.stderr)
+		}
+		_, rows := readSimulation(t, r.stdout)
+		if len(rows) != 27 || rows[25][0] != 0.25 || math.Abs(rows[26][0]-0.255) > 1e-12 {
+			t.Errorf("%s: %d rows, the last two at %v and %v; want 0 to 0.25 and the end at 0.255", iface, len(rows), rows[len(rows)-2][0], rows[len(rows)-1][0])
+		}
+	}
+}
+
 // TestSimulateBuiltin: a built-in model simulates too, and an input file
 // that repeats its stimulus (the quarter car's road velocity stepping to
 // 1 m/s at 0.1 s, a jump written as two rows at one time) gives the same

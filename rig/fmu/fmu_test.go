@@ -190,6 +190,30 @@ func TestFatal(t *testing.T) {
 	}
 }
 
+// TestTerminate: an FMU that ends the simulation ends the stepping where
+// it ended (a time event at 0.5 s, inside the step from 0.5 to 0.51 in
+// Co-Simulation, whose internal step lands on it), its outputs read
+// there.
+func TestTerminate(t *testing.T) {
+	for _, v := range versions {
+		for _, k := range kinds {
+			s, _, _ := open(t, fmutest.Spec{Model: fmutest.Bad, Version: v}, k, fmi.Config{Params: map[string]float64{"mode": fmutest.Ends}, Initial: []float64{1}})
+			var err error
+			for i := 1; i <= 100 && err == nil; i++ {
+				err = s.Step(float64(i) * 0.01)
+			}
+			if !errors.Is(err, fmi.ErrTerminated) || math.Abs(s.Time()-0.5) > 1e-9 {
+				t.Errorf("FMI %d %v: %v at %g s; want the FMU to end at 0.5 s", v, k, err, s.Time())
+			}
+			out := make([]float64, 1)
+			s.Outputs(out)
+			if want := 1 - math.Exp(-0.5/0.1); math.Abs(out[0]-want) > 1e-3 {
+				t.Errorf("FMI %d %v: y = %g at the end; want %g", v, k, out[0], want)
+			}
+		}
+	}
+}
+
 // TestNaNOutput: an output that is not a number stops the run at the
 // step that produced it.
 func TestNaNOutput(t *testing.T) {

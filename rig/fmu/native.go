@@ -48,7 +48,7 @@ type library struct {
 var functions = map[fmi.Version]map[fmi.Kind][]string{
 	fmi.FMI2: {
 		0:      {"fmi2GetVersion", "fmi2Instantiate", "fmi2FreeInstance", "fmi2SetupExperiment", "fmi2EnterInitializationMode", "fmi2ExitInitializationMode", "fmi2Terminate"},
-		fmi.CS: {"fmi2DoStep", "fmi2GetBooleanStatus"},
+		fmi.CS: {"fmi2DoStep", "fmi2GetBooleanStatus", "fmi2GetRealStatus"},
 		fmi.ME: {"fmi2EnterEventMode", "fmi2NewDiscreteStates", "fmi2EnterContinuousTimeMode", "fmi2CompletedIntegratorStep", "fmi2SetTime", "fmi2SetContinuousStates",
 			"fmi2GetDerivatives", "fmi2GetEventIndicators", "fmi2GetContinuousStates", "fmi2GetNominalsOfContinuousStates"},
 	},
@@ -587,27 +587,37 @@ func (in *instance) Free() {
 	in.release()
 }
 
-func (in *instance) DoStep(t, h float64) (bool, error) {
+func (in *instance) DoStep(t, h float64) (bool, float64, error) {
 	if in.version == fmi.FMI2 {
 		r := uintptr(in.lib.fmi2DoStep(in.c, t, h, 1))
 		if fmi.Status(int32(r)) == fmi.Discard {
-			// The FMU may have ended the simulation: fmi2Terminated says.
+			// The FMU may have ended the simulation (fmi2Terminated says),
+			// at the time it reached (fmi2LastSuccessfulTime).
+			const fmi2LastSuccessfulTime, fmi2Terminated = 2, 3
 			in.flags2[0] = 0
-			const fmi2Terminated = 3
 			in.argv = [8]uintptr{in.c, fmi2Terminated, owned(&in.flags2[0])}
 			if in.syscall("fmi2GetBooleanStatus", 3) == nil && in.flags2[0] != 0 {
-				return true, nil
+				in.time3 = t
+				in.argv = [8]uintptr{in.c, fmi2LastSuccessfulTime, owned(&in.time3)}
+				if in.syscall("fmi2GetRealStatus", 3) != nil {
+					in.time3 = t
+				}
+				return true, in.time3, nil
 			}
 		}
-		return false, in.status("fmi2DoStep", r)
+		return false, t + h, in.status("fmi2DoStep", r)
 	}
 	f := &in.flags3
 	*f = [6]bool{}
+	in.time3 = t + h
 	r := uintptr(in.lib.fmi3DoStep(in.c, t, h, true, &f[0], &f[1], &f[2], &in.time3))
 	if err := in.status("fmi3DoStep", r); err != nil && !(f[1] && fmi.Status(int32(r)) == fmi.Discard) {
-		return false, err
+		return false, t, err
 	}
-	return f[1], nil
+	if !f[1] {
+		return false, t + h, nil
+	}
+	return true, in.time3, nil
 }
 
 func (in *instance) EnterEventMode() error {

@@ -99,6 +99,13 @@ func (l Limits) ReadArchive(r io.ReaderAt, size int64) (*Archive, error) {
 			return nil, fmt.Errorf("the entry %q is compressed with method %d; FMUs use stored (0) or deflated (8) entries", name, f.Method)
 		}
 		clean := strings.TrimSuffix(name, "/")
+		if names[clean] && isDir && dirs[clean] {
+			continue // a directory given twice
+		}
+		if i := slices.IndexFunc(a.Files, func(g File) bool { return g.Name == name }); i >= 0 &&
+			a.Files[i].zf.CRC32 == f.CRC32 && a.Files[i].zf.UncompressedSize64 == f.UncompressedSize64 {
+			continue // the same file twice, as some build tools write it: one copy is unpacked
+		}
 		if names[clean] || (!isDir && dirs[clean]) {
 			return nil, fmt.Errorf("the archive holds %q twice, or as both a file and a directory", clean)
 		}

@@ -167,6 +167,25 @@ func TestArchiveRefuses(t *testing.T) {
 	}
 }
 
+// TestArchiveDuplicatesAlike: a directory or a file given twice alike (as
+// the Reference FMUs' build writes Roberts.fmu's extra/) is unpacked once;
+// a name given twice with different contents is refused.
+func TestArchiveDuplicatesAlike(t *testing.T) {
+	data := zipOf(t, ballXML, entry{name: "extra/", mode: fs.ModeDir | 0o755}, entry{name: "extra/x.csv", data: "1,2"},
+		entry{name: "extra/", mode: fs.ModeDir | 0o755}, entry{name: "extra/x.csv", data: "1,2"})
+	a, err := fmi.ReadArchive(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Files) != 2 || a.Files[1].Name != "extra/x.csv" {
+		t.Errorf("files %+v", a.Files)
+	}
+	data = zipOf(t, ballXML, entry{name: "extra/x.csv", data: "1,2"}, entry{name: "extra/x.csv", data: "3,4"})
+	if _, err := fmi.ReadArchive(bytes.NewReader(data), int64(len(data))); err == nil || !strings.Contains(err.Error(), `holds "extra/x.csv" twice`) {
+		t.Errorf("different contents: %v", err)
+	}
+}
+
 // TestUnpackCountsWhatItWrites: a file whose header understates its size
 // is cut off where its declaration ends, whatever the archive says.
 func TestUnpackCountsWhatItWrites(t *testing.T) {

@@ -31,10 +31,11 @@ type Instance interface {
 // CoSimulation is an instance of the Co-Simulation interface.
 type CoSimulation interface {
 	Instance
-	// DoStep advances from the communication point t by h. terminate is
-	// the FMU asking to end the simulation (FMI 2: fmi2Discard with
-	// fmi2Terminated; FMI 3: terminateSimulation).
-	DoStep(t, h float64) (terminate bool, err error)
+	// DoStep advances from the communication point t by h to reached,
+	// t + h unless terminate: the FMU asking to end the simulation (FMI 2:
+	// fmi2Discard with fmi2Terminated, at fmi2LastSuccessfulTime; FMI 3:
+	// terminateSimulation, at lastSuccessfulTime).
+	DoStep(t, h float64) (terminate bool, reached float64, err error)
 }
 
 // ModelExchange is an instance of the Model Exchange interface.

@@ -294,7 +294,8 @@ func (s *Stepper) Outputs(dst []float64) { copy(dst, s.out) }
 // Step advances to the communication point to. An FMU's error, an
 // output that is not a number, or an input its type cannot hold is
 // returned, and every later Step returns it again. The FMU asking to end
-// the simulation is an error wrapping ErrTerminated.
+// the simulation is an error wrapping ErrTerminated; Time and Outputs are
+// then where it ended.
 func (s *Stepper) Step(to float64) error {
 	if s.err != nil {
 		return s.err
@@ -311,25 +312,34 @@ func (s *Stepper) Step(to float64) error {
 	} else {
 		err = s.stepME(to)
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrTerminated) {
 		s.err = err
 		return err
 	}
+	// An FMU that ends the simulation leaves its outputs at the time it
+	// reached: they are read, and the step returns its ending.
 	s.stats.Steps++
-	s.err = s.readOutputs("")
-	return s.err
+	if rerr := s.readOutputs(""); rerr != nil {
+		err = rerr
+	}
+	s.err = err
+	return err
 }
 
 func (s *Stepper) stepCS(to float64) error {
 	if err := s.writeInputs(false); err != nil {
 		return err
 	}
-	terminate, err := s.cs.DoStep(s.t, to-s.t)
+	from := s.t
+	terminate, reached, err := s.cs.DoStep(from, to-from)
 	if err != nil {
 		return err
 	}
 	if terminate {
-		return fmt.Errorf("%w at t = %g (in the step to %g)", ErrTerminated, s.t, to)
+		if reached > from && reached <= to {
+			s.t = reached
+		}
+		return fmt.Errorf("%w at t = %g (in the step from %g to %g)", ErrTerminated, s.t, from, to)
 	}
 	s.t = to
 	return nil

@@ -252,6 +252,11 @@ func simulateFMU(ctx context.Context, path string, o simulateFlags, w *bufio.Wri
 		}
 		if err := s.Step(tk); err != nil {
 			if errors.Is(err, fmi.ErrTerminated) {
+				// The last row is where the FMU ended, if past the rows.
+				if s.Time() > start+float64(k-1)*step {
+					s.Outputs(outs)
+					rows.row(s.Time(), outs)
+				}
 				fmt.Fprintf(stderr, "hilrig: %s: %v\n", path, err)
 				return exitOK
 			}

@@ -50,6 +50,7 @@ const (
 	Flood      = 4 // logs flood messages of 1 KiB at every step
 	NotANumber = 5 // gives y as NaN
 	Fatal      = 6 // returns fmiXFatal
+	Ends       = 7 // ends the simulation at at, by a time event
 )
 
 // Spec says which FMU to build.

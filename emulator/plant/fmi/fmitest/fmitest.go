@@ -219,12 +219,12 @@ func (in *Instance) Free() {
 // DoStep integrates with a fixed internal step, handling an event at the
 // end of each internal step where an indicator changed domain or a time
 // event fell (as simple co-simulation FMUs do).
-func (in *Instance) DoStep(t, h float64) (bool, error) {
+func (in *Instance) DoStep(t, h float64) (bool, float64, error) {
 	if err := in.call("DoStep", step); err != nil {
-		return false, err
+		return false, t, err
 	}
 	if math.Abs(t-in.time) > 1e-9*max(1, math.Abs(t)) {
-		return false, in.fault("DoStep", "the communication point %g is not the FMU's time %g", t, in.time)
+		return false, t, in.fault("DoStep", "the communication point %g is not the FMU's time %g", t, in.time)
 	}
 	end := t + h
 	dt := in.eq.internalStep()
@@ -251,13 +251,13 @@ func (in *Instance) DoStep(t, h float64) (bool, error) {
 				in.nextEvent = info.NextEventTime
 			}
 			if info.TerminateSimulation {
-				return true, nil
+				return true, in.time, nil
 			}
 		}
 		in.eq.indicators(in.time, z0)
 	}
 	in.time = end
-	return false, nil
+	return false, end, nil
 }
 
 func (in *Instance) EnterEventMode() error {

@@ -3,7 +3,8 @@
  * `at` on, as its parameter `mode` says: 1 dereferences NULL (SIGSEGV),
  * 2 returns an error, 3 never returns, 4 logs `flood` messages of 1 KiB
  * at every step (and every derivative in Model Exchange), 5 gives y as
- * NaN, 6 returns a fatal error. Mode 0 behaves.
+ * NaN, 6 returns a fatal error, 7 ends the simulation at `at` (a time
+ * event). Mode 0 behaves.
  */
 #define TOKEN "{hilrig-test-bad}"
 #define NX 1
@@ -11,7 +12,7 @@
 #define INTERNAL_STEP 1e-3
 
 enum { VR_TIME, VR_U, VR_Y, VR_DY, VR_TAU, VR_MODE, VR_AT, VR_FLOOD };
-enum { BEHAVE, CRASH, ERROR, HANG, FLOOD, NOT_A_NUMBER, FATAL };
+enum { BEHAVE, CRASH, ERROR, HANG, FLOOD, NOT_A_NUMBER, FATAL, ENDS };
 
 static void reset(Instance *m) {
 	m->x[0] = 0;
@@ -48,7 +49,16 @@ static int set(Instance *m, unsigned vr, double value) {
 }
 
 static void indicators(Instance *m, double z[]) {}
-static void update(Instance *m) { m->valuesChanged = false; }
+static void update(Instance *m) {
+	m->valuesChanged = false;
+	if ((int)m->v[VR_MODE] != ENDS) return;
+	if (m->time >= m->v[VR_AT] - 1e-12) {
+		m->terminate = true;
+	} else {
+		m->nextEventDefined = true;
+		m->nextEvent = m->v[VR_AT];
+	}
+}
 
 static Status hook(Instance *m, const char *where) {
 	int mode = (int)m->v[VR_MODE];

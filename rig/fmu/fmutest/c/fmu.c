@@ -246,6 +246,12 @@ EXPORT int fmi2DoStep(void *c, double t, double h, int noSetFMUStatePriorToCurre
 
 EXPORT int fmi2CancelStep(void *c) { return Error; }
 
+EXPORT int fmi2GetRealStatus(void *c, int kind, double *value) {
+	if (kind != 2) return Discard; /* fmi2LastSuccessfulTime only */
+	*value = ((Instance *)c)->time;
+	return OK;
+}
+
 EXPORT int fmi2GetBooleanStatus(void *c, int kind, int *value) {
 	if (kind != 3) return Discard; /* fmi2Terminated only */
 	*value = ((Instance *)c)->terminate;
