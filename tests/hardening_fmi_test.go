@@ -206,6 +206,7 @@ func TestSimulateFMUFailures(t *testing.T) {
 		{"integer param", []string{"simulate", bad, "--param", "mode=1.5"}, 2, "mode: 1.5 is not a whole number, which a Int32 takes", 0},
 		{"input name", []string{"simulate", motor, "--input", file("name.csv", "time,VV\n0,1\n")}, 2, "name.csv:1: the FMU has no input VV; did you mean V? (its inputs: V)", 0},
 		{"input number", []string{"simulate", motor, "--input", file("number.csv", "time,V\n0,1\n0.5,abc\n")}, 2, `number.csv:3:5: V: "abc" is not a Float64 value`, 0},
+		{"input not finite", []string{"simulate", motor, "--input", file("nan.csv", "time,V\n0,NaN\n")}, 2, `nan.csv:2:3: V: "NaN" is not a finite number`, 0},
 		{"input fields", []string{"simulate", motor, "--input", file("fields.csv", "time,V\n0,1,2\n")}, 2, "fields.csv:2:1: wrong number of fields", 0},
 		{"input backwards", []string{"simulate", motor, "--input", file("back.csv", "time,V\n1,1\n0.5,2\n")}, 2, "back.csv:3:1: time 0.5 comes before the row above's, 1", 0},
 		{"input header", []string{"simulate", motor, "--input", file("header.csv", "t,V\n0,1\n")}, 2, `header.csv:1:1: the first column is "t"; an input file's is time`, 0},

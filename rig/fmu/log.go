@@ -135,17 +135,26 @@ func sprintf(format string, args *varargs, readString func(uintptr) string) stri
 			i++
 		}
 		width, prec := "", ""
+		// A width or precision is held to MaxLine: the message is cut there
+		// anyway, and an FMU's %999999d would cost a megabyte.
 		readNumber := func() (string, bool) {
+			n, ok := 0, true
 			if i < len(format) && format[i] == '*' {
 				i++
-				v, ok := args.int()
-				return strconv.Itoa(int(int32(v))), ok
+				var v uintptr
+				v, ok = args.int()
+				n = int(int32(v))
+			} else {
+				j := i
+				for i < len(format) && format[i] >= '0' && format[i] <= '9' {
+					i++
+				}
+				if i == j {
+					return "", true
+				}
+				n, _ = strconv.Atoi(format[j:min(i, j+6)])
 			}
-			j := i
-			for i < len(format) && format[i] >= '0' && format[i] <= '9' {
-				i++
-			}
-			return format[j:i], true
+			return strconv.Itoa(max(min(n, MaxLine), -MaxLine)), ok
 		}
 		var ok bool
 		if width, ok = readNumber(); !ok {

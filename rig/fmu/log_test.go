@@ -66,3 +66,21 @@ func TestLogTail(t *testing.T) {
 		t.Errorf("counted %d messages, %d bytes", lines, bytes)
 	}
 }
+
+// FuzzSprintf: whatever an FMU's format and arguments, formatting its
+// message never panics and never reads a string the format does not ask
+// for.
+func FuzzSprintf(f *testing.F) {
+	f.Add("deliberate error at t = %g in %s (mode %d)", uint64(100), uint64(2), 0.5)
+	f.Add("%*.*f|%-08.3e|%lld|%zu|%c|%p|%%|%n|%Lf", uint64(5), uint64(2), 3.14)
+	f.Add("%s%s%s%s%s%s%s%s", uint64(1), uint64(2), 1.0)
+	f.Fuzz(func(t *testing.T, format string, i0, i1 uint64, f0 float64) {
+		args := varargs{ints: []uintptr{uintptr(i0)}, stack: []uintptr{uintptr(i1), uintptr(i0)}, floats: []float64{f0}}
+		sprintf(format, &args, func(p uintptr) string {
+			if p != uintptr(i0) && p != uintptr(i1) {
+				t.Fatalf("read a string at %#x, which no argument holds", p)
+			}
+			return "s"
+		})
+	})
+}

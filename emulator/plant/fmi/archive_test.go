@@ -23,7 +23,7 @@ type entry struct {
 	declared uint64
 }
 
-func zipOf(t *testing.T, entries ...entry) []byte {
+func zipOf(t testing.TB, entries ...entry) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	w := zip.NewWriter(&buf)
@@ -230,4 +230,37 @@ func TestPlatforms(t *testing.T) {
 			t.Errorf("FMI %d on %s/%s: %q; want %q", tc.v, tc.goos, tc.goarch, got, tc.want)
 		}
 	}
+}
+
+// FuzzArchive: whatever the bytes, ReadArchive returns an archive or an
+// error and never panics; an archive it returns holds only clean relative
+// names, and unpacks to no more than it declares.
+func FuzzArchive(f *testing.F) {
+	f.Add(zipOf(f, ballXML, entry{name: "binaries/linux64/BouncingBall.so", data: "\x7fELF"}, entry{name: "resources/a.txt", data: "a"}))
+	f.Add(zipOf(f, ballXML, entry{name: "../evil", data: "x"}))
+	f.Add(zipOf(f, ballXML, entry{name: "extra/", mode: fs.ModeDir | 0o755}, entry{name: "extra/", mode: fs.ModeDir | 0o755}))
+	f.Add(zipOf(f, entry{name: "modelDescription.xml", data: ballXML.data, declared: 10}))
+	f.Add([]byte("PK\x05\x06" + strings.Repeat("\x00", 18)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		a, err := fmi.ReadArchive(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return
+		}
+		var declared int64
+		for _, file := range a.Files {
+			if strings.HasPrefix(file.Name, "/") || strings.Contains(file.Name, "..") || strings.Contains(file.Name, `\`) {
+				t.Fatalf("an unclean name %q", file.Name)
+			}
+			declared += file.Size
+		}
+		written := int64(0)
+		a.Unpack(func(string) (io.WriteCloser, error) {
+			b := &closingBuffer{}
+			b.done = func() { written += int64(b.Len()) }
+			return b, nil
+		})
+		if written > declared {
+			t.Fatalf("unpacked %d bytes of %d declared", written, declared)
+		}
+	})
 }

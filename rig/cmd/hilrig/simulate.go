@@ -462,6 +462,11 @@ func readInputTable(path string, resolve func(names []string) ([]columnType, err
 	if err != nil {
 		return nil, err
 	}
+	return parseInputTable(path, data, resolve)
+}
+
+// parseInputTable reads an input file's text; path names it in messages.
+func parseInputTable(path string, data []byte, resolve func(names []string) ([]columnType, error)) (*inputTable, error) {
 	r := csv.NewReader(bytes.NewReader(data))
 	r.Comment = '#'
 	r.TrimLeadingSpace = true
@@ -515,6 +520,9 @@ func readInputTable(path string, resolve func(names []string) ([]columnType, err
 		t.times = append(t.times, tm)
 		for i, s := range rec[1:] {
 			v, err := types[i].parse(s)
+			if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+				err = fmt.Errorf("%q is not a finite number", s)
+			}
 			if err != nil {
 				line, col := r.FieldPos(i + 1)
 				return nil, fmt.Errorf("%s:%d:%d: %s: %v", path, line, col, t.names[i], err)
