@@ -381,7 +381,9 @@ func child(t *testing.T, mode int) *exec.Cmd {
 	}
 	path := fmutest.Build(t, fmutest.Spec{Model: fmutest.Bad, Version: fmi.FMI2})
 	cmd := exec.Command(os.Args[0], "-test.run=^TestChild$", "-test.v")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", childEnv, mode), "HILRIG_FMU_PATH="+path)
+	// The child dies with its FMU unpacked: in the test's directory, which
+	// the test removes.
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", childEnv, mode), "HILRIG_FMU_PATH="+path, "TMPDIR="+t.TempDir())
 	return cmd
 }
 
