@@ -42,6 +42,7 @@ type library struct {
 	// The getter and setter of each type, by fmi.Type: found once, as
 	// naming them takes an allocation.
 	getName, setName [fmi.Clock + 1]string
+	registered       map[string]bool
 }
 
 // functions lists what hilrig calls, by FMI version and interface.
@@ -83,7 +84,7 @@ func loadLibrary(path string, d *fmi.Description, kind fmi.Kind) (*library, erro
 	if err != nil {
 		return nil, fmt.Errorf("cannot be loaded: %w", err)
 	}
-	lib := &library{handle: h, version: d.Version, fn: map[string]uintptr{}}
+	lib := &library{handle: h, version: d.Version, fn: map[string]uintptr{}, registered: map[string]bool{}}
 	if err := lib.require(d, kind); err != nil {
 		purego.Dlclose(h)
 		return nil, err
@@ -114,9 +115,6 @@ func (lib *library) require(d *fmi.Description, kind fmi.Kind) error {
 			lib.getName[t], lib.setName[t] = get, set
 		}
 	}
-	if d.Version == fmi.FMI2 && kind == fmi.CS {
-		names = append(names, "fmi2GetBooleanStatus")
-	}
 	for _, name := range names {
 		if _, ok := lib.fn[name]; ok {
 			continue
@@ -127,10 +125,12 @@ func (lib *library) require(d *fmi.Description, kind fmi.Kind) error {
 		}
 		lib.fn[name] = sym
 	}
-	// The typed calls, registered once.
+	// The typed calls, registered once each (registering makes a function
+	// by reflection).
 	reg := func(ptr any, name string) {
-		if sym, ok := lib.fn[name]; ok {
+		if sym, ok := lib.fn[name]; ok && !lib.registered[name] {
 			purego.RegisterFunc(ptr, sym)
+			lib.registered[name] = true
 		}
 	}
 	if d.Version == fmi.FMI2 {
