@@ -68,7 +68,8 @@ FMU's parameter (or start value) or a built-in model's parameter.
 The exit status is 2 for a problem with the input (the model, the file,
 a flag), 1 when the FMU fails during the run (an error it returns, an
 output that is not a number), with the rows before it written. An FMU
-that crashes in hilrig's process ends it: there is no isolation here.`,
+that ends the simulation itself ends the CSV where it did (exit 0). An
+FMU that crashes in hilrig's process ends it: there is no isolation here.`,
 		Args:              positional(1, 1),
 		ValidArgsFunction: completeSimulateModel,
 	}
