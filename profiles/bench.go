@@ -182,6 +182,28 @@ type LoadedBench struct {
 	Bound  []BoundFlow            // the bindings resolved, in bench order
 }
 
+// Files are the files on disk the bench was made from: its own, its
+// model files and the recordings its replay endpoints play, each once,
+// sorted. hilrig refuses an output that is one of them.
+func (b *LoadedBench) Files() []string {
+	var files []string
+	if b.Source != "" {
+		files = append(files, b.Source)
+	}
+	for _, m := range b.Models {
+		if m.Builtin == nil {
+			files = append(files, m.Source)
+		}
+	}
+	for _, e := range b.Endpoints.Values {
+		if e.Replay != nil {
+			files = append(files, e.Replay.Path())
+		}
+	}
+	slices.Sort(files)
+	return slices.Compact(files)
+}
+
 // BoundFlow is a flow of the profile carried between two endpoints.
 type BoundFlow struct {
 	Flow     string // the profile's flow

@@ -151,7 +151,17 @@ func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchMo
 	}
 	if b, builtin := plant.LookupBuiltin(ref); builtin {
 		if _, err := b.Model(params); err != nil {
-			d.errorAt(path+".params", "%v", err)
+			var bad plant.ParamErrors
+			if !errors.As(err, &bad) {
+				d.errorAt(path+".params", "%v", err)
+			}
+			for _, e := range bad { // each at the first of its parameters the bench gives
+				at := path + ".params"
+				if i := slices.IndexFunc(e.Params, func(name string) bool { _, given := params[name]; return given }); i >= 0 {
+					at += "." + e.Params[i]
+				}
+				d.errorAt(at, "%v", e)
+			}
 			return nil
 		}
 	} else if len(params) > 0 {
@@ -186,7 +196,7 @@ func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchMo
 			m.Inputs[at].Stimulus = e.Inputs.Values[i].stimulus()
 		}
 		if lm.Plant, err = plant.New(m); err != nil {
-			d.errorAt(path+".inputs", "%v", err)
+			reportModelProblems(d, path, err) // a stimulus that is not finite, at its input
 			return nil
 		}
 	}

@@ -3,9 +3,11 @@ package profiles
 import (
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,7 +25,14 @@ type Loaded struct {
 
 	written  *yaml.Node // the resolved tree as written, comments and all
 	defaults []string   // "path: value" of what runs with a default
+	files    []string   // the files on disk it was made from
 }
+
+// Files are the files on disk the profile was made from: its own, those
+// it extends and those its values name (an empirical jitter's delays, a
+// recorded series), each once, sorted; the shipped library's are not on
+// disk. hilrig refuses an output that is one of them.
+func (l *Loaded) Files() []string { return l.files }
 
 // Traced reports whether a flow's frames go to the trace.
 func (l *Loaded) Traced(flow int) bool { return *l.Flows.Values[flow].Trace }
@@ -95,9 +104,47 @@ func (d *decoder) load(root *yaml.Node, source string) (*Loaded, error) {
 	if err := d.errs.err(); err != nil {
 		return nil, err
 	}
-	l := &Loaded{Profile: p, Source: source, Config: cfg, written: root}
+	l := &Loaded{Profile: p, Source: source, Config: cfg, written: root, files: d.filesRead(p)}
 	l.defaults = d.unwritten(root, p, source)
 	return l, nil
+}
+
+// filesRead lists the files on disk that went into p: those parsed (the
+// profile, what it extends) and those its values name.
+func (d *decoder) filesRead(p *Profile) []string {
+	read := map[string]bool{}
+	note := func(file string) {
+		if file != "" && file != SetFile && !strings.HasPrefix(file, "shipped:") {
+			read[file] = true
+		}
+	}
+	for _, file := range d.files {
+		note(file)
+	}
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.Pointer:
+			if !v.IsNil() {
+				walk(v.Elem())
+			}
+		case reflect.Slice:
+			for i := range v.Len() {
+				walk(v.Index(i))
+			}
+		case reflect.Struct:
+			if f, ok := v.Addr().Interface().(fileValued); ok {
+				note(f.fileRead())
+			}
+			for i := range v.NumField() {
+				if v.Type().Field(i).IsExported() {
+					walk(v.Field(i))
+				}
+			}
+		}
+	}
+	walk(reflect.ValueOf(p).Elem())
+	return slices.Sorted(maps.Keys(read))
 }
 
 // nameOf is a file's default name: its base name without its extension.

@@ -17,23 +17,11 @@ const MaxFileBytes = 64 << 20
 // device, a FIFO or a directory, which could block or never end) of at
 // most limit bytes. Its errors name the file and say what is wrong with it.
 func ReadFile(path string, limit int64) ([]byte, error) {
-	// Looked at before it is opened: opening a named pipe blocks until
-	// someone writes to it.
-	if err := regular(path, os.Stat); err != nil {
-		return nil, err
-	}
-	f, err := os.Open(path)
+	f, info, err := OpenFile(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	info, err := f.Stat() // what was opened, should the path have changed since
-	if err != nil {
-		return nil, err
-	}
-	if err := regular(path, func(string) (os.FileInfo, error) { return info, nil }); err != nil {
-		return nil, err
-	}
 	if info.Size() > limit {
 		return nil, fmt.Errorf("%s: is %d bytes, more than the %d a file may have here", path, info.Size(), limit)
 	}
@@ -46,6 +34,30 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: grew past the %d bytes a file may have here while it was read", path, limit)
 	}
 	return data, nil
+}
+
+// OpenFile opens a file to read that must be a regular file (not a
+// device, a FIFO or a directory, which could block or never end), as
+// ReadFile does, for a reader that streams it rather than read it whole
+// (a recording to replay). info is the file opened's.
+func OpenFile(path string) (f *os.File, info os.FileInfo, err error) {
+	// Looked at before it is opened: opening a named pipe blocks until
+	// someone writes to it.
+	if err := regular(path, os.Stat); err != nil {
+		return nil, nil, err
+	}
+	if f, err = os.Open(path); err != nil {
+		return nil, nil, err
+	}
+	info, err = f.Stat() // what was opened, should the path have changed since
+	if err == nil {
+		err = regular(path, func(string) (os.FileInfo, error) { return info, nil })
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, info, nil
 }
 
 // regular says what is wrong with path if stat finds it is not a regular

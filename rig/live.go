@@ -108,6 +108,9 @@ func StatusLine(s *record.Snapshot, total time.Duration, width int) string {
 			add(fmt.Sprintf("  %s OUT OF SYNC (t_diff %v)", m.Endpoint, m.Sync.TDiff.Round(time.Microsecond)))
 		}
 	}
+	if s.Timing.Overloaded {
+		add("  OVERLOADED (the executor rests: releases are late)")
+	}
 	for _, h := range s.Hops {
 		if h.Outage != 0 {
 			add(fmt.Sprintf("  %s DOWN", h.Name))

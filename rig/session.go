@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -105,6 +107,8 @@ type Session struct {
 	signals   *record.Signals
 	queues    *record.Signals
 	recording *record.Recording
+	outputs   []output  // the files above that were asked for
+	replays   []*replay // the players that replay a recording, by name
 	timing    record.TimingSummary
 	ran       bool
 	refused   bool // the kernel refused a real-time facility for want of privilege
@@ -183,10 +187,16 @@ func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (
 		}
 		clock = pacedClock{s.real}
 	}
-	for name := range opt.Players {
+	for _, name := range slices.Sorted(maps.Keys(opt.Players)) {
 		if b == nil || b.Endpoints.Index(name) < 0 {
 			s.closeClock()
 			return nil, fmt.Errorf("no endpoint %q in the bench to play", name)
+		}
+		if r, ok := opt.Players[name].(*replay); ok {
+			s.replays = append(s.replays, r)
+			if cut := r.cutShort(); cut != "" {
+				s.logf("%s", cut)
+			}
 		}
 	}
 	bd, err := bind(p, b, mode, s.devices, opt.Players)
@@ -234,9 +244,10 @@ func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (
 		}
 		s.recording = record.NewRecording(opt.Record, about, ifaces, p.Flows.Names)
 	}
+	s.listOutputs()
 	s.x, err = executor.New(executor.Config{
 		Network: cfg, Clock: clock, End: end, Egress: bd.egress,
-		Ingress: ingress, FlowOf: bd.flowOf, Reconnects: bd.reconnects, Models: bd.models, Sources: bd.sources, SourceInterfaces: bd.playerAt,
+		Ingress: ingress, FlowOf: bd.flowOf, Reconnects: bd.reconnects, Endpoints: bd.interfaces, Models: bd.models, Sources: bd.sources, SourceInterfaces: bd.playerAt,
 		DeviceWire: bd.deviceWire, SourceWire: bd.sourceWire,
 		Trace: s.trace, Phases: phases, Signals: s.signals, Monitor: opt.Monitor, Recording: s.recording,
 		Queues: s.queues, QueueEvery: queueEvery,
@@ -245,17 +256,47 @@ func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (
 		},
 	})
 	if err != nil {
-		s.closeWriters(nil)
+		s.closeFiles()
 		s.closeClock()
 		return nil, err
 	}
 	return s, nil
 }
 
+// output is a file the run writes as it goes.
+type output struct {
+	name, units string // "trace", "rows"
+	file        interface {
+		OnFailure(func(error))
+		Account() record.Account
+		Close() error
+	}
+}
+
+// listOutputs lists the files asked for, in the order the summary
+// accounts for them.
+func (s *Session) listOutputs() {
+	if s.trace != nil {
+		s.outputs = append(s.outputs, output{record.OutputTrace, "rows", s.trace})
+	}
+	if s.signals != nil {
+		s.outputs = append(s.outputs, output{record.OutputSignals, "rows", s.signals})
+	}
+	if s.queues != nil {
+		s.outputs = append(s.outputs, output{record.OutputQueues, "rows", s.queues})
+	}
+	if s.recording != nil {
+		s.outputs = append(s.outputs, output{record.OutputRecording, "frames", s.recording})
+	}
+}
+
 // Run runs the session until its duration ends, ctx is done, or (in real
 // time) a device fails. However it stops, outputs go to their safe levels
-// and the trace is complete up to that instant. A failed device is
-// returned as a *drivers.DeviceError, with the summary; a device that
+// and the trace is complete up to that instant. A run that ran but failed
+// returns a *RunError with the summary: a failed device (a
+// *drivers.DeviceError, in RunError.Stopped), and an output that lost rows
+// (which does not stop the run: see record.Writer) or a recording that
+// could not be replayed to its end, in RunError.Others. A device that
 // cannot be opened is returned before anything runs, with an empty
 // summary.
 func (s *Session) Run(ctx context.Context) (record.Summary, error) {
@@ -272,7 +313,8 @@ func (s *Session) Run(ctx context.Context) (record.Summary, error) {
 		s.x.Start()
 		stopped, err := s.x.Run(ctx)
 		s.x.Finish()
-		return s.finish(s.summary(stopped, s.closeWriters(err)))
+		s.closeFiles()
+		return s.finish(s.summary(stopped, err))
 	}
 	defer s.closeClock()
 	if err := realtime.LockMemory(); err != nil {
@@ -285,7 +327,7 @@ func (s *Session) Run(ctx context.Context) (record.Summary, error) {
 	for i, e := range s.devices {
 		if err := e.Start(s.real, s.x.Ingress(), i); err != nil {
 			s.stopDevices(s.devices[:i])
-			s.closeWriters(nil)
+			s.closeFiles()
 			return record.Summary{}, err
 		}
 		if a, ok := e.Endpoint.(drivers.Announcer); ok {
@@ -297,21 +339,33 @@ func (s *Session) Run(ctx context.Context) (record.Summary, error) {
 	// flight, the files written out.
 	s.stopDevices(s.devices)
 	s.x.Finish()
-	failure = s.closeWriters(failure)
+	s.closeFiles()
 	s.timing.ProcessAllocs = allocs
 	return s.finish(s.summary(stopped, failure))
 }
 
 // begin makes now the run's time zero: a real clock restarts, so that
-// what preparing the run took (opening devices, starting a server, locking
-// memory) neither shortens it nor makes its first events late, and the
-// recording states that instant (a virtual-time recording's is the epoch:
-// its times are the run's).
+// what preparing the run took (opening devices and the recordings to
+// replay, starting a server, locking memory) neither shortens it nor
+// makes its first events late, and the recording states that instant (a
+// virtual-time recording's is the epoch: its times are the run's).
 func (s *Session) begin() {
+	for _, r := range s.replays {
+		r.open()
+	}
 	start := time.Unix(0, 0)
+	now := s.x.Network().Now // in virtual time the writers write on the executor's goroutine
 	if s.real != nil {
 		s.real.Restart()
-		start = s.real.Start()
+		start, now = s.real.Start(), s.real.Now
+	}
+	// Each output tells its failure as it happens (or now, if it failed
+	// before the run began), at the run's time: so that the writers
+	// read the real clock only once it has restarted.
+	for _, o := range s.outputs {
+		o.file.OnFailure(func(err error) {
+			s.logf("writing the %s failed at %.3f s: %v; the run goes on, and counts the %s the %s loses", o.name, now().Seconds(), err, o.units, o.name)
+		})
 	}
 	if s.recording != nil {
 		s.recording.Begin(start)
@@ -331,6 +385,14 @@ func (s *Session) loop(ctx context.Context) (stopped string, failure error, allo
 		} else {
 			defer realtime.LowerThread() // before the thread is unlocked
 			s.timing.Scheduler = fmt.Sprintf("SCHED_FIFO priority %d", s.opt.Priority)
+			if s.opt.Priority > RuntimePriority+1 { // the readers are one below
+				if restore, err := realtime.RaiseProcess(RuntimePriority); err != nil {
+					s.logf("cannot raise the process's other threads to SCHED_FIFO priority %d (%v): the executor may wait on them when the machine is loaded", RuntimePriority, err)
+				} else {
+					defer restore()
+					s.timing.Scheduler += fmt.Sprintf(", the process's other threads %d", RuntimePriority)
+				}
+			}
 		}
 		if qos, err := realtime.HoldIdleLatency(); err != nil {
 			s.logf("cannot keep idle CPUs awake (%v): waking for a frame may take longer", err)
@@ -345,6 +407,7 @@ func (s *Session) loop(ctx context.Context) (stopped string, failure error, allo
 	}
 	stopWaking := context.AfterFunc(ctx, s.real.Wake)
 	defer stopWaking()
+	defer holdGC()()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	s.x.Start()
@@ -354,6 +417,39 @@ func (s *Session) loop(ctx context.Context) (stopped string, failure error, allo
 	close(watching)
 	runtime.ReadMemStats(&after)
 	return stopped, failure, after.Mallocs - before.Mallocs
+}
+
+// RuntimePriority is the SCHED_FIFO priority of the process's threads
+// other than the executor's and the readers' during a real-time run
+// (realtime.RaiseProcess): Go's runtime hands the executor's goroutine
+// back to its thread through them, and at normal priority, on a loaded
+// machine, they kept it waiting for tens of milliseconds. The live server,
+// which does what clients ask, is another process, at normal priority.
+const RuntimePriority = 1
+
+// GCHeadroom is how far the heap may grow during a real-time run before
+// the garbage collector runs at all.
+const GCHeadroom = 256 << 20
+
+// holdGC keeps the garbage collector from running during a real-time run
+// unless the heap grows by GCHeadroom, and returns what restores it. A
+// collection stops every goroutine for a moment and parks the executor's
+// to scan its stack: the locked thread then waits for a thread of normal
+// priority to hand it back, which on a loaded machine took tens of
+// milliseconds (a release 59 ms late, watched by a live server). The
+// executor allocates nothing per frame and the rest of the process a few
+// hundred bytes a second (the status line), so in practice no collection
+// runs; a leak would still be collected, at the limit.
+func holdGC() (restore func()) {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	limit := debug.SetMemoryLimit(-1)
+	debug.SetMemoryLimit(min(limit, int64(ms.HeapAlloc)+GCHeadroom))
+	percent := debug.SetGCPercent(-1)
+	return func() {
+		debug.SetGCPercent(percent)
+		debug.SetMemoryLimit(limit)
+	}
 }
 
 // threadsFor is the GOMAXPROCS a run needs. The executor and every reader
@@ -418,6 +514,22 @@ func (s *Session) finish(sum record.Summary, failure error) (record.Summary, err
 
 func (s *Session) summary(stopped string, failure error) (record.Summary, error) {
 	sum := record.Summary{Profile: s.profile.Name, Clock: s.mode.String(), Stopped: stopped}
+	runErr := &RunError{Stopped: failure}
+	for _, o := range s.outputs {
+		c := o.file.Account()
+		sum.Outputs = append(sum.Outputs, c.Summary(o.name))
+		if err := c.Failure(o.name, o.units); err != nil {
+			runErr.Others = append(runErr.Others, err)
+		}
+	}
+	for _, r := range s.replays {
+		if err := r.failure(); err != nil {
+			runErr.Others = append(runErr.Others, err)
+		}
+	}
+	for _, err := range runErr.all() {
+		sum.Failures = append(sum.Failures, err.Error())
+	}
 	if s.bench != nil {
 		sum.Bench = s.bench.Name
 	}
@@ -436,7 +548,7 @@ func (s *Session) summary(stopped string, failure error) (record.Summary, error)
 	}
 	if s.mode == Virtual {
 		sum.Endpoints = played
-		return sum, failure
+		return sum, runErr.orNil()
 	}
 	sum.Endpoints = []record.EndpointSummary{}
 	for i, e := range s.devices {
@@ -445,55 +557,82 @@ func (s *Session) summary(stopped string, failure error) (record.Summary, error)
 			n := c.Counts()
 			es.FramesIn, es.FramesOut, es.BytesIn, es.BytesOut, es.WriteErrors = n.FramesIn, n.FramesOut, n.BytesIn, n.BytesOut, n.WriteErrors
 			es.FrameBytes, es.BadFrames, es.BadBytes, es.IdleBytes, es.PendingBytes = n.FrameBytes, n.BadFrames, n.BadBytes, n.IdleBytes, n.PendingBytes
+			es.NotTaken, es.CutFrames = n.NotTaken, n.CutFrames
 		}
 		if l, ok := e.Endpoint.(drivers.Leader); ok {
 			es.LineTime = l.LineMode()
 		}
 		es.Gaps, es.Error = s.x.EndpointState(i)
+		es.ReaderRestS = s.x.ReaderRest(i).Seconds()
 		es.Wire = s.x.WireSummary(s.bind.deviceWire[i])
 		sum.Endpoints = append(sum.Endpoints, es)
 	}
 	sum.Endpoints = append(sum.Endpoints, played...)
 	timing := s.timing
 	s.x.Timing(&timing)
-	if s.trace != nil {
-		timing.TraceDropped = s.trace.Dropped()
-	}
-	if s.signals != nil {
-		timing.SignalsDropped = s.signals.Dropped()
-	}
-	if s.recording != nil {
-		timing.RecordingDropped = s.recording.Dropped()
+	for _, o := range sum.Outputs {
+		switch o.Output {
+		case record.OutputTrace:
+			timing.TraceDropped = o.Lost
+		case record.OutputSignals:
+			timing.SignalsDropped = o.Lost
+		case record.OutputRecording:
+			timing.RecordingDropped = o.Lost
+		}
 	}
 	timing.MaxRSSKiB = realtime.MaxRSS()
 	sum.Timing = &timing
-	return sum, failure
+	return sum, runErr.orNil()
 }
 
-// closeWriters writes out the trace and the signals; a write error becomes
-// the session's failure unless it already has one.
-func (s *Session) closeWriters(failure error) error {
-	if s.trace != nil {
-		if err := s.trace.Close(); err != nil && failure == nil {
-			failure = fmt.Errorf("writing the trace: %w", err)
-		}
+// closeFiles writes out the outputs (what they lost is in their
+// accounts) and closes the recordings replayed.
+func (s *Session) closeFiles() {
+	for _, o := range s.outputs {
+		o.file.Close()
 	}
-	if s.signals != nil {
-		if err := s.signals.Close(); err != nil && failure == nil {
-			failure = fmt.Errorf("writing the signals: %w", err)
-		}
+	for _, r := range s.replays {
+		r.close()
 	}
-	if s.queues != nil {
-		if err := s.queues.Close(); err != nil && failure == nil {
-			failure = fmt.Errorf("writing the queues: %w", err)
-		}
+}
+
+// RunError is what went wrong with a run that ran: the failure that
+// stopped it, if one did (a device, a model), and what the run could not
+// do as asked while it went on (an output that lost rows or frames, a
+// recording that could not be replayed to its end). Each is also in the
+// summary's failures.
+type RunError struct {
+	Stopped error
+	Others  []error
+}
+
+func (e *RunError) Error() string {
+	var lines []string
+	if e.Stopped != nil {
+		lines = append(lines, "run stopped: "+e.Stopped.Error())
 	}
-	if s.recording != nil {
-		if err := s.recording.Close(); err != nil && failure == nil {
-			failure = fmt.Errorf("writing the recording: %w", err)
-		}
+	for _, err := range e.Others {
+		lines = append(lines, err.Error())
 	}
-	return failure
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap is every failure, the one that stopped the run first.
+func (e *RunError) Unwrap() []error { return e.all() }
+
+func (e *RunError) all() []error {
+	if e.Stopped == nil {
+		return e.Others
+	}
+	return append([]error{e.Stopped}, e.Others...)
+}
+
+// orNil is e, or nil when nothing went wrong.
+func (e *RunError) orNil() error {
+	if e.Stopped == nil && len(e.Others) == 0 {
+		return nil
+	}
+	return e
 }
 
 func (s *Session) closeClock() {
@@ -514,7 +653,7 @@ func (s *Session) stopDevices(eps []endpoint) {
 func (s *Session) Close() {
 	if !s.ran {
 		s.ran = true
-		s.closeWriters(nil)
+		s.closeFiles()
 		s.closeClock()
 	}
 }

@@ -217,6 +217,7 @@ func TestSimulateFMUFailures(t *testing.T) {
 		{"no binary here", []string{"simulate", elsewhere}, 2, "the FMU has no dcmotor.so for this machine", 0},
 		{"wrong GUID", []string{"simulate", wrongGUID}, 2, "fmi2Instantiate returned NULL", 0},
 		{"zip-slip", []string{"simulate", slip}, 2, `the entry "../../evil.so" climbs out with ..`, 0},
+		{"out over the model", []string{"simulate", motor, "--out", motor}, 2, "--out " + motor + " would overwrite " + motor + ", the model", 0},
 		{"missing FMU", []string{"simulate", filepath.Join(dir, "nope.fmu")}, 2, "no such file or directory", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -40,11 +40,20 @@ func (c WallClock) Now() time.Duration { return time.Since(c.start) }
 
 // Sink keeps what endpoints report; it is safe for concurrent use.
 type Sink struct {
-	mu     sync.Mutex
-	frames []Frame
-	gone   []error
-	back   int
-	notify chan struct{}
+	mu      sync.Mutex
+	frames  []Frame
+	gone    []error
+	back    int
+	notices []Notice
+	notify  chan struct{}
+}
+
+// Notice is a notice a sink was given.
+type Notice struct {
+	Endpoint int
+	At       time.Duration
+	Kind     string
+	Err      error
 }
 
 // Frame is a frame a sink was given.
@@ -80,6 +89,13 @@ func (s *Sink) Back(int, time.Duration) {
 	s.kick()
 }
 
+func (s *Sink) Notice(endpoint int, at time.Duration, kind string, err error) {
+	s.mu.Lock()
+	s.notices = append(s.notices, Notice{endpoint, at, kind, err})
+	s.mu.Unlock()
+	s.kick()
+}
+
 func (s *Sink) kick() {
 	select {
 	case s.notify <- struct{}{}:
@@ -108,6 +124,13 @@ func (s *Sink) GoneErrors() []error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]error(nil), s.gone...)
+}
+
+// Notices returns the notices so far, in order.
+func (s *Sink) Notices() []Notice {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Notice(nil), s.notices...)
 }
 
 // BackCount is how many times a device came back.

@@ -42,31 +42,77 @@ func (c *Monotonic) Now() time.Duration { return time.Since(c.start) }
 // (BENCHMARKS.md).
 const DefaultSpin = 100 * time.Microsecond
 
-// until is a waiter's loop: it returns at deadline, or earlier when
-// pending reports work, and says which. It sleeps (sleep, which returns
-// early when woken, and false when pending turned true before it slept)
-// until spin before the deadline and spins the rest, so that it returns on
-// time rather than when the scheduler gets to it. sleep is a method value
-// made once: a closure made per call would allocate on every wait.
-func until(clock *Monotonic, spin, deadline time.Duration, pending func() bool, sleep func(time.Duration, func() bool) bool) (woken bool) {
+// waiting is what the waiters of every operating system share: the loop
+// that sleeps and then spins, and the account of what their waits cost,
+// which tells the executor how much of its CPU it leaves to others.
+type waiting struct {
+	clock *Monotonic
+	spin  time.Duration
+	// sleep sleeps for d, or until woken, and returns false when pending
+	// turned true before it slept. It is a method value made once: a
+	// closure made per call would allocate on every wait.
+	sleep func(d time.Duration, pending func() bool) bool
+	// rest sleeps for d whatever happens.
+	rest func(d time.Duration)
+	// slept and spun are the time spent asleep and spinning in waits so
+	// far; only the waiting goroutine touches them.
+	slept, spun time.Duration
+}
+
+// Until returns at deadline, or earlier when pending reports work; it says
+// which. It sleeps until spin before the deadline and spins the rest, so
+// that it returns on time rather than when the scheduler gets to it.
+// pending must be cheap: it is called while spinning.
+func (w *waiting) Until(deadline time.Duration, pending func() bool) (woken bool) {
 	for {
 		if pending() {
 			return true
 		}
-		left := deadline - clock.Now()
+		now := w.clock.Now()
+		left := deadline - now
 		if left <= 0 {
 			return false
 		}
-		if left <= spin {
-			for clock.Now() < deadline {
+		if left <= w.spin {
+			for {
+				t := w.clock.Now()
+				if t >= deadline {
+					w.spun += t - now
+					return false
+				}
 				if pending() {
+					w.spun += t - now
 					return true
 				}
 			}
-			return false
 		}
-		if !sleep(left-spin, pending) {
+		slept := w.sleep(left-w.spin, pending)
+		w.slept += w.clock.Now() - now
+		if !slept {
 			return true // a wake between the check above and the sleep
 		}
 	}
+}
+
+// SetSpin sets how long before a deadline the waiter stops sleeping and
+// spins (0: it sleeps all the way).
+func (w *waiting) SetSpin(spin time.Duration) { w.spin = spin }
+
+// Spin is how long before a deadline the waiter spins now.
+func (w *waiting) Spin() time.Duration { return w.spin }
+
+// Spent is the time the waiter's goroutine has spent asleep and spinning
+// in its waits so far.
+func (w *waiting) Spent() (slept, spun time.Duration) { return w.slept, w.spun }
+
+// Rest sleeps until deadline whatever arrives meanwhile: an executor that
+// has used up its share of the CPU gives the rest of the machine its
+// turn.
+func (w *waiting) Rest(deadline time.Duration) {
+	now := w.clock.Now()
+	if deadline <= now {
+		return
+	}
+	w.rest(deadline - now)
+	w.slept += w.clock.Now() - now
 }

@@ -12,18 +12,18 @@ func HoldIdleLatency() (*os.File, error) { return nil, ErrUnsupported }
 func RaiseThread(priority int) error     { return ErrUnsupported }
 func LowerThread()                       {}
 func MaxRSS() int64                      { return 0 }
+func RaiseProcess(int) (func(), error)   { return func() {}, ErrUnsupported }
+func ThreadCPU() (time.Duration, bool)   { return 0, false }
 
 // Waiter sleeps on Go's timers and spins the last stretch.
 type Waiter struct {
-	clock *Monotonic
-	spin  time.Duration
-	wake  chan struct{}
-	sleep func(time.Duration, func() bool) bool
+	waiting
+	wake chan struct{}
 }
 
 func NewWaiter(clock *Monotonic, spin time.Duration) (*Waiter, error) {
-	w := &Waiter{clock: clock, spin: spin, wake: make(chan struct{}, 1)}
-	w.sleep = w.timer
+	w := &Waiter{waiting: waiting{clock: clock, spin: spin}, wake: make(chan struct{}, 1)}
+	w.sleep, w.rest = w.timer, time.Sleep
 	return w, nil
 }
 
@@ -32,10 +32,6 @@ func (w *Waiter) Wake() {
 	case w.wake <- struct{}{}:
 	default:
 	}
-}
-
-func (w *Waiter) Until(deadline time.Duration, pending func() bool) (woken bool) {
-	return until(w.clock, w.spin, deadline, pending, w.sleep)
 }
 
 func (w *Waiter) timer(d time.Duration, _ func() bool) bool {

@@ -253,6 +253,16 @@ func Analyse(p *Plant, cut, input, output string, delay time.Duration, omegas []
 		if err != nil {
 			return nil, fmt.Errorf("cut %s at %g rad/s: %w", cut, w, err)
 		}
+		// Numbers too large or too small for a float64 make NaN and
+		// infinities, which have no decibels to rank.
+		for _, v := range []struct {
+			what string
+			z    complex128
+		}{{"distortion", theta}, {"sensitivity", sr}} {
+			if !finite(real(v.z)) || !finite(imag(v.z)) {
+				return nil, fmt.Errorf("cut %s at %.3g rad/s: the %s is %v, not a finite number: the model's numbers overflow (are its parameters extreme?)", cut, w, v.what, v.z)
+			}
+		}
 		a.Distortion = append(a.Distortion, theta)
 		a.Sensitivity = append(a.Sensitivity, sr)
 	}

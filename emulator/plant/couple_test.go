@@ -3,6 +3,7 @@ package plant
 import (
 	"math"
 	"math/cmplx"
+	"strings"
 	"testing"
 	"time"
 )
@@ -132,5 +133,44 @@ func TestLogSpace(t *testing.T) {
 	w := LogSpace(0.1, 1000, 50)
 	if len(w) != 201 || w[0] != 0.1 || math.Abs(w[200]-1000) > 1e-9 || math.Abs(w[50]-1) > 1e-12 {
 		t.Errorf("%d points, %g … %g, w[50] = %g", len(w), w[0], w[len(w)-1], w[50])
+	}
+}
+
+// TestAnalyseRefusesNumbersThatOverflow: with each parameter in its domain
+// but the tyre's damping and the suspension's stiffness at 1e308, the
+// wheel's equations overflow and CP1's responses are NaN: Analyse says so
+// rather than hand NaN to be ranked (whose decibels compare with nothing,
+// so that couple ranked such a cut first at −Inf dB). With the seat's
+// spring and damper gone (k3 = b3 = 0) nothing crosses CP2 back: its
+// distortion and sensitivity are exactly zero, a result, not an error.
+func TestAnalyseRefusesNumbersThatOverflow(t *testing.T) {
+	omegas := LogSpace(0.1, 1000, 50)
+	for _, tc := range []struct {
+		params map[string]float64
+		cut    string
+		err    string
+	}{
+		{map[string]float64{"b1": 1e308, "k2": 1e308}, "CP1", "cut CP1 at 0.1 rad/s: the distortion is (NaN+NaNi), not a finite number"},
+		{map[string]float64{"k3": 0, "b3": 0}, "CP2", ""},
+	} {
+		p, err := New(builtin(t, "quarter-car", tc.params))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := Analyse(p, tc.cut, "v0", "deflection", 20*time.Millisecond, omegas)
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.HasPrefix(err.Error(), tc.err) {
+				t.Errorf("%v: %v, want %s", tc.params, err, tc.err)
+			}
+		case err != nil:
+			t.Errorf("%v: %v", tc.params, err)
+		default:
+			for i := range omegas {
+				if a.Distortion[i] != 0 || a.Sensitivity[i] != 0 {
+					t.Fatalf("%v at %g rad/s: Θ %v, Sr %v; want 0", tc.params, omegas[i], a.Distortion[i], a.Sensitivity[i])
+				}
+			}
+		}
 	}
 }

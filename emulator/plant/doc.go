@@ -17,7 +17,13 @@
 // sensitivity of a cut of a continuous model in the frequency domain.
 //
 // The built-in models (Builtins) include paper 001's quarter car and paper
-// 002's parallel pick-and-place robot with its 1 kHz PID.
+// 002's parallel pick-and-place robot with its 1 kHz PID. Each parameter
+// of a built-in declares its Domain (a mass > 0, a damping ≥ 0, a gain of
+// either sign; always finite, and zero or a normal float64), which
+// Builtin.Model checks, whoever gives the values. New refuses a model
+// whose numbers (matrix entries, initial states, stimuli) are not finite,
+// and Integrator.NonFinite says when a running part's are no longer: the
+// part has diverged.
 //
 // Inside the package time is float64 seconds, as in the equations; at its
 // edges it is time.Duration, as everywhere else in the rig.

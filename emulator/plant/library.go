@@ -2,6 +2,7 @@ package plant
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -11,13 +12,14 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Param is a parameter of a built-in model: its default value, its unit
-// and where the value comes from.
+// Param is a parameter of a built-in model: its default value, its unit,
+// where the value comes from, and the values it may take.
 type Param struct {
 	Name    string
 	Value   float64
 	Unit    string
 	Meaning string
+	Domain  Domain
 }
 
 // Builtin is a model the rig knows by name.
@@ -27,7 +29,9 @@ type Builtin struct {
 	Source      string // where its equations and numbers come from
 	Params      []Param
 	build       func(p params) Model
-	check       func(p params) error // nil: any values will do
+	// check tests what the parameters' domains cannot: a condition
+	// between parameters, a value derived from them. Nil: none.
+	check func(p params) *ParamError
 }
 
 // params reads a built-in's parameters by name.
@@ -63,7 +67,11 @@ func BuiltinNames() []string {
 }
 
 // Model builds the model with some parameters changed from their
-// defaults.
+// defaults. Every parameter is checked here, whoever gives it (couple,
+// models, a bench's params, --param), before the equations see it: a name
+// the model does not have is an error, and a value outside its domain, a
+// condition between values that does not hold, and values that make the
+// model's numbers overflow are ParamErrors, all of them at once.
 func (b *Builtin) Model(overrides map[string]float64) (Model, error) {
 	p := params{}
 	for _, par := range b.Params {
@@ -85,12 +93,27 @@ func (b *Builtin) Model(overrides map[string]float64) (Model, error) {
 		}
 		return Model{}, fmt.Errorf("model %s has no parameter %s%s (its parameters: %s)", b.Name, strings.Join(unknown, ", "), suggest.DidYouMean(unknown[0], names), strings.Join(names, ", "))
 	}
-	if b.check != nil {
-		if err := b.check(p); err != nil {
-			return Model{}, fmt.Errorf("model %s: %w", b.Name, err)
+	errs := b.checkParams(p)
+	if len(errs) == 0 && b.check != nil {
+		if e := b.check(p); e != nil {
+			errs = append(errs, e)
 		}
 	}
-	m := b.build(p)
+	var m Model
+	if len(errs) == 0 {
+		m = b.build(p)
+		if probs := checkNumbers(m); len(probs) > 0 {
+			// Each value in its domain, and still too large together: a
+			// matrix entry or initial state that overflows.
+			errs = append(errs, paramError(slices.Sorted(maps.Keys(overrides)), "its parameters overflow: %s %s; choose less extreme values", probs[0].Path, probs[0].Msg))
+		}
+	}
+	if len(errs) > 0 {
+		for _, e := range errs {
+			e.Model = b.Name
+		}
+		return Model{}, errs
+	}
 	m.Name = b.Name
 	m.Description = b.Description
 	return m, nil
@@ -113,15 +136,15 @@ func init() {
 			"wheel (unsprung mass on the tyre), suspension, body (sprung mass) and seat with driver.",
 		Source: "Ersal et al., IJVD 61 (2013), Section 4 and Table 1 (paper 001)",
 		Params: []Param{
-			{"m1", 110, "kg", "unsprung mass (wheel)"},
-			{"m2", 900, "kg", "sprung mass (body)"},
-			{"m3", 20, "kg", "driver and seat mass"},
-			{"k1", 1e6, "N/m", "tyre stiffness"},
-			{"b1", 200e3, "N·s/m", "tyre damping"},
-			{"k2", 275e3, "N/m", "suspension stiffness"},
-			{"b2", 30e3, "N·s/m", "suspension damping"},
-			{"k3", 1.4e3, "N/m", "seat stiffness"},
-			{"b3", 250, "N·s/m", "seat damping"},
+			{"m1", 110, "kg", "unsprung mass (wheel)", positive("mass")},
+			{"m2", 900, "kg", "sprung mass (body)", positive("mass")},
+			{"m3", 20, "kg", "driver and seat mass", positive("mass")},
+			{"k1", 1e6, "N/m", "tyre stiffness", nonNegative("stiffness")},
+			{"b1", 200e3, "N·s/m", "tyre damping", nonNegative("damping")},
+			{"k2", 275e3, "N/m", "suspension stiffness", nonNegative("stiffness")},
+			{"b2", 30e3, "N·s/m", "suspension damping", nonNegative("damping")},
+			{"k3", 1.4e3, "N/m", "seat stiffness", nonNegative("stiffness")},
+			{"b3", 250, "N·s/m", "seat damping", nonNegative("damping")},
 		},
 		build: quarterCar,
 	})

@@ -2,6 +2,7 @@ package plant
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -240,6 +241,7 @@ func New(m Model) (*Plant, error) {
 			bad("inputs."+in.Name, "is read by no subsystem")
 		}
 	}
+	probs = append(probs, checkNumbers(m)...)
 	// The checks below work on what resolved, so that one file's problems
 	// are all reported at once.
 	var loop []string
@@ -282,6 +284,51 @@ func checkNames(names []string, path, what string, bad func(string, string, ...a
 		}
 	}
 }
+
+// checkNumbers finds the numbers of a model that are not finite: its
+// blocks' matrix entries and initial states, and its inputs' stimuli.
+// Nothing a model computes from a NaN or an infinity means anything.
+func checkNumbers(m Model) Problems {
+	var probs Problems
+	bad := func(path string, v float64, what string) {
+		probs = append(probs, Problem{path, fmt.Sprintf("is %v; %s must be a finite number", v, what)})
+	}
+	for _, s := range m.Subsystems {
+		path := "subsystems." + s.Name
+		for i, v := range s.Initial {
+			if !finite(v) {
+				bad(fmt.Sprintf("%s.initial[%d]", path, i), v, "an initial state")
+			}
+		}
+		if s.Linear == nil {
+			continue
+		}
+		for _, mx := range []struct {
+			key string
+			m   *mat.Dense
+		}{{"A", s.Linear.A}, {"B", s.Linear.B}, {"C", s.Linear.C}, {"D", s.Linear.D}} {
+			if mx.m == nil {
+				continue
+			}
+			r, c := mx.m.Dims()
+			for i := range r {
+				for j := range c {
+					if v := mx.m.At(i, j); !finite(v) {
+						bad(fmt.Sprintf("%s.%s[%d][%d]", path, mx.key, i, j), v, "a matrix entry")
+					}
+				}
+			}
+		}
+	}
+	for _, in := range m.Inputs {
+		if v, ok := stimulusFinite(in.Stimulus); !ok {
+			probs = append(probs, Problem{"inputs." + in.Name, fmt.Sprintf("reaches %v; a stimulus must stay a finite number", v)})
+		}
+	}
+	return probs
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // matrix checks a block's matrix against the sizes its lists imply and
 // returns its data row-major, or nil if it is absent or all zero.

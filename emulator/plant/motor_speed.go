@@ -1,7 +1,6 @@
 package plant
 
 import (
-	"fmt"
 	"math"
 	"time"
 )
@@ -14,14 +13,14 @@ func init() {
 		panic("plant: motor-speed is registered before dc-motor")
 	}
 	ps := append(motor.Params[:len(motor.Params):len(motor.Params)],
-		Param{"rate", 100, "Hz", "controller: sampling rate (the reference PID firmware's default)"},
-		Param{"kp", 0.04, "V·s/rad", "controller: proportional gain"},
-		Param{"ki", 1.75, "V/rad", "controller: integral gain (Ti = kp/ki = 22.9 ms, the motor's mechanical time constant)"},
-		Param{"kd", 0, "V·s²/rad", "controller: derivative gain, on the measurement"},
-		Param{"tf", 0, "s", "controller: derivative filter time constant"},
-		Param{"tt", 0, "s", "controller: anti-windup tracking time (0: √(Ti·Td), or Ti without derivative action)"},
-		Param{"umin", -12, "V", "controller: lowest voltage"},
-		Param{"umax", 12, "V", "controller: highest voltage"},
+		Param{"rate", 100, "Hz", "controller: sampling rate (the reference PID firmware's default); its period is from 1 ns to a day", Domain{Kind: "sampling rate", Min: 0, MinOpen: true, Max: 1e9}},
+		Param{"kp", 0.04, "V·s/rad", "controller: proportional gain", anyFinite("gain")},
+		Param{"ki", 1.75, "V/rad", "controller: integral gain (Ti = kp/ki = 22.9 ms, the motor's mechanical time constant)", anyFinite("gain")},
+		Param{"kd", 0, "V·s²/rad", "controller: derivative gain, on the measurement", anyFinite("gain")},
+		Param{"tf", 0, "s", "controller: derivative filter time constant", nonNegative("time constant")},
+		Param{"tt", 0, "s", "controller: anti-windup tracking time (0: √(Ti·Td), or Ti without derivative action)", nonNegative("time constant")},
+		Param{"umin", -12, "V", "controller: lowest voltage", anyFinite("voltage")},
+		Param{"umax", 12, "V", "controller: highest voltage", anyFinite("voltage")},
 	)
 	register(&Builtin{
 		Name: "motor-speed",
@@ -33,21 +32,24 @@ func init() {
 			"with some 85° of phase margin (firmware/cmd/pid matches them with --rate 100 --kp 0.04 --ki 1.75 --min -12 --max 12 --sample-layout f64le,f64le --setpoint-field 2)",
 		Params: ps,
 		build:  motorSpeed,
-		check: func(p params) error {
-			switch rate := p["rate"]; {
-			case !(rate > 0) || math.IsInf(rate, 0) || time.Duration(math.Round(1e9/rate)) <= 0:
-				return fmt.Errorf("the controller's rate %g Hz must be positive", rate)
+		check: func(p params) *ParamError {
+			switch {
+			case 1/p["rate"] > maxSamplePeriod:
+				return paramError([]string{"rate"}, "the controller's rate %g Hz is too slow: its period must be at most a day (%g s)", p["rate"], maxSamplePeriod)
 			case !(p["umin"] <= p["umax"]):
-				return fmt.Errorf("umin %g exceeds umax %g", p["umin"], p["umax"])
-			case p["tf"] < 0 || p["tt"] < 0:
-				return fmt.Errorf("the filter and tracking times must not be negative")
+				return paramError([]string{"umin", "umax"}, "umin %g V exceeds umax %g V", p["umin"], p["umax"])
 			case min(p["kp"], p["ki"], p["kd"]) < 0 && max(p["kp"], p["ki"], p["kd"]) > 0:
-				return fmt.Errorf("the gains must have one sign")
+				return paramError([]string{"kp", "ki", "kd"}, "the gains kp %g, ki %g and kd %g must have one sign", p["kp"], p["ki"], p["kd"])
 			}
 			return nil
 		},
 	})
 }
+
+// maxSamplePeriod is the longest sample period, in seconds, a built-in's
+// controller takes: a day, beyond any controller's, and well within the
+// range of a time.Duration (292 years), which its period must fit.
+const maxSamplePeriod = 86400.0
 
 // motorSpeed: dc-motor's motor and gear (with the load), a reference that
 // passes the setpoint r through (so that it crosses the cut with the

@@ -87,10 +87,11 @@ func TestMotorSpeedRefusesBadControllers(t *testing.T) {
 		set  map[string]float64
 		want string
 	}{
-		{map[string]float64{"rate": 0}, "model motor-speed: the controller's rate 0 Hz must be positive"},
-		{map[string]float64{"umin": 1, "umax": -1}, "model motor-speed: umin 1 exceeds umax -1"},
-		{map[string]float64{"kd": -1}, "model motor-speed: the gains must have one sign"},
-		{map[string]float64{"tf": -1}, "model motor-speed: the filter and tracking times must not be negative"},
+		{map[string]float64{"rate": 0}, "model motor-speed: parameter rate = 0 Hz is out of range: must be 0 < x ≤ 1e+09 (sampling rate)"},
+		{map[string]float64{"rate": 1e-6}, "model motor-speed: the controller's rate 1e-06 Hz is too slow: its period must be at most a day (86400 s)"},
+		{map[string]float64{"umin": 1, "umax": -1}, "model motor-speed: umin 1 V exceeds umax -1 V"},
+		{map[string]float64{"kd": -1}, "model motor-speed: the gains kp 0.04, ki 1.75 and kd -1 must have one sign"},
+		{map[string]float64{"tf": -1}, "model motor-speed: parameter tf = -1 s is out of range: must be ≥ 0 (time constant)"},
 	} {
 		if _, err := b.Model(tc.set); err == nil || err.Error() != tc.want {
 			t.Errorf("%v: %v, want %s", tc.set, err, tc.want)

@@ -1,7 +1,6 @@
 package plant
 
 import (
-	"fmt"
 	"math"
 	"time"
 )
@@ -18,29 +17,29 @@ func init() {
 			"dry friction Fs·tanh(q̇/vs) for sign(q̇), so the solvers see a derivative; the arms bend outwards, the plate hangs below the elbows; " +
 			"Eq. 16 (garbled) read as D = (e_n − e_{n−1})/Ts; the PID's state starts at zero",
 		Params: []Param{
-			{"xp", 0.1, "m", "motor joints at (±xp, 0)"},
-			{"L", 0.3, "m", "arm length"},
-			{"l", 0.7, "m", "forearm length"},
-			{"m1", 0.82, "kg", "arm mass"},
-			{"m2", 0.14, "kg", "forearm mass (half at the elbow, half at the plate)"},
-			{"m3", 0.5, "kg", "travelling plate mass"},
-			{"ml", 5, "kg", "load mass"},
-			{"Jmot", 0.37e-4, "kg·m²", "motor inertia"},
-			{"Jred", 9.09e-4, "kg·m²", "gear inertia"},
-			{"I", 0.0188, "kg·m²", "arm inertia about its joint"},
-			{"Fs", 3, "N·m", "dry friction"},
-			{"Fv", 0.5, "N·m·s", "viscous friction"},
-			{"nu", 5, "", "gear reduction ratio"},
-			{"g", 9.81, "m/s²", "gravity"},
-			{"Kc", 2000, "N·m/rad", "PID proportional gain"},
-			{"Ti", 300, "s", "PID integral time"},
-			{"Td", 0.05, "s", "PID derivative time"},
-			{"Ts", 0.001, "s", "PID sample time"},
-			{"sat", 50, "N·m", "torque saturation"},
-			{"rG", 0.15, "m", "arm's centre of mass from its joint (choice: L/2)"},
-			{"vs", 0.01, "rad/s", "dry friction's smoothing speed (choice)"},
-			{"x0", 0, "m", "plate's start, x (choice: the path's start)"},
-			{"z0", -0.6, "m", "plate's start, z (choice: the path's start)"},
+			{"xp", 0.1, "m", "motor joints at (±xp, 0)", nonNegative("distance")},
+			{"L", 0.3, "m", "arm length", positive("length")},
+			{"l", 0.7, "m", "forearm length", positive("length")},
+			{"m1", 0.82, "kg", "arm mass", positive("mass")},
+			{"m2", 0.14, "kg", "forearm mass (half at the elbow, half at the plate)", positive("mass")},
+			{"m3", 0.5, "kg", "travelling plate mass", positive("mass")},
+			{"ml", 5, "kg", "load mass", nonNegative("mass")},
+			{"Jmot", 0.37e-4, "kg·m²", "motor inertia", positive("inertia")},
+			{"Jred", 9.09e-4, "kg·m²", "gear inertia", positive("inertia")},
+			{"I", 0.0188, "kg·m²", "arm inertia about its joint", positive("inertia")},
+			{"Fs", 3, "N·m", "dry friction", nonNegative("friction")},
+			{"Fv", 0.5, "N·m·s", "viscous friction", nonNegative("friction")},
+			{"nu", 5, "", "gear reduction ratio", positive("gear ratio")},
+			{"g", 9.81, "m/s²", "gravity", nonNegative("gravity")},
+			{"Kc", 2000, "N·m/rad", "PID proportional gain", anyFinite("gain")},
+			{"Ti", 300, "s", "PID integral time", positive("time constant")},
+			{"Td", 0.05, "s", "PID derivative time", nonNegative("time constant")},
+			{"Ts", 0.001, "s", "PID sample time, from 1 ns to a day", Domain{Kind: "sample time", Min: 1e-9, Max: maxSamplePeriod}},
+			{"sat", 50, "N·m", "torque saturation", nonNegative("torque limit")},
+			{"rG", 0.15, "m", "arm's centre of mass from its joint (choice: L/2)", nonNegative("distance")},
+			{"vs", 0.01, "rad/s", "dry friction's smoothing speed (choice)", positive("speed")},
+			{"x0", 0, "m", "plate's start, x (choice: the path's start)", anyFinite("position")},
+			{"z0", -0.6, "m", "plate's start, z (choice: the path's start)", anyFinite("position")},
 		},
 		check: checkParallelRobot,
 		build: parallelRobot,
@@ -132,15 +131,12 @@ func (k fiveBar) pose(q1, q2 float64) (p robotPose) {
 
 // checkParallelRobot refuses a start out of the robot's reach, such as
 // paper 002's printed (0, −0.38) m.
-func checkParallelRobot(p params) error {
+func checkParallelRobot(p params) *ParamError {
 	k := fiveBar{p["xp"], p["L"], p["l"]}
 	q1, q2, ok := k.inverse(p["x0"], p["z0"])
 	if !ok || !k.pose(q1, q2).ok {
-		return fmt.Errorf("the start (x0, z0) = (%g, %g) m is out of the robot's reach: each forearm's end must lie between l − L = %g m and l + L = %g m of its motor at (±%g, 0), and the plate below the elbows",
+		return paramError([]string{"x0", "z0", "xp", "L", "l"}, "the start (x0, z0) = (%g, %g) m is out of the robot's reach: each forearm's end must lie between l − L = %g m and l + L = %g m of its motor at (±%g, 0), and the plate below the elbows",
 			p["x0"], p["z0"], p["l"]-p["L"], p["l"]+p["L"], p["xp"])
-	}
-	if ts := p["Ts"]; !(ts > 0) || time.Duration(math.Round(ts*1e9)) <= 0 {
-		return fmt.Errorf("the PID's sample time Ts = %g s must be positive", ts)
 	}
 	return nil
 }

@@ -187,6 +187,32 @@ func (it *Integrator) Signal(k int) float64 { return it.ev.sig[k] }
 // sampled block's state is as before a hit due now and not yet taken.
 func (it *Integrator) State() []float64 { return it.x }
 
+// NonFinite names the first of the part's states and signals, as of the
+// last Sample, that is not a finite number, with its value ("state
+// wheel.v1 = NaN", "signal Fseat = +Inf"), or is "" while every one is: a
+// part whose numbers overflowed, or that computed or received a NaN, has
+// diverged, and nothing it computes from then on means anything. It
+// allocates only to name what it found.
+func (it *Integrator) NonFinite() string {
+	pt := it.pt
+	for i, s := range pt.subs {
+		b := &pt.plant.subs[s]
+		for j, v := range it.x[pt.stateOff[i] : pt.stateOff[i]+len(b.States)] {
+			if !finite(v) {
+				return fmt.Sprintf("state %s.%s = %v", b.Name, b.States[j], v)
+			}
+		}
+	}
+	for _, set := range [][]int{pt.produces, pt.in, pt.external} {
+		for _, k := range set {
+			if v := it.ev.sig[k]; !finite(v) {
+				return fmt.Sprintf("signal %s = %v", pt.plant.signals[k], v)
+			}
+		}
+	}
+	return ""
+}
+
 // Unconverged counts the steps whose Newton iterations stopped before the
 // tolerance (the step is taken anyway).
 func (it *Integrator) Unconverged() uint64 { return it.unconverged }

@@ -247,3 +247,60 @@ func TestStepAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestNonFinite: an unstable block, dx/dt = 1000·x from x = 1, stepped
+// with RK4 at 1 ms (hλ = 1), grows by R = 1 + 1 + 1/2 + 1/6 + 1/24 a step.
+// A step from x sums the stages k1 + 2k2 + 2k3 + k4 = 1000·x·(1 + 3 + 3.5
+// + 2.75) = 10250·x, which overflows first: at step n, the first with
+// 10250·R^(n−1) > MaxFloat64, x becomes +Inf. NonFinite names the state
+// then and says nothing before (the margin is most of a step: R^0.9, far
+// beyond the sums' rounding). A value received across a cut that is NaN
+// is named as the signal it is. Checking allocates nothing.
+func TestNonFinite(t *testing.T) {
+	p, err := New(Model{
+		Subsystems: []Subsystem{{Name: "grow", States: []string{"x"}, Outputs: []string{"y"}, Initial: []float64{1},
+			Linear: &LTI{A: dense([]float64{1000}), C: dense([]float64{1})}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := NewIntegrator(p.Whole(), RK4, time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := 1 + 1 + 1.0/2 + 1.0/6 + 1.0/24
+	overflow := int(math.Floor(math.Log(math.MaxFloat64/10250)/math.Log(r))) + 2
+	it.Sample()
+	if a := testing.AllocsPerRun(100, func() { it.NonFinite() }); a != 0 {
+		t.Errorf("NonFinite allocates %v times", a)
+	}
+	steps := 0
+	for ; it.NonFinite() == ""; steps++ {
+		if steps > overflow+1 {
+			t.Fatalf("state %v after %d steps and still finite", it.State(), steps)
+		}
+		it.Advance()
+		it.Sample()
+	}
+	if got := it.NonFinite(); steps != overflow || got != "state grow.x = +Inf" {
+		t.Errorf("after %d steps (overflow at %d): %q", steps, overflow, got)
+	}
+
+	sim, _, err := quarterCarPlant(t).Cut("CP2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err = NewIntegrator(sim, Trapezoidal, time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it.Sample()
+	if got := it.NonFinite(); got != "" {
+		t.Fatalf("at rest: %q", got)
+	}
+	it.SetIn(0, math.NaN())
+	it.Sample()
+	if got := it.NonFinite(); got != "signal Fseat = NaN" {
+		t.Errorf("a NaN received: %q", got)
+	}
+}

@@ -140,3 +140,31 @@ func (s Steps) String() string {
 	}
 	return "steps: " + strings.Join(parts, ", ")
 }
+
+// stimulusFinite reports whether every value a stimulus takes is a finite
+// number, and if not, one that is not. A stimulus of a type it does not
+// know is taken as it is.
+func stimulusFinite(s Stimulus) (float64, bool) {
+	var values []float64
+	switch s := s.(type) {
+	case Constant:
+		values = []float64{float64(s)}
+	case Step:
+		values = []float64{s.From, s.To}
+	case Sine:
+		// Its extremes, Offset ± Amplitude, are finite only if both are.
+		values = []float64{s.Offset, s.Amplitude, s.Offset + math.Abs(s.Amplitude), s.Offset - math.Abs(s.Amplitude), s.Phase}
+	case Square:
+		values = []float64{s.Offset, s.Amplitude, s.Offset + s.Amplitude, s.Offset - s.Amplitude}
+	case Steps:
+		for _, l := range s {
+			values = append(values, l.Value)
+		}
+	}
+	for _, v := range values {
+		if !finite(v) {
+			return v, false
+		}
+	}
+	return 0, true
+}

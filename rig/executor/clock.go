@@ -59,6 +59,23 @@ func (c *Real) Until(deadline time.Duration, pending func() bool) bool {
 
 func (c *Real) Real() bool { return true }
 
+// Spent is the time the clock's waits have spent asleep and spinning.
+func (c *Real) Spent() (slept, spun time.Duration) { return c.waiter.Spent() }
+
+// CPU is the CPU time the calling thread (the executor's) has used.
+func (c *Real) CPU() (time.Duration, bool) { return realtime.ThreadCPU() }
+
+// Rest sleeps until deadline, whatever arrives meanwhile.
+func (c *Real) Rest(deadline time.Duration) { c.waiter.Rest(deadline) }
+
+// Spin is how long before a deadline the clock spins now.
+func (c *Real) Spin() time.Duration { return c.waiter.Spin() }
+
+// SetSpin sets how long before a deadline the clock spins.
+func (c *Real) SetSpin(spin time.Duration) { c.waiter.SetSpin(spin) }
+
+var _ meteredClock = (*Real)(nil)
+
 // Wake ends a wait in progress: something arrived, or the run must stop.
 func (c *Real) Wake() { c.waiter.Wake() }
 

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -41,7 +42,9 @@ type endpointEgress struct {
 
 func (e endpointEgress) deliver(x *Executor, f *emulator.Frame) bool {
 	if e.device {
-		x.releaseLate.Record(x.clock.Now() - x.net.Now())
+		late := x.clock.Now() - x.net.Now()
+		x.releaseLate.Record(late)
+		x.load.late(late)
 	}
 	var err error
 	if tw, ok := e.w.(TimedWriter); ok {
@@ -97,6 +100,7 @@ type Config struct {
 	Ingress    *Ingress
 	FlowOf     []int
 	Reconnects []bool
+	Endpoints  []string // their names, for messages
 	Models     []*Model
 	// Sources inject frames at instants of their own: a replayed
 	// recording, a test's script. SourceInterfaces are, per source, its
@@ -174,6 +178,7 @@ type Executor struct {
 
 	wakeLate, releaseLate emulator.DelayHistogram
 	wakeups               uint64
+	load                  loadMeter
 
 	// handed is, per flow with an egress, what became of the frames the
 	// engine delivered: the ones the egress would not take are
@@ -183,7 +188,10 @@ type Executor struct {
 
 // endpointState is what the executor knows of an endpoint's device.
 type endpointState struct {
+	name       string
 	reconnects bool
+	resting    bool               // its reader rests, out of its share of the CPU
+	restedAt   time.Duration      // when it last did
 	gaps       [][2]time.Duration // a gap still open ends at -1
 	failure    string             // why it stopped, or is away now
 	device     string             // which device went away, for the news it is back
@@ -220,7 +228,15 @@ func New(cfg Config) (*Executor, error) {
 	}
 	x.handed = make([]record.Handed, len(cfg.Network.Flows))
 	for i := range cfg.FlowOf {
-		x.endpoints = append(x.endpoints, endpointState{reconnects: i < len(cfg.Reconnects) && cfg.Reconnects[i]})
+		e := endpointState{reconnects: i < len(cfg.Reconnects) && cfg.Reconnects[i], name: fmt.Sprint("endpoint ", i)}
+		if i < len(cfg.Endpoints) {
+			e.name = cfg.Endpoints[i]
+		}
+		x.endpoints = append(x.endpoints, e)
+	}
+	if _, metered := cfg.Clock.(meteredClock); metered && x.in != nil && x.real {
+		// The readers are threads of their own on the wall clock.
+		x.in.meter(len(cfg.FlowOf))
 	}
 	for _, m := range x.models {
 		_, x.signalCol = m.signalColumns(nil, x.signalCol)
@@ -333,6 +349,7 @@ func (x *Executor) Start() {
 func (x *Executor) Run(ctx context.Context) (stopped string, err error) {
 	x.ctx = ctx
 	defer func() { x.ctx = context.Background() }()
+	x.load.init(x.clock, x.clock.Now())
 	for {
 		if ctx.Err() != nil {
 			return x.halt(min(x.clock.Now(), x.end), "interrupted", nil)
@@ -345,6 +362,9 @@ func (x *Executor) Run(ctx context.Context) (stopped string, err error) {
 			return x.halt(x.end, "duration", nil)
 		}
 		if err := x.failure; err != nil {
+			return x.halt(min(x.clock.Now(), x.end), "failed: "+err.Error(), err)
+		}
+		if err := x.load.check(x); err != nil {
 			return x.halt(min(x.clock.Now(), x.end), "failed: "+err.Error(), err)
 		}
 		x.wait(next)
@@ -488,7 +508,7 @@ func (x *Executor) exchange(now time.Duration) {
 		x.net.Advance(now)
 		for _, m := range x.models {
 			if m.next == t {
-				m.sample()
+				m.sample(x)
 			}
 		}
 		if x.signals != nil {
@@ -579,8 +599,9 @@ func (x *Executor) Finished(f *emulator.Frame) {
 	}
 }
 
-// deviceEvents records endpoints going away and coming back; a device
-// that goes away without reconnecting fails the run.
+// deviceEvents records endpoints going away and coming back, and their
+// notices (not reading, not reopened); a device that goes away without
+// reconnecting fails the run.
 func (x *Executor) deviceEvents() error {
 	if x.in == nil {
 		return nil
@@ -605,6 +626,12 @@ func (x *Executor) deviceEvents() error {
 		}
 		e.gaps = append(e.gaps, [2]time.Duration{ev.at, -1})
 		x.notify(ev.at, "device_gone", e.failure+"; the rig waits for it", true)
+	}
+	for _, ev := range x.in.takeNotices() {
+		if gaps := x.endpoints[ev.endpoint].gaps; len(gaps) > 0 && gaps[len(gaps)-1][1] < 0 {
+			x.endpoints[ev.endpoint].failure = ev.err.Error() // why it is still away
+		}
+		x.notify(ev.at, ev.notice, ev.err.Error(), true)
 	}
 	return nil
 }
@@ -665,12 +692,27 @@ func (x *Executor) EndpointState(i int) (gaps [][2]float64, failure string) {
 	return gaps, e.failure
 }
 
+// ReaderRest is how long endpoint i's reader thread rested, out of its
+// share of the CPU.
+func (x *Executor) ReaderRest(i int) time.Duration {
+	if x.in == nil || i >= len(x.in.readers) {
+		return 0
+	}
+	return time.Duration(x.in.readers[i].rested.Load())
+}
+
 // Timing fills in how well a real clock was kept: the wakeups and their
 // lateness, and how late frames were released to their devices.
 func (x *Executor) Timing(t *record.TimingSummary) {
 	t.Wakeups = x.wakeups
 	t.WakeLateness = x.wakeLate.Summarize()
 	t.ReleaseLateness = x.releaseLate.Summarize()
+	if l := &x.load; l.clock != nil {
+		if ran := x.clock.Now(); ran > 0 {
+			t.Busy = min(1, float64(l.busy)/float64(ran))
+		}
+		t.Overloads, t.OverloadS, t.SpinShedS = l.episodes, l.overloadFor.Seconds(), l.shedFor.Seconds()
+	}
 	if x.in != nil {
 		t.IngressDropped = x.in.Dropped()
 	}

@@ -39,6 +39,12 @@ type Part struct {
 	data       *dataStepping // its model's, when it steps on data
 	// wire is set when the codec is the wire protocol.
 	wire *partWire
+	// model is the endpoint the part belongs to, role which part it is
+	// there, for the news that it diverged; diverged is what of it first
+	// stopped being a finite number, "" while none has.
+	model    *Model
+	role     string
+	diverged string
 
 	framesOut, framesIn, badFrames uint64
 }
@@ -57,10 +63,35 @@ func NewPart(part *plant.Part, bm *profiles.BenchModel, send, receive wire.Codec
 	return p, nil
 }
 
-// Frame samples the part and encodes what it sends. The payload is reused
-// by the next call.
-func (p *Part) Frame() []byte {
+// sample samples the part and reports whether its states and signals are
+// all finite numbers. The first time one is not, the part has diverged:
+// its model tells the run (an event, and the run fails), and from then on
+// the part sends nothing, as a device that is gone sends nothing, rather
+// than NaN or infinities the hardware would take for values.
+func (p *Part) sample(x *Executor) bool {
 	p.it.Sample()
+	if p.diverged != "" {
+		return false
+	}
+	if what := p.it.NonFinite(); what != "" {
+		p.diverged = what
+		p.model.diverge(x, p.role, what)
+		return false
+	}
+	return true
+}
+
+// frame samples the part and encodes what it sends; false when the part
+// has diverged and sends nothing. The payload is reused by the next call.
+func (p *Part) frame(x *Executor) ([]byte, bool) {
+	if !p.sample(x) {
+		return nil, false
+	}
+	return p.encode(), true
+}
+
+// encode encodes what the part sends as of its last sample.
+func (p *Part) encode() []byte {
 	for i := range p.out {
 		p.out[i] = p.it.Out(i)
 	}
@@ -135,7 +166,9 @@ func (p *Part) deliver(x *Executor, f *emulator.Frame) bool {
 		if p.take(f.Payload, f.Done) == nil && p.replies && p.flow >= 0 {
 			// Answered at the instant the frame arrived; the engine takes
 			// the answer up as an event of this same instant.
-			x.net.Inject(p.flow, p.Frame())
+			if payload, ok := p.frame(x); ok {
+				x.net.Inject(p.flow, payload)
+			}
 		}
 		return true
 	}
@@ -289,12 +322,14 @@ func NewModel(name string, bm *profiles.BenchModel, toHardware, fromHardware int
 	}
 	sim.flow = toHardware
 	m := &Model{name: name, bm: bm, sim: sim, exchange: bm.Exchange, sends: bm.Simulated.Out(), takes: bm.Simulated.In()}
+	sim.model, sim.role = m, "the rig's part"
 	var hwIt *plant.Integrator
 	if standIn {
 		if m.hw, err = NewPart(bm.Hardware, bm, bm.Receive, bm.Send); err != nil {
 			return nil, err
 		}
 		m.hw.flow = fromHardware
+		m.hw.model, m.hw.role = m, "the hardware's stand-in"
 		hwIt = m.hw.it
 	}
 	if m.ref, err = newReference(bm, sim.it, hwIt); err != nil {
@@ -413,7 +448,9 @@ func (m *Model) send(x *Executor, newest bool) {
 		m.sendCommand(x)
 	}
 	if m.hw != nil && m.hw.flow >= 0 && !m.hw.replies {
-		x.net.Inject(m.hw.flow, m.hw.Frame())
+		if payload, ok := m.hw.frame(x); ok {
+			x.net.Inject(m.hw.flow, payload)
+		}
 	}
 }
 
@@ -422,13 +459,16 @@ func (m *Model) send(x *Executor, newest bool) {
 // instead: a frame sent (in the trace, the flow's sent and the part's
 // frames_out) counted as safe_sent; without, it sends nothing and counts
 // the message as skipped, with a suppressed row in the trace. Each message
-// generated is so sent, safe or not, or skipped.
+// generated is so sent, safe or not, or skipped. A part that has diverged
+// generates nothing.
 func (m *Model) sendCommand(x *Executor) {
+	if !m.sim.sample(x) {
+		return
+	}
 	d := m.wait
 	if d != nil {
 		d.generated++
 		if d.sup != nil && (d.sup.Flagged() || d.alarm.Load()) && d.sup.Config().OnOutOfSync == supervisor.Shadow {
-			m.sim.it.Sample()
 			if d.safe != nil {
 				d.safeSent++
 				x.net.Inject(m.sim.flow, m.sim.frameOf(d.safe))
@@ -443,19 +483,38 @@ func (m *Model) sendCommand(x *Executor) {
 			return
 		}
 	}
-	x.net.Inject(m.sim.flow, m.sim.Frame())
+	x.net.Inject(m.sim.flow, m.sim.encode())
 }
 
 // sample reads the parts' signals as of now, after the frames that arrived
 // at the exchange instant were taken up, and compares with the reference.
-func (m *Model) sample() {
+func (m *Model) sample(x *Executor) {
 	if !m.onData() {
-		m.sim.it.Sample()
+		m.sim.sample(x)
 	}
 	if m.hw != nil {
-		m.hw.it.Sample()
+		m.hw.sample(x)
 	}
 	m.ref.compare()
+	if r := m.ref; !r.divergedIdeal {
+		if what := r.ideal.NonFinite(); what != "" {
+			r.divergedIdeal = true
+			m.diverge(x, "the uncut reference", what)
+		}
+	}
+}
+
+// diverge tells the run that a part of the model (role) has a state or
+// signal that is not a finite number (what): an event at the instant, and
+// a failure that stops the run, as a device lost does. The part sends
+// nothing more; a trace, signals and summary are complete up to the
+// instant, and say so.
+func (m *Model) diverge(x *Executor, role, what string) {
+	now := x.net.Now()
+	x.notify(now, "model_diverged", fmt.Sprintf("%s: in %s, %s: the model is unstable as it runs, or took a value that is not a number", m.name, role, what), true)
+	if x.failure == nil {
+		x.failure = fmt.Errorf("model %s diverged at %v: in %s, %s", m.name, now, role, what)
+	}
 }
 
 // advance integrates the parts that step on the clock to the next
@@ -551,7 +610,7 @@ func (m *Model) stepOnData(x *Executor, now time.Duration) error {
 	if m.sim.flow >= 0 {
 		m.sendCommand(x)
 	} else {
-		m.sim.it.Sample()
+		m.sim.sample(x)
 	}
 	m.sim.it.AdvanceBy(step) // whole solver steps: a jump stays within the solver's stability limit
 	d.computing, d.target = step, target
@@ -818,6 +877,7 @@ type reference struct {
 	peak, maxErr, sumSq float64
 	samples             uint64
 	diverged            float64 // run time (s) the cut output stopped being finite; −1: it did not
+	divergedIdeal       bool    // the uncut model has, and the run was told
 }
 
 // newReference compares the output as computed by sim, or by hw when the
@@ -871,7 +931,10 @@ func (r *reference) advance() {
 }
 
 func (r *reference) summary() *record.OutputError {
-	if r.output < 0 || r.samples == 0 && r.diverged < 0 {
+	if r.output < 0 || r.samples == 0 {
+		// Without a sample of finite numbers there is no error to say
+		// (a peak and error of 0 would say there was none): a model that
+		// diverged at once is told by its event and the run's stop.
 		return nil
 	}
 	o := &record.OutputError{Signal: r.name, Peak: r.peak, MaxError: r.maxErr}

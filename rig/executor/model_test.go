@@ -1,6 +1,7 @@
 package executor_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -174,5 +175,56 @@ func TestAlarmRowAtItsEvent(t *testing.T) {
 	want := fmt.Sprintf("\ncar,,,%.9f,,out_of_sync,", alarm.AtS) // a real-time trace's row, t_due last
 	if !strings.Contains(tb.String(), want) {
 		t.Errorf("no row %q in the trace:\n%s", want[1:], tb.String()[strings.Index(tb.String(), "\ncar,")+1:])
+	}
+}
+
+// TestDivergedModelStopsTheRun: a device sends the car a value that is
+// not a number. At the next exchange the car's part holds it: the model
+// has diverged, which is an event at that instant, the part sends nothing
+// from then on, and the run stops as a failure that says why. Before, the
+// car sent NaN to the seat at every exchange and the run went on.
+func TestDivergedModelStopsTheRun(t *testing.T) {
+	p := parse(t, carLink)
+	car, err := executor.NewModel("car", carBench(t, p).Models["car"], 0, 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seat := driverstest.NewEndpoint("seat", 16)
+	clock := &stepClock{}
+	in := executor.NewIngress(64, func() {})
+	var told []record.Event
+	x, err := executor.New(executor.Config{
+		Network: p.Config, Clock: clock, End: time.Hour,
+		Egress: []executor.Egress{executor.ToDevice(0, seat), car.Simulated()}, Ingress: in, FlowOf: []int{1},
+		Models: []*executor.Model{car}, Notify: func(e record.Event) { told = append(told, e) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seat.Start(clock, in, 0)
+	x.Start()
+	for range 100 {
+		clock.Add(time.Millisecond)
+		seat.Send([]byte("12.5"))
+		x.Step()
+	}
+	// At 100 ms the seat sends NaN; it reaches the car 5 ms later, which
+	// takes it up at its exchange of 106 ms.
+	seat.Send([]byte("NaN"))
+	clock.jump = true
+	stopped, err := x.Run(context.Background())
+	const at = 106 * time.Millisecond
+	want := "model car diverged at 106ms: in the rig's part, signal Fseat = NaN"
+	if err == nil || err.Error() != want || stopped != "failed: "+want {
+		t.Fatalf("stopped %q, %v; want %s", stopped, err, want)
+	}
+	events := x.Events()
+	if len(events) != 1 || events[0].Kind != "model_diverged" || events[0].AtS != at.Seconds() || len(told) != 1 ||
+		!strings.HasPrefix(events[0].Detail, "car: in the rig's part, signal Fseat = NaN") {
+		t.Fatalf("events %+v, told %+v", events, told)
+	}
+	// One frame at each exchange before 106 ms, none at it or after.
+	if _, models := x.Summary(); models[0].FramesOut != uint64(at/(2*time.Millisecond)) {
+		t.Errorf("%d frames out; want %d, one at each exchange before the model diverged", models[0].FramesOut, at/(2*time.Millisecond))
 	}
 }

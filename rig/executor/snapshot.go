@@ -39,6 +39,7 @@ func (x *Executor) fillSnapshot(s *record.Snapshot) {
 			dropped = x.in.Dropped()
 		}
 		s.SetTiming(&x.releaseLate, &x.wakeLate, x.wakeups, dropped)
+		s.Timing.Overloaded = x.load.overloading()
 	}
 	s.Events = len(x.events)
 }

@@ -219,6 +219,8 @@ func (n *Names) keysOf(t reflect.Type) []string {
 		return n.Endpoints
 	case reflect.TypeFor[record.ModelSummary]():
 		return n.Models
+	case reflect.TypeFor[record.OutputSummary]():
+		return record.OutputNames
 	}
 	return nil
 }

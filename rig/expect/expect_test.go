@@ -50,7 +50,7 @@ func TestParseErrors(t *testing.T) {
 		{"flows.m2s.lost ==", `"flows.m2s.lost ==": column 18: want a value after ==`},
 		{"flows.cmd.delay.p95 < 60ms", `"flows.cmd.delay.p95 < 60ms": column 7: flows has no "cmd" (it has m2s, s2m)`},
 		{"flows.m2z.lost == 0", `"flows.m2z.lost == 0": column 7: flows has no "m2z"; did you mean m2s? (it has m2s, s2m)`},
-		{"flow.m2s.lost == 0", `"flow.m2s.lost == 0": column 1: a summary has no "flow"; did you mean flows? (it has profile, bench, clock, stopped, seed, duration, flows, hops, phases, endpoints, models, events, …)`},
+		{"flow.m2s.lost == 0", `"flow.m2s.lost == 0": column 1: a summary has no "flow"; did you mean flows? (it has profile, bench, clock, stopped, failures, seed, duration, flows, hops, phases, endpoints, models, …)`},
 		{"flows.m2s.dely.p95 < 60ms", `"flows.m2s.dely.p95 < 60ms": column 11: flows.m2s has no "dely"; did you mean delay? (it has name, sent, delivered, corrupted, dropped, in_flight, loss_rate, duplicates, duplicates_lost, loss_bursts, delay, lost)`},
 		{"flows.m2s.delay < 60ms", `"flows.m2s.delay < 60ms": column 1: flows.m2s.delay is not a value: name one of its min, mean, p50, p95, p99, p99_9, max`},
 		{"flows.m2s.delay.p95 < 60", `"flows.m2s.delay.p95 < 60": column 23: "60" needs a unit: the value is a time (e.g. 60ms, 2s, 300us)`},
@@ -229,7 +229,7 @@ func TestEvaluateWithoutNames(t *testing.T) {
 // evaluates on a summary without failing to
 // find its way.
 func TestEveryPathParses(t *testing.T) {
-	fill := strings.NewReplacer("FLOW", "m2s", "HOP", "core", "PHASE", "outage", "ENDPOINT", "controller", "MODEL", "car", "SIGNAL", "deflection", "REASON", "queue_drop")
+	fill := strings.NewReplacer("FLOW", "m2s", "HOP", "core", "PHASE", "outage", "ENDPOINT", "controller", "MODEL", "car", "SIGNAL", "deflection", "REASON", "queue_drop", "OUTPUT", "trace")
 	values := map[Unit]string{Count: "0", Seconds: "1ms", Bytes: "1kB", Ratio: "1%", Flag: "true", Text: "x"}
 	words := map[string]string{"clock": "real", "stopped": "duration"} // texts of known words
 	paths := Paths()

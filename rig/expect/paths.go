@@ -273,7 +273,8 @@ func signalStatNames() []string {
 }
 
 // Path is one path of the tree, with placeholders for names (FLOW, HOP,
-// PHASE, ENDPOINT, MODEL, SIGNAL, REASON) and the unit of its value.
+// PHASE, ENDPOINT, MODEL, OUTPUT, SIGNAL, REASON) and the unit of its
+// value.
 type Path struct {
 	Path string
 	Unit Unit
@@ -288,6 +289,7 @@ var placeholders = map[reflect.Type]string{
 	reflect.TypeFor[record.PhaseSummary]():     "PHASE",
 	reflect.TypeFor[record.EndpointSummary]():  "ENDPOINT",
 	reflect.TypeFor[record.ModelSummary]():     "MODEL",
+	reflect.TypeFor[record.OutputSummary]():    "OUTPUT",
 }
 
 // Paths lists every path an expectation may take, walked from the

@@ -6,5 +6,6 @@
 // Files are written by one Writer, synchronously in virtual time (where a
 // run may take as long as it needs and must lose nothing) or from a
 // goroutine of its own in real time (where the executor's thread must
-// never wait for a disk).
+// never wait for a disk). A file that fails is not written again and does
+// not stop the run; the Writer's Account says what it lost.
 package record

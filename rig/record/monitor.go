@@ -90,6 +90,15 @@ func (m *Monitor) Read(dst *Snapshot) bool {
 	}
 }
 
+// Seq is the latest snapshot's Seq (0 before the first), to tell cheaply
+// whether there is a new one to read.
+func (m *Monitor) Seq() uint64 {
+	if s := m.latest.Load(); s != nil {
+		return s.snap.Seq
+	}
+	return 0
+}
+
 // Snapshot returns a copy of the latest snapshot (an empty one before the
 // first).
 func (m *Monitor) Snapshot() Snapshot {
@@ -229,6 +238,9 @@ type TimingProgress struct {
 	// executor woke for its deadlines.
 	Release, RecentRelease, Wake DelayProgress
 	IngressDropped               uint64
+	// Overloaded is whether the executor has run out of its share of the
+	// CPU and rests (executor.LoadBudget): releases are late.
+	Overloaded bool
 }
 
 // publisherWindows keeps, between publications, what follows the

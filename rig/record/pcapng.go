@@ -2,6 +2,7 @@ package record
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -49,10 +50,11 @@ type RecordingInterface struct {
 // header states: that instant is known only when the run starts.
 type Recording struct {
 	*Writer[recordedFrame]
-	w      io.Writer
-	about  string
-	ifaces []RecordingInterface
-	flows  []string
+	w         io.Writer
+	about     string
+	ifaces    []RecordingInterface
+	flows     []string
+	onFailure func(error)
 }
 
 type recordedFrame struct {
@@ -107,6 +109,28 @@ func (r *Recording) Begin(start time.Time) {
 	epoch := start.UnixNano()
 	r.Writer = NewWriter(r.w, h, recordingSlots, func(f *recordedFrame) { f.payload = make([]byte, 0, slotPayload) },
 		func(b []byte, f *recordedFrame) []byte { return r.appendPacket(b, f, epoch) })
+	if r.onFailure != nil {
+		r.Writer.OnFailure(r.onFailure)
+	}
+}
+
+// OnFailure has f called once, with the error, when the file fails (see
+// Writer.OnFailure).
+func (r *Recording) OnFailure(f func(error)) {
+	if r.Writer != nil {
+		r.Writer.OnFailure(f)
+		return
+	}
+	r.onFailure = f
+}
+
+// Account says what became of the frames recorded so far (none before
+// Begin).
+func (r *Recording) Account() Account {
+	if r.Writer == nil {
+		return Account{}
+	}
+	return r.Writer.Account()
 }
 
 // Close writes out every frame recorded and flushes the file. A recording
@@ -191,7 +215,7 @@ func pad4(b []byte, n int) []byte {
 	return b
 }
 
-// Recorded is a recording read back.
+// Recorded is a recording read back whole (ReadRecording).
 type Recorded struct {
 	Start      time.Time
 	About      string
@@ -208,128 +232,244 @@ type RecordedFrame struct {
 	Comment   string // "flow#seq"
 }
 
-// ReadRecording reads a recording that hilrig wrote (pcapng, little-endian,
-// one section). A recording cut short ends at its last whole block.
+// ReadRecording reads a whole recording into memory, for one known to be
+// small (a test's); a replay reads as it goes (RecordingReader). A
+// recording cut short is returned up to its last whole block, with a
+// *CutShortError.
 func ReadRecording(r io.Reader) (*Recorded, error) {
-	br := bufio.NewReader(r)
-	out := &Recorded{}
-	var epoch int64
-	first := true
-	var resol []int64 // per interface: ns per unit
-	for n := 0; ; n++ {
-		var head [8]byte
-		if _, err := io.ReadFull(br, head[:]); err == io.EOF || err == io.ErrUnexpectedEOF {
-			if first {
-				return nil, errors.New("not a recording: empty")
-			}
+	rr, err := NewRecordingReader(r)
+	if err != nil {
+		return nil, err
+	}
+	out := &Recorded{Start: rr.Start, About: rr.About}
+	for {
+		var f RecordedFrame
+		err := rr.Next(&f)
+		out.Interfaces = rr.Interfaces
+		if err == io.EOF {
 			return out, nil
-		} else if err != nil {
+		}
+		if err != nil {
+			var cut *CutShortError
+			if errors.As(err, &cut) {
+				return out, err
+			}
 			return nil, err
 		}
-		typ, length := binary.LittleEndian.Uint32(head[:]), binary.LittleEndian.Uint32(head[4:])
-		if length < 12 || length%4 != 0 || length > 1<<24 {
-			return nil, fmt.Errorf("block %d: length %d", n, length)
-		}
-		body := make([]byte, length-8)
-		if _, err := io.ReadFull(br, body); err != nil {
-			return out, nil // cut short: what came before is whole
-		}
-		if binary.LittleEndian.Uint32(body[len(body)-4:]) != length {
-			return nil, fmt.Errorf("block %d: trailing length differs", n)
-		}
-		body = body[:len(body)-4]
-		if first {
-			if typ != 0x0A0D0D0A || len(body) < 16 || binary.LittleEndian.Uint32(body) != 0x1A2B3C4D {
-				return nil, errors.New("not a recording: no little-endian pcapng section header")
+		f.Payload = append([]byte{}, f.Payload...)
+		f.Comment = string(rr.Comment())
+		out.Frames = append(out.Frames, f)
+	}
+}
+
+// RecordingReader reads a recording (pcapng, little-endian, one section,
+// as hilrig writes it) a block at a time, so that what it holds does not
+// grow with the file: the largest block (MaxRecordingBlock at most).
+type RecordingReader struct {
+	// Start is when the recorded run's clock was zero; About says what ran.
+	Start time.Time
+	About string
+	// Interfaces are the recorded endpoints described so far (hilrig
+	// describes them all before the first frame).
+	Interfaces []RecordingInterface
+
+	r       *bufio.Reader
+	resol   []int64 // per interface: ns per unit of its timestamps
+	epoch   int64
+	offset  int64 // where the next block begins
+	block   int   // its number, the section header's being 0
+	body    []byte
+	comment []byte // of the frame read last
+}
+
+// MaxRecordingBlock is the longest block a recording may have: a frame of
+// 16 MiB, far beyond any frame a device sends (a UDP datagram is at most
+// 64 KiB), so that a damaged length cannot make the reader take the
+// machine's memory.
+const MaxRecordingBlock = 1 << 24
+
+// CutShortError is a recording that ends inside a block, as the recording
+// of a run that was killed does: the blocks before Offset are whole, and
+// have been read.
+type CutShortError struct {
+	Offset int64  // where the cut block begins: the whole blocks end there
+	Block  int    // its number, the section header's being 0
+	Length uint32 // the length its header gives; 0 when that is cut too
+	Have   int64  // the bytes of it there are
+}
+
+func (e *CutShortError) Error() string {
+	if e.Length == 0 {
+		return fmt.Sprintf("cut short at byte %d: block %d has %d of the 8 bytes of its header", e.Offset, e.Block, e.Have)
+	}
+	return fmt.Sprintf("cut short at byte %d: block %d has %d of its %d bytes", e.Offset, e.Block, e.Have, e.Length)
+}
+
+// NewRecordingReader reads the section header of a recording that hilrig
+// wrote.
+func NewRecordingReader(r io.Reader) (*RecordingReader, error) {
+	rr := &RecordingReader{r: bufio.NewReaderSize(r, 64<<10)}
+	typ, body, err := rr.nextBlock()
+	switch {
+	case err == io.EOF:
+		return nil, errors.New("not a recording: empty")
+	case errors.As(err, new(*CutShortError)) && bytes.HasPrefix(sectionMagic, rr.body[:min(err.(*CutShortError).Have, 4)]):
+		return nil, fmt.Errorf("not a recording: its section header is %w", err)
+	case err != nil && !errors.Is(err, errNotPcapng) && !errors.As(err, new(*CutShortError)):
+		return nil, err
+	case err != nil || typ != 0x0A0D0D0A || len(body) < 16 || binary.LittleEndian.Uint32(body) != 0x1A2B3C4D:
+		return nil, errors.New("not a recording: no little-endian pcapng section header")
+	}
+	opts, err := options(body[16:])
+	if err != nil {
+		return nil, fmt.Errorf("section header: %w", err)
+	}
+	comment := string(opts[1])
+	rest, ok := strings.CutPrefix(comment, "hilrig run started at ")
+	ns, _, ok2 := strings.Cut(rest, " ns since the epoch")
+	if !ok || !ok2 {
+		return nil, errors.New("not a hilrig recording: the section header does not say when the run started")
+	}
+	if rr.epoch, err = strconv.ParseInt(ns, 10, 64); err != nil {
+		return nil, fmt.Errorf("section header: run start %q", ns)
+	}
+	rr.Start = time.Unix(0, rr.epoch)
+	rr.About = strings.TrimPrefix(rest[len(ns):], " ns since the epoch; ")
+	return rr, nil
+}
+
+// sectionMagic is how a section header begins.
+var sectionMagic = []byte{0x0A, 0x0D, 0x0D, 0x0A}
+
+// errNotPcapng is a first block whose length no pcapng block has.
+var errNotPcapng = errors.New("not pcapng")
+
+// Offset is where the blocks read so far end.
+func (rr *RecordingReader) Offset() int64 { return rr.offset }
+
+// Next reads up to the next frame and fills in f but its Comment (see
+// Comment), without allocating: f.Payload is valid until the next call.
+// At the end of the recording it returns io.EOF; a recording cut short
+// ends with a *CutShortError.
+func (rr *RecordingReader) Next(f *RecordedFrame) error {
+	for {
+		at, n := rr.offset, rr.block
+		typ, body, err := rr.nextBlock()
+		if err != nil {
+			if errors.Is(err, errNotPcapng) {
+				return fmt.Errorf("block %d at byte %d: length %d, which no block has", n, at, binary.LittleEndian.Uint32(rr.body[4:]))
 			}
-			first = false
-			opts, err := options(body[16:])
-			if err != nil {
-				return nil, fmt.Errorf("section header: %w", err)
-			}
-			comment := string(opts[1])
-			rest, ok := strings.CutPrefix(comment, "hilrig run started at ")
-			ns, _, ok2 := strings.Cut(rest, " ns since the epoch")
-			if !ok || !ok2 {
-				return nil, errors.New("not a hilrig recording: the section header does not say when the run started")
-			}
-			if epoch, err = strconv.ParseInt(ns, 10, 64); err != nil {
-				return nil, fmt.Errorf("section header: run start %q", ns)
-			}
-			out.Start = time.Unix(0, epoch)
-			out.About = strings.TrimPrefix(rest[len(ns):], " ns since the epoch; ")
-			continue
+			return err
 		}
 		switch typ {
 		case 1: // interface description
 			if len(body) < 8 {
-				return nil, fmt.Errorf("block %d: short interface description", n)
+				return fmt.Errorf("block %d at byte %d: short interface description", n, at)
 			}
 			opts, err := options(body[8:])
 			if err != nil {
-				return nil, fmt.Errorf("interface %d: %w", len(out.Interfaces), err)
+				return fmt.Errorf("interface %d (block %d at byte %d): %w", len(rr.Interfaces), n, at, err)
 			}
 			res := int64(1000) // pcapng's default: microseconds
 			if v := opts[9]; len(v) == 1 {
 				if v[0]&0x80 != 0 || v[0] > 9 {
-					return nil, fmt.Errorf("interface %d: time resolution %#x", len(out.Interfaces), v[0])
+					return fmt.Errorf("interface %d (block %d at byte %d): time resolution %#x", len(rr.Interfaces), n, at, v[0])
 				}
 				res = 1
 				for range 9 - int(v[0]) {
 					res *= 10
 				}
 			}
-			resol = append(resol, res)
-			out.Interfaces = append(out.Interfaces, RecordingInterface{Name: string(opts[2]), Description: string(opts[3])})
+			rr.resol = append(rr.resol, res)
+			rr.Interfaces = append(rr.Interfaces, RecordingInterface{Name: string(opts[2]), Description: string(opts[3])})
 		case 6: // enhanced packet
 			if len(body) < 20 {
-				return nil, fmt.Errorf("block %d: short packet", n)
+				return fmt.Errorf("block %d at byte %d: short packet", n, at)
 			}
 			iface := int(binary.LittleEndian.Uint32(body))
-			if iface >= len(out.Interfaces) {
-				return nil, fmt.Errorf("block %d: interface %d undescribed", n, iface)
+			if iface >= len(rr.Interfaces) {
+				return fmt.Errorf("block %d at byte %d: interface %d undescribed", n, at, iface)
 			}
 			t := int64(binary.LittleEndian.Uint32(body[4:]))<<32 | int64(binary.LittleEndian.Uint32(body[8:]))
 			captured := int(binary.LittleEndian.Uint32(body[12:]))
-			if captured > len(body)-20 {
-				return nil, fmt.Errorf("block %d: %d bytes captured in a block of %d", n, captured, len(body))
-			}
-			f := RecordedFrame{Interface: iface, At: time.Duration(t*resol[iface] - epoch), Payload: body[20 : 20+captured : 20+captured]}
 			padded := (captured + 3) &^ 3
-			if 20+padded > len(body) {
-				return nil, fmt.Errorf("block %d: packet data not padded", n)
+			if captured > len(body)-20 || 20+padded > len(body) {
+				return fmt.Errorf("block %d at byte %d: %d bytes captured in a block of %d", n, at, captured, len(body)+12)
 			}
 			opts, err := options(body[20+padded:])
 			if err != nil {
-				return nil, fmt.Errorf("block %d: %w", n, err)
+				return fmt.Errorf("block %d at byte %d: %w", n, at, err)
 			}
+			*f = RecordedFrame{Interface: iface, At: time.Duration(t*rr.resol[iface] - rr.epoch), Payload: body[20 : 20+captured : 20+captured]}
 			if v := opts[2]; len(v) == 4 && binary.LittleEndian.Uint32(v)&3 == 2 {
 				f.Outbound = true
 			}
-			f.Comment = string(opts[1])
-			out.Frames = append(out.Frames, f)
+			rr.comment = opts[1]
+			return nil
+		case 0x0A0D0D0A:
+			return fmt.Errorf("block %d at byte %d: a second section: recordings joined together, which hilrig does not replay", n, at)
 		}
 	}
 }
 
-// options reads a block's options into a map by code (the last of a code
-// wins).
-func options(b []byte) (map[uint16][]byte, error) {
-	out := map[uint16][]byte{}
+// Comment is the comment of the frame Next read last ("flow#seq"),
+// valid until the next call.
+func (rr *RecordingReader) Comment() []byte { return rr.comment }
+
+// nextBlock reads the next block into rr.body and returns its type and
+// its body without the trailing length.
+func (rr *RecordingReader) nextBlock() (typ uint32, body []byte, err error) {
+	if cap(rr.body) < 8 {
+		rr.body = make([]byte, 8, 4<<10)
+	}
+	head := rr.body[:8]
+	if n, err := io.ReadFull(rr.r, head); err == io.ErrUnexpectedEOF {
+		return 0, nil, &CutShortError{Offset: rr.offset, Block: rr.block, Have: int64(n)}
+	} else if err != nil {
+		return 0, nil, err
+	}
+	typ, length := binary.LittleEndian.Uint32(head), binary.LittleEndian.Uint32(head[4:])
+	if length < 12 || length%4 != 0 || length > MaxRecordingBlock {
+		return 0, nil, errNotPcapng
+	}
+	if cap(rr.body) < int(length) {
+		grown := make([]byte, length)
+		copy(grown, head)
+		rr.body = grown
+	}
+	rr.body = rr.body[:length]
+	if n, err := io.ReadFull(rr.r, rr.body[8:]); err == io.EOF || err == io.ErrUnexpectedEOF {
+		return 0, nil, &CutShortError{Offset: rr.offset, Block: rr.block, Length: length, Have: 8 + int64(n)}
+	} else if err != nil {
+		return 0, nil, err
+	}
+	if binary.LittleEndian.Uint32(rr.body[length-4:]) != length {
+		return 0, nil, fmt.Errorf("block %d at byte %d: its trailing length differs from its length %d", rr.block, rr.offset, length)
+	}
+	rr.offset += int64(length)
+	rr.block++
+	return typ, rr.body[8 : length-4], nil
+}
+
+// options reads a block's options by code, those below 10 (all that are
+// read here), without allocating; the last of a code wins.
+func options(b []byte) (opts [10][]byte, err error) {
 	for len(b) >= 4 {
 		code, n := binary.LittleEndian.Uint16(b), int(binary.LittleEndian.Uint16(b[2:]))
 		if code == 0 {
-			return out, nil
+			return opts, nil
 		}
 		if 4+n > len(b) {
-			return nil, fmt.Errorf("option %d of %d bytes overruns its block", code, n)
+			return opts, fmt.Errorf("option %d of %d bytes overruns its block", code, n)
 		}
-		out[code] = b[4 : 4+n]
+		if code < uint16(len(opts)) {
+			opts[code] = b[4 : 4+n]
+		}
 		if next := 4 + (n+3)&^3; next <= len(b) {
 			b = b[next:]
 		} else {
 			b = nil
 		}
 	}
-	return out, nil
+	return opts, nil
 }

@@ -2,6 +2,9 @@ package record_test
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,10 +54,108 @@ func TestRecordingRoundTrip(t *testing.T) {
 			t.Errorf("frame %d: %+v, want %+v", i, g, w)
 		}
 	}
-	// A recording cut short reads up to its last whole block.
-	cut, err := record.ReadRecording(bytes.NewReader(data[:len(data)-10]))
-	if err != nil || len(cut.Frames) != 3 {
-		t.Errorf("cut short: %v, %d frames", err, len(cut.Frames))
+}
+
+// TestRecordingCutShort reads a recording cut at every byte: cut inside
+// its section header it is no recording; cut between two blocks it reads
+// as a shorter recording; cut inside a block it reads up to that block,
+// and says where it is cut: the block's offset, its number, its length
+// and how much of it there is.
+func TestRecordingCutShort(t *testing.T) {
+	data, _ := writeRecording(t)
+	whole, err := record.ReadRecording(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The blocks: where each begins, and the frames before it.
+	type block struct {
+		at, length int
+		frames     int
+	}
+	var blocks []block
+	for at, frames := 0, 0; at < len(data); {
+		length := int(binary.LittleEndian.Uint32(data[at+4:]))
+		blocks = append(blocks, block{at, length, frames})
+		if binary.LittleEndian.Uint32(data[at:]) == 6 {
+			frames++
+		}
+		at += length
+	}
+	if len(blocks) != 7 { // section, 2 interfaces, 4 frames
+		t.Fatalf("%d blocks", len(blocks))
+	}
+	for n := 0; n < len(data); n++ {
+		got, err := record.ReadRecording(bytes.NewReader(data[:n]))
+		i := 0
+		for i+1 < len(blocks) && blocks[i+1].at <= n {
+			i++
+		}
+		b := blocks[i]
+		var cut *record.CutShortError
+		switch {
+		case n == 0:
+			if err == nil || err.Error() != "not a recording: empty" {
+				t.Errorf("empty: %v", err)
+			}
+		case i == 0:
+			if err == nil || !strings.HasPrefix(err.Error(), "not a recording: its section header is cut short at byte 0: block 0 has ") {
+				t.Errorf("cut at %d, in the section header: %v", n, err)
+			}
+		case n == b.at:
+			if err != nil || len(got.Frames) != b.frames {
+				t.Errorf("cut at %d, between blocks: %v", n, err)
+			}
+		case !errors.As(err, &cut) || got == nil:
+			t.Errorf("cut at %d: %v", n, err)
+		default:
+			want := record.CutShortError{Offset: int64(b.at), Block: i, Length: uint32(b.length), Have: int64(n - b.at)}
+			if n-b.at < 8 {
+				want.Length = 0
+			}
+			if *cut != want || len(got.Frames) != b.frames {
+				t.Errorf("cut at %d: %+v and %d frames, want %+v and %d", n, *cut, len(got.Frames), want, b.frames)
+			}
+			for j, f := range got.Frames {
+				if !bytes.Equal(f.Payload, whole.Frames[j].Payload) || f.At != whole.Frames[j].At {
+					t.Errorf("cut at %d: frame %d differs", n, j)
+				}
+			}
+		}
+	}
+	cut := &record.CutShortError{Offset: 1444, Block: 6, Length: 44, Have: 34}
+	if cut.Error() != "cut short at byte 1444: block 6 has 34 of its 44 bytes" {
+		t.Errorf("%q", cut.Error())
+	}
+}
+
+// TestRecordingReaderAllocatesNothing: reading a frame allocates nothing
+// once the reader's block has grown to the largest.
+func TestRecordingReaderAllocatesNothing(t *testing.T) {
+	var b bytes.Buffer
+	r := record.NewRecording(&b, "", []record.RecordingInterface{{"controller", ""}}, []string{"m2s"})
+	r.Begin(time.Unix(0, 0))
+	const n = 2000
+	for i := range n {
+		r.Frame(0, false, time.Duration(i)*time.Millisecond, 0, uint64(i), []byte("a frame of a few bytes"))
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rr, err := record.NewRecordingReader(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f record.RecordedFrame
+	rr.Next(&f)
+	read := 1
+	allocs := testing.AllocsPerRun(n-10, func() {
+		if err := rr.Next(&f); err != nil {
+			t.Fatal(err)
+		}
+		read++
+	})
+	if allocs != 0 || string(rr.Comment()) != fmt.Sprintf("m2s#%d", read-1) {
+		t.Errorf("%v allocations per frame; comment %q after %d frames", allocs, rr.Comment(), read)
 	}
 }
 
@@ -81,11 +182,37 @@ func TestRecordingInTshark(t *testing.T) {
 	}
 }
 
+// FuzzReadRecording: whatever the bytes, reading them does not panic;
+// and a recording that reads whole, cut by a byte, reads as cut short
+// at its last block, with the same frames before it.
 func FuzzReadRecording(f *testing.F) {
 	data, _ := writeRecording(f)
 	f.Add(data)
 	f.Add(data[:40])
+	f.Add(data[:len(data)-10])
 	f.Fuzz(func(t *testing.T, b []byte) {
-		record.ReadRecording(bytes.NewReader(b)) // must not panic
+		whole, err := record.ReadRecording(bytes.NewReader(b))
+		if err != nil || len(b) == 0 {
+			return
+		}
+		got, err := record.ReadRecording(bytes.NewReader(b[:len(b)-1]))
+		if strings.HasPrefix(fmt.Sprint(err), "not a recording: its section header is cut short") {
+			return // the section header was all there was
+		}
+		var cut *record.CutShortError
+		if !errors.As(err, &cut) || got == nil {
+			t.Fatalf("a whole recording less its last byte: %v", err)
+		}
+		if cut.Offset+int64(cut.Length) != int64(len(b)) || cut.Have != int64(cut.Length)-1 && cut.Length != 0 {
+			t.Fatalf("cut %+v in %d bytes", cut, len(b))
+		}
+		if n := len(got.Frames); n != len(whole.Frames) && n != len(whole.Frames)-1 {
+			t.Fatalf("%d frames cut short, %d whole", n, len(whole.Frames))
+		}
+		for i, f := range got.Frames {
+			if w := whole.Frames[i]; !bytes.Equal(f.Payload, w.Payload) || f.At != w.At || f.Comment != w.Comment || f.Interface != w.Interface || f.Outbound != w.Outbound {
+				t.Fatalf("frame %d: %+v, whole %+v", i, f, w)
+			}
+		}
 	})
 }

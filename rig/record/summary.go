@@ -1,6 +1,11 @@
 package record
 
-import "github.com/hilrig/hilrig/emulator"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/hilrig/hilrig/emulator"
+)
 
 // Summary is what a run reports, in virtual or real time: the network's
 // flows and hops, the named phases, the endpoints, the models, and in real
@@ -13,15 +18,102 @@ type Summary struct {
 	// Stopped says why the run ended: duration, interrupted, or what
 	// failed.
 	Stopped string `json:"stopped"`
+	// Failures are what went wrong with the run, each once: the failure
+	// that stopped it (a device, a model), every output that lost rows or
+	// frames (Outputs counts them), a recording that could not be
+	// replayed to its end. A run with any is not the run asked for, even
+	// one that ran its duration (hilrig exits 1).
+	Failures []string `json:"failures,omitempty"`
 	emulator.Summary
 	Phases    []PhaseSummary    `json:"phases,omitempty"`
 	Endpoints []EndpointSummary `json:"endpoints,omitempty"`
 	Models    []ModelSummary    `json:"models,omitempty"`
 	// Events are what happened to the run at an instant: changes made by
 	// hand through the live API, the supervisor's alarms.
-	Events []Event        `json:"events,omitempty"`
-	Timing *TimingSummary `json:"timing,omitempty"`
+	Events []Event `json:"events,omitempty"`
+	// Outputs account for the files the run wrote as it went.
+	Outputs []OutputSummary `json:"outputs,omitempty"`
+	Timing  *TimingSummary  `json:"timing,omitempty"`
 }
+
+// The outputs a run writes as it goes, as Summary.Outputs names them, in
+// its order.
+const (
+	OutputTrace     = "trace"
+	OutputSignals   = "signals"
+	OutputQueues    = "queues"
+	OutputRecording = "recording"
+)
+
+// OutputNames are the outputs' names.
+var OutputNames = []string{OutputTrace, OutputSignals, OutputQueues, OutputRecording}
+
+// OutputSummary accounts for a file the run wrote as it went (trace,
+// signals, queues, recording): every row it was given (every frame, for
+// the recording) is in exactly one of written, dropped and unwritten once
+// the run has ended.
+type OutputSummary struct {
+	Output  string `json:"output"`
+	Written uint64 `json:"written"`
+	// Lost is what the file does not have: dropped + unwritten.
+	Lost uint64 `json:"lost"`
+	// Dropped were lost to a full ring in real time, where the file is
+	// written from a goroutine of its own and the disk fell behind by
+	// more than the ring holds.
+	Dropped uint64 `json:"dropped"`
+	// Unwritten were lost to the file failing (a full disk): those not
+	// yet in it when it failed, and every one after, for a file that
+	// failed is not written again: it holds what came before its failure,
+	// without a hole, perhaps followed by part of the row it failed in.
+	Unwritten uint64 `json:"unwritten"`
+	Error     string `json:"error,omitempty"`
+}
+
+// Summary is the account of the output named output.
+func (c Account) Summary(output string) OutputSummary {
+	s := OutputSummary{Output: output, Written: c.Written, Lost: c.Lost(), Dropped: c.Dropped, Unwritten: c.Unwritten}
+	if c.Err != nil {
+		s.Error = c.Err.Error()
+	}
+	return s
+}
+
+// ErrOutputLost is what the failure of an output that lost records
+// wraps: the run's result is not all that was asked for, through no
+// fault of what was tested (hilrig then exits 2, not 1).
+var ErrOutputLost = errors.New("an output lost records")
+
+// Failure says what the output named output lost, its records being
+// units ("rows", "frames"); nil if it lost nothing. It wraps the file's
+// write error, and ErrOutputLost.
+func (c Account) Failure(output, units string) error {
+	total := c.Written + c.Lost()
+	lost := fmt.Sprintf("%d of its %d %s lost", c.Lost(), total, units)
+	switch {
+	case total == 0:
+		lost = fmt.Sprintf("it had no %s to write, only its header", units)
+	case c.Written == 0:
+		lost = fmt.Sprintf("all its %d %s lost", total, units)
+	}
+	switch {
+	case c.Err == nil && c.Dropped == 0:
+		return nil
+	case c.Err == nil:
+		return lostError{fmt.Errorf("the %s is incomplete: %s to a full ring: the disk fell behind by more than the ring holds", output, lost)}
+	case c.Dropped > 0:
+		lost += fmt.Sprintf(" (%d to a full ring before: the disk fell behind)", c.Dropped)
+	}
+	if c.Written > 0 {
+		lost += fmt.Sprintf("; the file has the %d before it failed", c.Written)
+	}
+	return lostError{fmt.Errorf("writing the %s failed: %w: %s", output, c.Err, lost)}
+}
+
+// lostError is an output's failure: its message, its cause, and
+// ErrOutputLost.
+type lostError struct{ error }
+
+func (e lostError) Unwrap() []error { return []error{e.error, ErrOutputLost} }
 
 // Event is something that happened to a run at an instant of its clock.
 type Event struct {
@@ -52,12 +144,23 @@ type EndpointSummary struct {
 	BadBytes     uint64 `json:"bad_bytes"`
 	IdleBytes    uint64 `json:"idle_bytes"`
 	PendingBytes uint64 `json:"partial_frame_bytes"`
-	WriteErrors  uint64 `json:"write_errors"`
+	// WriteErrors are the frames the device was written and did not
+	// take, whatever the reason; of them, NotTaken because it was not
+	// reading (its side full). CutFrames are frames whose head it took
+	// and whose rest could not follow before it went away or the run
+	// stopped.
+	WriteErrors uint64 `json:"write_errors"`
+	NotTaken    uint64 `json:"frames_not_taken"`
+	CutFrames   uint64 `json:"frames_cut"`
 	// LineTime says how writes to a serial line are timed: led by the
 	// UART's line time, or not at all on a pseudo-terminal.
 	LineTime string       `json:"line_time,omitempty"`
 	Gaps     [][2]float64 `json:"gaps_s,omitempty"` // [from, to) while the device was away
-	Error    string       `json:"error,omitempty"`
+	// ReaderRestS is how long the endpoint's reader thread rested, having
+	// used its share of the CPU (executor.ReaderBudget) on a flood of
+	// frames, which waited in the kernel meanwhile.
+	ReaderRestS float64 `json:"reader_rest_s,omitempty"`
+	Error       string  `json:"error,omitempty"`
 	// Wire is, for an endpoint with codec wire, the protocol's account of
 	// what the device sent (counted as the frames were read, before the
 	// emulated network), and of the device's clock.
@@ -269,9 +372,21 @@ type TimingSummary struct {
 	WakeLateness    *emulator.DelaySummary `json:"wake_lateness_s,omitempty"`
 	ReleaseLateness *emulator.DelaySummary `json:"release_lateness_s,omitempty"`
 	IngressDropped  uint64                 `json:"ingress_dropped"`
-	TraceDropped    uint64                 `json:"trace_dropped"`
-	SignalsDropped  uint64                 `json:"signals_dropped,omitempty"`
-	// RecordingDropped counts frames the recording lost to a full ring.
+	// Busy is the fraction of the run the executor's thread was working or
+	// spinning rather than asleep. Overloads counts the stretches in which
+	// it ran out of its share of the CPU and rested (executor.LoadBudget),
+	// OverloadS how long they lasted in all, and SpinShedS how long it
+	// slept all the way to its deadlines rather than spin, to leave the
+	// CPU to others.
+	Busy      float64 `json:"busy"`
+	Overloads uint64  `json:"overloads"`
+	OverloadS float64 `json:"overload_s"`
+	SpinShedS float64 `json:"spin_shed_s"`
+	// TraceDropped, SignalsDropped and RecordingDropped count the rows
+	// (frames) each of those files lost, to a full ring or to the file
+	// failing (Summary.Outputs says which).
+	TraceDropped     uint64 `json:"trace_dropped"`
+	SignalsDropped   uint64 `json:"signals_dropped,omitempty"`
 	RecordingDropped uint64 `json:"recording_dropped,omitempty"`
 	// ProcessAllocs counts what the whole process allocated while the
 	// executor ran: not per frame (the executor's thread allocates

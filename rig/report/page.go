@@ -42,6 +42,7 @@ code { font-size: 0.95em; }
 <p class="note">{{.Facts}}</p>
 {{with .Verdict}}
 {{with .Error}}<p class="fail">The run failed: {{.}}</p>{{end}}
+{{range .Unwritten}}<p class="fail">Not written: {{.}}</p>{{end}}
 {{if .Expect}}<table>
 <tr><th></th><th>expectation</th><th>measured</th><th>limit</th></tr>
 {{range .Expect}}<tr class="{{if .OK}}pass{{else}}fail{{end}}"><td>{{if .OK}}✔{{else}}✘{{end}}</td><td><code>{{.Text}}</code></td><td class="num">{{if .Measured}}{{.Measured}}{{else}}{{.Detail}}{{end}}</td><td class="num">{{.Limit}}</td></tr>

@@ -6,7 +6,6 @@ import (
 	"image/color"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -16,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/hilrig/hilrig/emulator/plant"
+	"github.com/hilrig/hilrig/rig/record"
 )
 
 // Figure is a plot drawn as SVG, with its caption.
@@ -59,8 +59,15 @@ func newPlot(title, x, y string) *plot.Plot {
 	return p
 }
 
-// svg draws p.
-func svg(p *plot.Plot) ([]byte, error) {
+// svg draws p. gonum panics on a range it cannot draw (values so large
+// that padding an axis does not widen it): that plot is lost, not the
+// page.
+func svg(p *plot.Plot) (_ []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s: cannot be drawn (%v)", p.Title.Text, r)
+		}
+	}()
 	c := vgsvg.New(plotWidth, plotHeight)
 	p.Draw(draw.New(c))
 	var b bytes.Buffer
@@ -97,52 +104,35 @@ func addLine(p *plot.Plot, name string, x, y []float64, c color.Color, dashed bo
 	return nil
 }
 
-// byTime sorts a series of (t, v) by t.
-func byTime(t, v []float64) ([]float64, []float64) {
-	idx := make([]int, len(t))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return t[idx[a]] < t[idx[b]] })
-	ts, vs := make([]float64, len(t)), make([]float64, len(t))
-	for i, j := range idx {
-		ts[i], vs[i] = t[j], v[j]
-	}
-	return ts, vs
-}
-
-func scale(v []float64, k float64) []float64 {
-	out := make([]float64, len(v))
-	for i, x := range v {
-		out[i] = x * k
-	}
-	return out
-}
-
 // delayPlot is the one-way delay of each flow's delivered frames against
 // the time they were sent, with the dropped frames marked at the bottom.
 func delayPlot(td *traceData) (Figure, error) {
 	p := newPlot("One-way delay over time", "time sent (s)", "one-way delay (ms)")
 	p.X.Min, p.X.Max, p.Y.Min = 0, td.end, 0
 	top, drops := 0.0, 0
-	var dropped plotter.XYs
 	for i, fs := range td.flows {
-		t, d := byTime(fs.sent, scale(fs.delay, 1e3))
-		bs := thin(t, d, td.end, buckets)
+		bs := fs.delay.buckets()
 		if err := addBand(p, fs.name, bs, colorOf(i)); err != nil {
 			return Figure{}, err
 		}
 		for _, b := range bs {
 			top = max(top, b.hi)
 		}
-		for _, s := range fs.dropped {
-			dropped = append(dropped, plotter.XY{X: s})
-		}
-		drops += len(fs.dropped)
+		drops += fs.dropped
 	}
-	if len(dropped) > 0 {
-		// A mark per slice of the run is enough to see where.
-		s, err := plotter.NewScatter(thinMarks(dropped, td.end, buckets))
+	if drops > 0 {
+		// A mark per slice of the run is enough to see where: the first
+		// frame dropped in it, of the first flow that dropped one.
+		var dropped plotter.XYs
+		for slot := range buckets + 1 {
+			for _, fs := range td.flows {
+				if t := fs.drops[slot]; !math.IsNaN(t) {
+					dropped = append(dropped, plotter.XY{X: t})
+					break
+				}
+			}
+		}
+		s, err := plotter.NewScatter(dropped)
 		if err != nil {
 			return Figure{}, err
 		}
@@ -207,66 +197,41 @@ func headroom(p *plot.Plot, top float64, entries int) {
 	}
 }
 
-func thinMarks(marks plotter.XYs, end float64, n int) plotter.XYs {
-	if end <= 0 {
-		return marks
-	}
-	seen := map[int]bool{}
-	var out plotter.XYs
-	for _, m := range marks {
-		if b := int(m.X / end * float64(n)); !seen[b] {
-			seen[b] = true
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 // cdfPlot is the distribution of each flow's one-way delay.
 func cdfPlot(td *traceData) (Figure, error) {
 	p := newPlot("Delay distribution", "one-way delay (ms)", "fraction of delivered frames")
 	p.Y.Min, p.Y.Max = 0, 1
 	p.Legend.Top, p.Legend.Left = false, false
 	for i, fs := range td.flows {
-		if len(fs.delay) == 0 {
-			continue
-		}
-		d := slices.Clone(fs.delay)
-		slices.Sort(d)
-		var x, y []float64
-		n := len(d)
-		stride := max(1, n/(2*buckets))
-		for k := 0; k < n; k += stride {
-			x, y = append(x, d[k]*1e3), append(y, float64(k+1)/float64(n))
-		}
-		x, y = append(x, d[n-1]*1e3), append(y, 1)
+		x, y := fs.spread.cdf()
 		if err := addLine(p, fs.name, x, y, colorOf(i), false); err != nil {
 			return Figure{}, err
 		}
 	}
 	svg, err := svg(p)
-	return Figure{Title: "Delay distribution", Caption: "The fraction of each flow's delivered frames whose one-way delay was at most x (the empirical CDF).", SVG: svg}, err
+	return Figure{Title: "Delay distribution", Caption: "The fraction of each flow's delivered frames whose one-way delay was at most x (the empirical CDF, to within a 1/" + fmt.Sprint(cdfBins) + " of its range).", SVG: svg}, err
 }
 
+// cdfBins is how many parts of its range a flow's delay distribution is
+// counted in: twice as many as the plot's width has points, so that the
+// curve is where the exact one is to within half a point.
+const cdfBins = 2 * buckets
+
 // inFlightPlot is how many of each flow's frames were inside the network
-// at each instant: queued at a hop, being sent, or propagating.
+// over the run: queued at a hop, being sent, or propagating.
 func inFlightPlot(td *traceData) (Figure, error) {
-	p := newPlot("Frames in the network", "time (s)", "frames in flight")
+	p := newPlot("Frames in the network", "time (s)", "frames in flight, mean")
 	p.X.Min, p.X.Max, p.Y.Min = 0, td.end, 0
 	top := 0.0
+	width := td.end / inFlightSlices
 	for i, fs := range td.flows {
-		var t, n []float64
-		level := 0
-		for _, s := range fs.inFlight {
-			level += s.d
-			t, n = append(t, s.t), append(n, float64(level))
+		if width <= 0 {
+			break
 		}
-		var x, y []float64
-		// The level changes at every frame: its peak in each slice is
-		// what can be read.
-		for _, b := range inSlices(t, n, td.end, buckets/3) {
-			x, y = append(x, b.t), append(y, b.hi)
-			top = max(top, b.hi)
+		x, y := make([]float64, len(fs.inFlight)), make([]float64, len(fs.inFlight))
+		for k, spent := range fs.inFlight {
+			x[k], y[k] = float64(k)*width, spent/width
+			top = max(top, y[k])
 		}
 		l, err := plotter.NewLine(xys(x, y))
 		if err != nil {
@@ -278,30 +243,29 @@ func inFlightPlot(td *traceData) (Figure, error) {
 	}
 	headroom(p, top, len(td.flows))
 	svg, err := svg(p)
-	return Figure{Title: "Frames in the network", Caption: "Each flow's frames between entering the network and leaving it, the most at once in each slice of the run: the depth of the queues they wait in, plus those on the wire. Dropped frames never count.", SVG: svg}, err
+	return Figure{Title: "Frames in the network", Caption: "Each flow's frames between entering the network and leaving it, on average over each slice of the run (the time they spent inside, over the slice's length): the depth of the queues they wait in, plus those on the wire. Dropped frames never count.", SVG: svg}, err
 }
 
 // queuePlot is what each hop held over time: the bytes waiting for its
 // serialiser, sampled every 10 ms of the run (hops that never held
 // anything are left out).
-func queuePlot(qd *signalsData, end float64) (Figure, bool, error) {
+func queuePlot(qd *signalsData) (Figure, bool, error) {
 	p := newPlot("Queue depth", "time (s)", "bytes waiting")
-	p.X.Min, p.X.Max, p.Y.Min = 0, max(end, qd.t[len(qd.t)-1]), 0
+	p.X.Min, p.X.Max, p.Y.Min = 0, qd.end, 0
 	top, shown := 0.0, 0
 	for _, col := range qd.columns {
 		hop, ok := strings.CutSuffix(col, ".queue_bytes")
 		if !ok {
 			continue
 		}
-		v := qd.column(col)
-		if slices.Max(v) == 0 {
+		var x, y []float64
+		for _, b := range qd.series[col].buckets() {
+			x, y = append(x, b.t), append(y, b.hi)
+		}
+		if len(y) == 0 || slices.Max(y) == 0 {
 			continue
 		}
-		var x, y []float64
-		for _, b := range inSlices(qd.t, v, p.X.Max, buckets/3) {
-			x, y = append(x, b.t), append(y, b.hi)
-			top = max(top, b.hi)
-		}
+		top = max(top, slices.Max(y))
 		l, err := plotter.NewLine(xys(x, y))
 		if err != nil {
 			return Figure{}, false, err
@@ -319,6 +283,17 @@ func queuePlot(qd *signalsData, end float64) (Figure, bool, error) {
 	return Figure{Title: "Queue depth", Caption: "The bytes waiting for each hop's serialiser (not counting the frame being sent), the most at once in each slice of the run, from samples every 10 ms.", SVG: svg}, true, err
 }
 
+// queueColumns are the columns of a queues file the queue plot draws.
+func queueColumns(columns []string) []string {
+	var out []string
+	for _, c := range columns {
+		if strings.HasSuffix(c, ".queue_bytes") {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // latenessPlot is, in real time, how late frames were written to their
 // device after the engine released them.
 func latenessPlot(td *traceData) (Figure, bool, error) {
@@ -326,16 +301,11 @@ func latenessPlot(td *traceData) (Figure, bool, error) {
 	p.X.Min, p.X.Max, p.Y.Min = 0, td.end, 0
 	any, top := false, 0.0
 	for i, fs := range td.flows {
-		if len(fs.late) == 0 {
+		bs := fs.late.buckets()
+		if len(bs) == 0 {
 			continue
 		}
 		any = true
-		t, v := make([]float64, len(fs.late)), make([]float64, len(fs.late))
-		for k, pt := range fs.late {
-			t[k], v[k] = pt.t, pt.v*1e6
-		}
-		t, v = byTime(t, v)
-		bs := thin(t, v, td.end, buckets)
 		if err := addBand(p, fs.name, bs, colorOf(i)); err != nil {
 			return Figure{}, false, err
 		}
@@ -354,36 +324,34 @@ func latenessPlot(td *traceData) (Figure, bool, error) {
 // signalPlot is a model's signal in the cut run against the uncut model
 // run alongside.
 func signalPlot(sd *signalsData, endpoint, signal string) (Figure, bool, error) {
-	cut := sd.column(endpoint + "." + signal)
+	cut := sd.series[endpoint+"."+signal]
 	if cut == nil {
-		cut = sd.column(endpoint + ".hardware." + signal)
+		cut = sd.series[endpoint+".hardware."+signal]
 	}
-	ideal := sd.column(endpoint + ".ideal." + signal)
+	ideal := sd.series[endpoint+".ideal."+signal]
 	if cut == nil {
 		return Figure{}, false, nil
 	}
 	title := fmt.Sprintf("%s: %s", endpoint, signal)
 	p := newPlot(title, "time (s)", signal)
-	end := sd.t[len(sd.t)-1]
-	p.X.Min, p.X.Max = 0, end
+	p.X.Min, p.X.Max = 0, sd.end
 	lo, hi := 0.0, 0.0
-	if err := addBand(p, "cut (hardware in the loop)", thin(sd.t, cut, end, buckets), colorOf(0)); err != nil {
+	bs := cut.buckets()
+	if err := addBand(p, "cut (hardware in the loop)", bs, colorOf(0)); err != nil {
 		return Figure{}, false, err
 	}
-	for _, v := range cut {
-		lo, hi = min(lo, v), max(hi, v)
+	for _, b := range bs {
+		lo, hi = min(lo, b.lo), max(hi, b.hi)
 	}
 	caption := fmt.Sprintf("The signal %s of model endpoint %s at every exchange", signal, endpoint)
 	if ideal != nil {
 		var t, v []float64
-		for _, b := range thin(sd.t, ideal, end, buckets) {
+		for _, b := range ideal.buckets() {
 			t, v = append(t, b.t), append(v, b.mean)
+			lo, hi = min(lo, b.lo), max(hi, b.hi)
 		}
 		if err := addLine(p, "uncut reference", t, v, color.RGBA{0, 0, 0, 0xff}, true); err != nil {
 			return Figure{}, false, err
-		}
-		for _, x := range ideal {
-			lo, hi = min(lo, x), max(hi, x)
 		}
 		caption += ", against the uncut model run alongside (dashed)"
 	}
@@ -392,6 +360,21 @@ func signalPlot(sd *signalsData, endpoint, signal string) (Figure, bool, error) 
 	}
 	svg, err := svg(p)
 	return Figure{Title: title, Caption: caption + ".", SVG: svg}, true, err
+}
+
+// signalColumns are the columns of a signals file that the models'
+// plots draw: for each signal plotted (plottedSignals), the cut run's and
+// the uncut reference's.
+func signalColumns(models []record.ModelSummary) func(columns []string) []string {
+	return func(columns []string) []string {
+		var out []string
+		for _, m := range models {
+			for _, signal := range plottedSignals(columns, m) {
+				out = append(out, m.Endpoint+"."+signal, m.Endpoint+".hardware."+signal, m.Endpoint+".ideal."+signal)
+			}
+		}
+		return out
+	}
 }
 
 // CouplingPlot draws a coupling analysis (hilrig couple): distortion and

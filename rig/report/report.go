@@ -10,13 +10,16 @@
 // A report is made from a run's files alone (LoadRun): the summary, and
 // when present the trace, the signals and a suite's verdict, found in the
 // run's directory by their content; so `hilrig report DIR` serves the
-// outputs of any run, and a suite's report can be made again later.
+// outputs of any run, and a suite's report can be made again later. The
+// trace and signals, which grow with the run, are read as streams and
+// thinned as they are read, so that a report's memory does not grow with
+// them; every file read must be a regular file.
 package report
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -25,6 +28,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig/expect"
 	"github.com/hilrig/hilrig/rig/record"
 )
@@ -36,11 +40,30 @@ type Run struct {
 	Verdict *Verdict // nil: no suite judged it
 	// The files found, or empty.
 	SummaryFile, TraceFile, SignalsFile, QueuesFile string
+	// Skipped says which files of the directory were left out, and why:
+	// one that is not a regular file, or too large to be a summary.
+	Skipped []string
+
+	verdictFile string // the file the verdict was read from
+}
+
+// Files are the files the run's page is made from.
+func (r *Run) Files() []string {
+	var files []string
+	for _, f := range []string{r.SummaryFile, r.verdictFile, r.TraceFile, r.SignalsFile, r.QueuesFile} {
+		if f != "" {
+			files = append(files, f)
+		}
+	}
+	return files
 }
 
 // LoadRun finds a run's outputs in dir by their content: a JSON summary,
 // a trace (its header), a queues file (a CSV of t and HOP.queue_bytes…),
 // a signals file (another CSV whose first column is t), and a verdict.
+// Each must be a regular file; a summary or verdict at most
+// profiles.MaxFileBytes (the others are read as streams, whatever their
+// size).
 func LoadRun(dir string) (*Run, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -58,14 +81,25 @@ func LoadRun(dir string) (*Run, error) {
 			if err := readJSON(path, &v); err != nil {
 				return nil, err
 			}
-			r.Verdict = &v
+			r.Verdict, r.verdictFile = &v, path
 		case strings.HasSuffix(e.Name(), ".json") && r.Summary == nil:
 			var s record.Summary
-			if err := readJSON(path, &s); err == nil && s.Clock != "" {
+			err := readJSON(path, &s)
+			var syntax *json.SyntaxError
+			var wrongType *json.UnmarshalTypeError
+			switch {
+			case err == nil && s.Clock != "":
 				r.Summary, r.SummaryFile = &s, path
+			case err != nil && !errors.As(err, &syntax) && !errors.As(err, &wrongType):
+				r.Skipped = append(r.Skipped, err.Error()) // JSON of another kind is not the report's business
 			}
 		case strings.HasSuffix(e.Name(), ".csv"):
-			switch head := firstLine(path); {
+			head, err := firstLine(path)
+			if err != nil {
+				r.Skipped = append(r.Skipped, err.Error())
+				continue
+			}
+			switch {
 			case head == record.TraceHeader || head == record.RealTraceHeader:
 				if r.TraceFile == "" {
 					r.TraceFile = path
@@ -88,7 +122,7 @@ func LoadRun(dir string) (*Run, error) {
 }
 
 func readJSON(path string, v any) error {
-	data, err := os.ReadFile(path)
+	data, err := profiles.ReadFile(path, profiles.MaxFileBytes)
 	if err != nil {
 		return err
 	}
@@ -98,22 +132,22 @@ func readJSON(path string, v any) error {
 	return nil
 }
 
-func firstLine(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	line, _ := bufio.NewReader(f).ReadString('\n')
-	return strings.TrimRight(line, "\r\n")
-}
-
 // Page is a report: a title and the runs it shows.
 type Page struct {
 	Title       string
 	Description string
 	Source      string // the suite file, or the run's directory
 	Runs        []*Run
+}
+
+// Files are the files the page is made from, which writing it must not
+// overwrite.
+func (p Page) Files() []string {
+	var files []string
+	for _, r := range p.Runs {
+		files = append(files, r.Files()...)
+	}
+	return files
 }
 
 // LoadDir makes the page of a directory: a suite's report (a directory per
@@ -254,6 +288,7 @@ func lateness(vs ...float64) string {
 // figures draws a run's plots from its files; a file that cannot be read
 // costs its plots, said in the page, not the page.
 func figures(r *Run) (figs []Figure, problems []string) {
+	problems = slices.Clone(r.Skipped)
 	add := func(f Figure, ok bool, err error) {
 		switch {
 		case err != nil:
@@ -263,14 +298,16 @@ func figures(r *Run) (figs []Figure, problems []string) {
 		}
 	}
 	if r.TraceFile != "" {
-		td, err := readTrace(r.TraceFile)
+		td, err := readTrace(r.TraceFile, r.Summary.Duration)
 		switch {
 		case err != nil:
 			problems = append(problems, fmt.Sprintf("%s: %v", filepath.Base(r.TraceFile), err))
 		case len(td.flows) == 0:
 			problems = append(problems, "the trace holds no frame")
 		default:
-			td.end = max(td.end, r.Summary.Duration)
+			if td.moreFlows {
+				problems = append(problems, fmt.Sprintf("the trace has more than %d flows: the plots show the first %d", maxFlows, maxFlows))
+			}
 			f, err := delayPlot(td)
 			add(f, true, err)
 			f, err = cdfPlot(td)
@@ -283,11 +320,11 @@ func figures(r *Run) (figs []Figure, problems []string) {
 		problems = append(problems, "no trace: the delay and queue plots need one (--trace)")
 	}
 	if r.QueuesFile != "" {
-		qd, err := readSignals(r.QueuesFile)
+		qd, err := readSignals(r.QueuesFile, r.Summary.Duration, buckets/3, false, queueColumns)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", filepath.Base(r.QueuesFile), err))
-		} else if len(qd.t) > 0 { // a run that never started sampled nothing
-			add(queuePlot(qd, r.Summary.Duration))
+		} else if qd.rows > 0 { // a run that never started sampled nothing
+			add(queuePlot(qd))
 		}
 	}
 	if len(r.Summary.Models) > 0 {
@@ -295,16 +332,16 @@ func figures(r *Run) (figs []Figure, problems []string) {
 			problems = append(problems, "no signals file: the model plots need one (--signals)")
 			return figs, problems
 		}
-		sd, err := readSignals(r.SignalsFile)
+		sd, err := readSignals(r.SignalsFile, 0, buckets, true, signalColumns(r.Summary.Models))
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", filepath.Base(r.SignalsFile), err))
 			return figs, problems
 		}
-		if len(sd.t) == 0 {
+		if sd.rows == 0 {
 			return figs, problems
 		}
 		for _, m := range r.Summary.Models {
-			for _, signal := range plottedSignals(sd, m) {
+			for _, signal := range plottedSignals(sd.columns, m) {
 				add(signalPlot(sd, m.Endpoint, signal))
 			}
 		}
@@ -315,13 +352,13 @@ func figures(r *Run) (figs []Figure, problems []string) {
 // plottedSignals are a model's signals worth a plot: the output of
 // interest first, then the others the uncut model also computes, at most
 // three.
-func plottedSignals(sd *signalsData, m record.ModelSummary) []string {
+func plottedSignals(columns []string, m record.ModelSummary) []string {
 	var out []string
 	if m.Output != nil {
 		out = append(out, m.Output.Signal)
 	}
 	prefix := m.Endpoint + ".ideal."
-	for _, c := range sd.columns {
+	for _, c := range columns {
 		if s, ok := strings.CutPrefix(c, prefix); ok && !slices.Contains(out, s) && len(out) < 3 {
 			out = append(out, s)
 		}

@@ -25,7 +25,7 @@ twin,,,0.002000000,,out_of_sync,
 a,2,10,0.008000000,0.011000000,egress_drop,0.011000000
 a,3,10,0.009000000,,in_flight,
 `
-	td, err := parseTrace(strings.NewReader(trace))
+	td, err := parseTrace(strings.NewReader(trace), 0.01)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,58 +33,42 @@ a,3,10,0.009000000,,in_flight,
 		t.Fatalf("real %v, %d flows, end %v", td.real, len(td.flows), td.end)
 	}
 	a, b := td.flows[0], td.flows[1]
-	if !slices.Equal(a.sent, []float64{0}) || math.Abs(a.delay[0]-0.01) > 1e-12 || !slices.Equal(a.dropped, []float64{0.005, 0.008}) {
-		t.Errorf("a: sent %v delay %v dropped %v", a.sent, a.delay, a.dropped)
+	delays := a.delay.buckets()
+	if len(delays) != 1 || delays[0].t != 0 || math.Abs(delays[0].mean-10) > 1e-9 || a.dropped != 2 {
+		t.Errorf("a: delays %v, dropped %d", delays, a.dropped)
+	}
+	// The marks of the drops: each in its slot of the run.
+	var marks []float64
+	for _, m := range a.drops {
+		if !math.IsNaN(m) {
+			marks = append(marks, m)
+		}
+	}
+	if !slices.Equal(marks, []float64{0.005, 0.008}) {
+		t.Errorf("a: drops marked at %v", marks)
 	}
 	// In flight: the delivered frame from 0 to 10 ms, the one dropped at
-	// its egress from 8 to 11 ms, the one still inside from 9 ms.
-	var level []int
-	n := 0
+	// its egress from 8 to 11 ms, the one still inside from 9 ms to the
+	// end at 11 ms: 15 ms of frames inside.
+	spent := 0.0
 	for _, s := range a.inFlight {
-		n += s.d
-		level = append(level, n)
+		spent += s
 	}
-	if !slices.Equal(level, []int{1, 2, 3, 2, 1}) {
-		t.Errorf("a in flight: %v from %+v", level, a.inFlight)
+	if math.Abs(spent-0.015) > 1e-12 {
+		t.Errorf("a in flight: %v s in all, want 0.015 s", spent)
 	}
-	if len(a.late) != 1 || math.Abs(a.late[0].v-10e-6) > 1e-12 || len(b.late) != 1 || b.name != "b" {
-		t.Errorf("lateness: a %v, b %v", a.late, b.late)
+	if late := a.late.buckets(); len(late) != 1 || math.Abs(late[0].mean-10) > 1e-6 || len(b.late.buckets()) != 1 || b.name != "b" {
+		t.Errorf("lateness: a %v, b %v", late, b.late.buckets())
 	}
-	for _, bad := range []string{"", "x,y\n", shortRow(), shortRow() + "a,0,1,zz,,delivered\n"} {
-		if _, err := parseTrace(strings.NewReader(bad)); err == nil {
+	for _, bad := range []string{"", "x,y\n", shortRow(), shortRow() + "a,0,1,zz,,delivered\n", "flow,seq,bytes,t_send,t_recv,status\na,0,1,NaN,,queue_drop\n",
+		"flow,seq,bytes,t_send,t_recv,status\na,0,1,-1,,queue_drop\n", "flow,seq,bytes,t_send,t_recv,status\na,0,1,0,1e300,delivered\n"} {
+		if _, err := parseTrace(strings.NewReader(bad), 0); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
 	}
 }
 
 func shortRow() string { return "flow,seq,bytes,t_send,t_recv,status\na,1\n" }
-
-// TestThin: a long series is cut into slices whose extremes are the
-// series' own, so no spike is lost; a short one is kept whole.
-func TestThin(t *testing.T) {
-	var ts, vs []float64
-	for i := range 10000 {
-		ts, vs = append(ts, float64(i)/1000), append(vs, math.Sin(float64(i)/100))
-	}
-	vs[5555] = 42
-	bs := thin(ts, vs, 10, 100)
-	if len(bs) != 100 {
-		t.Fatalf("%d slices", len(bs))
-	}
-	top := 0.0
-	for _, b := range bs {
-		top = max(top, b.hi)
-		if b.lo > b.mean || b.mean > b.hi {
-			t.Errorf("slice at %v: lo %v mean %v hi %v", b.t, b.lo, b.mean, b.hi)
-		}
-	}
-	if top != 42 || bs[55].hi != 42 {
-		t.Errorf("the spike is lost: top %v", top)
-	}
-	if got := thin(ts[:50], vs[:50], 10, 100); len(got) != 50 || got[49].mean != vs[49] {
-		t.Errorf("a short series is not kept whole: %d", len(got))
-	}
-}
 
 // TestRunDirReport runs paper 001's quarter car in virtual time into a
 // directory, as a user would with hilrig sim --trace --signals --summary,
@@ -199,25 +183,37 @@ func parsePage(t *testing.T, page []byte) (titles []string, text string) {
 func FuzzParseTrace(f *testing.F) {
 	f.Add("flow,seq,bytes,t_send,t_recv,status\na,0,1,0.000000000,0.001000000,delivered\na,1,1,0.002000000,,queue_drop\n")
 	f.Add("flow,seq,bytes,t_send,t_recv,status,t_due\na,0,1,1.0,1.5,delivered,1.4\nb,,,2.0,,out_of_sync,\n")
+	f.Add("flow,seq,bytes,t_send,t_recv,status\na,0,1,0,3e9,delivered\na,1,1,2,,in_flight\n")
 	f.Fuzz(func(t *testing.T, text string) {
-		td, err := parseTrace(strings.NewReader(text))
+		td, err := parseTrace(strings.NewReader(text), 0)
 		if err != nil {
 			return
 		}
 		for _, fs := range td.flows {
-			if len(fs.sent) != len(fs.delay) {
-				t.Fatalf("%q: %d times for %d delays", text, len(fs.sent), len(fs.delay))
+			n := 0
+			for _, b := range fs.delay.buckets() {
+				if b.lo > b.hi || math.IsNaN(b.mean) {
+					t.Fatalf("%q: a slice %+v", text, b)
+				}
+				n++
 			}
-			level := 0
+			if n > fs.delay.count {
+				t.Fatalf("%q: %d slices of %d delays", text, n, fs.delay.count)
+			}
 			for _, s := range fs.inFlight {
-				level += s.d
-			}
-			if level < 0 {
-				t.Fatalf("%q: %d frames in flight at the end", text, level)
+				if s < -1e-9*td.end || math.IsNaN(s) {
+					t.Fatalf("%q: %v frame·s in flight in a slice", text, s)
+				}
 			}
 		}
 		// Drawing what was read never fails.
 		if _, err := delayPlot(td); err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		if _, err := inFlightPlot(td); err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		if _, err := cdfPlot(td); err != nil {
 			t.Fatalf("%q: %v", text, err)
 		}
 	})

@@ -19,6 +19,9 @@ type Verdict struct {
 	Expect      []Check `json:"expect,omitempty"`
 	Script      []Check `json:"script,omitempty"`
 	ElapsedS    float64 `json:"elapsed_s"`
+	// Unwritten says which of the run's files could not be written, and
+	// why: the verdict stands, and the page lacks their plots.
+	Unwritten []string `json:"unwritten,omitempty"`
 }
 
 // Check is one line of a verdict: an expectation with what was measured,

@@ -119,7 +119,8 @@ func (r *Rig) step(s profiles.ScriptStep) {
 
 // Run runs the session with the expectations (see package expect) and
 // reports, as test errors, each step of the script and each expectation
-// that failed, with what was measured against what limit. An expectation
+// that failed, with what was measured against what limit, and each file
+// of the run that could not be written. An expectation
 // that does not parse, or a session that cannot start, fails the test at
 // once. The result is there for further checks.
 func (r *Rig) Run(expectations ...string) *suite.Result {
@@ -145,6 +146,9 @@ func (r *Rig) Run(expectations ...string) *suite.Result {
 	}
 	for _, f := range res.Failures() {
 		r.t.Errorf("rigtest: %s", f)
+	}
+	for _, err := range res.OutputErrors {
+		r.t.Errorf("rigtest: not written: %v", err)
 	}
 	return res
 }

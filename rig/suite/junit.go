@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -60,6 +59,7 @@ type junitCase struct {
 	Failure   *junitProblem `xml:"failure,omitempty"`
 	Error     *junitProblem `xml:"error,omitempty"`
 	SystemOut *cdata        `xml:"system-out,omitempty"`
+	SystemErr *cdata        `xml:"system-err,omitempty"`
 }
 
 type junitProblem struct {
@@ -109,6 +109,13 @@ func WriteJUnit(w io.Writer, s *Suite, results []*Result, opt JUnitOptions) erro
 			jc.Failure = &junitProblem{Message: failures[0], Type: kind, Text: strings.Join(failures, "\n")}
 		}
 		jc.SystemOut = &cdata{systemOut(r, opt.Report)}
+		if len(r.OutputErrors) > 0 {
+			var lines []string
+			for _, err := range r.OutputErrors {
+				lines = append(lines, "not written: "+err.Error())
+			}
+			jc.SystemErr = &cdata{strings.Join(lines, "\n") + "\n"}
+		}
 		ts.Cases = append(ts.Cases, jc)
 	}
 	ts.Tests = len(results)
@@ -142,12 +149,9 @@ func systemOut(r *Result, reportPath string) string {
 	for _, s := range r.Script {
 		fmt.Fprintf(&b, "%s %s\n", passWord(s.OK), s)
 	}
-	if r.Dir != "" {
-		for _, name := range []string{SummaryFile, TraceFile, SignalsFile, QueuesFile} {
-			path := filepath.Join(r.Dir, name)
-			if info, err := os.Stat(path); err == nil && info.Size() > 0 {
-				fmt.Fprintf(&b, "[[ATTACHMENT|%s]]\n", path)
-			}
+	for _, name := range []string{SummaryFile, TraceFile, SignalsFile, QueuesFile} {
+		if path := r.writtenFile(name); path != "" {
+			fmt.Fprintf(&b, "[[ATTACHMENT|%s]]\n", path)
 		}
 	}
 	if reportPath != "" {

@@ -1,7 +1,6 @@
 package suite
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,7 +32,8 @@ type Options struct {
 	Priority int
 	Spin     time.Duration
 	// Log receives the sessions' warnings; Progress a line per case as it
-	// ends, and its failures. Either may be nil.
+	// ends, its failures and the files it could not write. Either may be
+	// nil.
 	Log, Progress io.Writer
 }
 
@@ -57,6 +58,10 @@ type Result struct {
 	Err     error
 	Started bool
 	Elapsed time.Duration
+	// OutputErrors are the case's files that could not be written (each
+	// error names its file): the run and its verdict stand without them.
+	OutputErrors []error
+	written      []string // the files of Dir this run made
 }
 
 // Passed reports whether the run went through and met every expectation
@@ -123,6 +128,9 @@ func Run(ctx context.Context, cases []*Case, opt Options) []*Result {
 			for _, f := range r.Failures() {
 				fmt.Fprintf(opt.Progress, "    %s\n", f)
 			}
+			for _, err := range r.OutputErrors {
+				fmt.Fprintf(opt.Progress, "    not written: %v\n", err)
+			}
 		}
 	}
 	return out
@@ -170,46 +178,15 @@ func RunCase(ctx context.Context, c *Case, opt Options) *Result {
 			}
 			r.Expect, r.Script = nil, nil
 		}
-		if r.Dir == "" {
-			return
-		}
-		if err := r.save(); err != nil && r.Err == nil {
-			r.Err = err
+		if r.Dir != "" {
+			r.save()
 		}
 	}()
 	sig := &expect.Signals{}
 	ropt := rig.Options{Duration: c.Duration, Seed: c.Seed, Priority: opt.Priority, Spin: opt.Spin, Log: opt.Log, Signals: sig}
-	var files []*bufferedFile
+	var files []*caseFile
 	if opt.Dir != "" {
-		r.Dir = filepath.Join(opt.Dir, c.Dir())
-		if r.Err = os.MkdirAll(r.Dir, 0o755); r.Err != nil {
-			r.Dir = ""
-			return r
-		}
-		type output struct {
-			name string
-			into *io.Writer
-		}
-		outputs := []output{{TraceFile, &ropt.Trace}, {QueuesFile, &ropt.Queues}}
-		// Signals are recorded by models: a case without one has none
-		// (and the file an earlier run of the case left goes, as the
-		// others are overwritten).
-		if c.Bench != nil && len(c.Bench.Models) > 0 {
-			outputs = append(outputs, output{SignalsFile, &ropt.Signals})
-		} else if err := os.Remove(filepath.Join(r.Dir, SignalsFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			r.Err = err
-			return r
-		}
-		for _, f := range outputs {
-			bf, err := createBuffered(filepath.Join(r.Dir, f.name))
-			if err != nil {
-				r.Err = err
-				closeAll(files)
-				return r
-			}
-			files = append(files, bf)
-			*f.into = bf
-		}
+		files = r.createFiles(filepath.Join(opt.Dir, c.Dir()), &ropt)
 		if ropt.Signals != sig {
 			ropt.Signals = io.MultiWriter(ropt.Signals, sig)
 		}
@@ -222,7 +199,7 @@ func RunCase(ctx context.Context, c *Case, opt Options) *Result {
 	s, err := rig.Open(c.Profile, c.Bench, mode, ropt)
 	if err != nil {
 		r.Err = err
-		closeAll(files)
+		r.closeFiles(files)
 		return r
 	}
 	end := c.Duration
@@ -234,9 +211,7 @@ func RunCase(ctx context.Context, c *Case, opt Options) *Result {
 	}
 	r.Summary, r.Err = s.Run(ctx)
 	r.Started = r.Summary.Profile != "" // a device that cannot be opened stops it before
-	if err := closeAll(files); err != nil && r.Err == nil {
-		r.Err = err
-	}
+	r.closeFiles(files)
 	if script != nil {
 		r.Script = script.Results()
 	}
@@ -244,16 +219,87 @@ func RunCase(ctx context.Context, c *Case, opt Options) *Result {
 	return r
 }
 
+// createFiles makes the case's directory, dir, and its files for the run
+// to write into, those it can: one that cannot be made is an output error,
+// and the case runs without it.
+func (r *Result) createFiles(dir string, ropt *rig.Options) []*caseFile {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		r.OutputErrors = append(r.OutputErrors, err)
+		return nil
+	}
+	r.Dir = dir
+	var files []*caseFile
+	into := map[string]*io.Writer{TraceFile: &ropt.Trace, QueuesFile: &ropt.Queues, SignalsFile: &ropt.Signals}
+	for _, name := range r.Case.runFiles() {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			r.OutputErrors = append(r.OutputErrors, err)
+			continue
+		}
+		cf := &caseFile{f: f, name: name}
+		files = append(files, cf)
+		*into[name] = cf
+		r.written = append(r.written, name)
+	}
+	if !slices.Contains(r.Case.runFiles(), SignalsFile) {
+		// A case without a model records no signals: the file an
+		// earlier run of the case left goes, as the others are
+		// overwritten.
+		if err := os.Remove(filepath.Join(dir, SignalsFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			r.OutputErrors = append(r.OutputErrors, err)
+		}
+	}
+	return files
+}
+
+// ReportFiles are the files a run of cases with Options.Dir set to dir
+// (Run) and its report (WriteReport) write, for a caller to check before
+// anything is written.
+func ReportFiles(dir string, cases []*Case) []string {
+	files := []string{filepath.Join(dir, ReportFile)}
+	for _, c := range cases {
+		for _, name := range append(c.runFiles(), SummaryFile, report.VerdictFile) {
+			files = append(files, filepath.Join(dir, c.Dir(), name))
+		}
+	}
+	return files
+}
+
+// runFiles are the files a run of the case writes into its directory;
+// save adds the summary and the verdict.
+func (c *Case) runFiles() []string {
+	files := []string{TraceFile, QueuesFile}
+	if c.Bench != nil && len(c.Bench.Models) > 0 { // signals are the models'
+		files = append(files, SignalsFile)
+	}
+	return files
+}
+
 // save writes the summary and the verdict into the case's directory.
-func (r *Result) save() error {
+func (r *Result) save() {
 	data, err := json.MarshalIndent(r.Summary, "", "  ")
+	if err == nil {
+		err = os.WriteFile(filepath.Join(r.Dir, SummaryFile), append(data, '\n'), 0o644)
+	}
 	if err != nil {
-		return err
+		r.OutputErrors = append(r.OutputErrors, err)
+	} else {
+		r.written = append(r.written, SummaryFile)
 	}
-	if err := os.WriteFile(filepath.Join(r.Dir, SummaryFile), append(data, '\n'), 0o644); err != nil {
-		return err
+	// The verdict is the last, and lists the files that could not be
+	// written; if it cannot be written itself, that is only said.
+	if err := report.WriteVerdict(r.Dir, r.Verdict()); err != nil {
+		r.OutputErrors = append(r.OutputErrors, err)
 	}
-	return report.WriteVerdict(r.Dir, r.Verdict())
+}
+
+// writtenFile is the path of the case's file name if this run made it,
+// else "".
+func (r *Result) writtenFile(name string) string {
+	if r.Dir == "" || !slices.Contains(r.written, name) {
+		return ""
+	}
+	return filepath.Join(r.Dir, name)
 }
 
 // Verdict is the result as the report shows it.
@@ -261,6 +307,9 @@ func (r *Result) Verdict() report.Verdict {
 	v := report.Verdict{Name: r.Case.ID, Description: r.Case.Description, Passed: r.Passed(), ElapsedS: r.Elapsed.Seconds()}
 	if r.Err != nil {
 		v.Error = r.Err.Error()
+	}
+	for _, err := range r.OutputErrors {
+		v.Unwritten = append(v.Unwritten, err.Error())
 	}
 	for _, e := range r.Expect {
 		ch := report.Check{Text: e.Canonical(), OK: e.OK, Measured: e.Measured, Limit: e.Limit()}
@@ -275,32 +324,36 @@ func (r *Result) Verdict() report.Verdict {
 	return v
 }
 
-// bufferedFile is a file written through a buffer.
-type bufferedFile struct {
-	*bufio.Writer
-	f *os.File
+// caseFile is a file of a case's directory that a run writes into (the
+// run buffers what it writes), and remembers the first error it met.
+type caseFile struct {
+	f    *os.File
+	name string
+	err  error
 }
 
-func createBuffered(path string) (*bufferedFile, error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
+func (cf *caseFile) Write(p []byte) (int, error) {
+	n, err := cf.f.Write(p)
+	if err != nil && cf.err == nil {
+		cf.err = err
 	}
-	return &bufferedFile{bufio.NewWriterSize(f, 1<<16), f}, nil
+	return n, err
 }
 
-func closeAll(files []*bufferedFile) error {
-	var first error
-	for _, bf := range files {
-		err := bf.Flush()
-		if cerr := bf.f.Close(); err == nil {
-			err = cerr
+// closeFiles closes the files the run wrote into; one that met an error
+// (its first write error, or its close's) is an output error, and not
+// among the files written.
+func (r *Result) closeFiles(files []*caseFile) {
+	for _, cf := range files {
+		err := cf.f.Close()
+		if cf.err != nil {
+			err = cf.err
 		}
-		if err != nil && first == nil {
-			first = fmt.Errorf("writing %s: %w", filepath.Base(bf.f.Name()), err)
+		if err != nil {
+			r.OutputErrors = append(r.OutputErrors, err)
+			r.written = slices.DeleteFunc(r.written, func(name string) bool { return name == cf.name })
 		}
 	}
-	return first
 }
 
 // Summary says how many cases passed, for the last line of a run:
@@ -333,14 +386,12 @@ func WriteReport(dir string, s *Suite, results []*Result, shard string) (string,
 	if shard != "" {
 		page.Source += ", part " + shard
 	}
+	// Each run as it is in memory, with the files it wrote for the plots:
+	// a file that could not be written costs its plots, not the page.
 	for _, r := range results {
-		if r.Dir == "" {
-			continue
-		}
-		run, err := report.LoadRun(r.Dir)
-		if err != nil {
-			return "", err
-		}
+		v := r.Verdict()
+		run := &report.Run{Summary: &r.Summary, Verdict: &v, SummaryFile: r.writtenFile(SummaryFile),
+			TraceFile: r.writtenFile(TraceFile), SignalsFile: r.writtenFile(SignalsFile), QueuesFile: r.writtenFile(QueuesFile)}
 		page.Runs = append(page.Runs, run)
 	}
 	path := filepath.Join(dir, ReportFile)

@@ -14,7 +14,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -42,7 +41,7 @@ type Case struct {
 // suite, the profiles and benches it names or its expectations, is
 // reported at once (a profiles.ErrorList), each at its line and column.
 func Load(path string) (*Suite, error) {
-	data, err := os.ReadFile(path)
+	data, err := profiles.ReadFile(path, profiles.MaxFileBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -152,6 +151,21 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// Files are the files on disk the suite was made from: its own file, and
+// those of the profiles and benches its cases run (what they extend, the
+// files they name), each once, sorted.
+func (s *Suite) Files() []string {
+	files := []string{s.Source}
+	for _, c := range s.Cases {
+		files = append(files, c.Profile.Files()...)
+		if c.Bench != nil {
+			files = append(files, c.Bench.Files()...)
+		}
+	}
+	slices.Sort(files)
+	return slices.Compact(files)
 }
 
 // Dir is the case's directory in a report: its number in the suite and

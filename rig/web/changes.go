@@ -16,7 +16,6 @@ import (
 
 	"github.com/hilrig/hilrig/emulator"
 	"github.com/hilrig/hilrig/profiles"
-	"github.com/hilrig/hilrig/rig/executor"
 	"github.com/hilrig/hilrig/rig/record"
 )
 
@@ -26,14 +25,11 @@ import (
 // of the as-run profile, so that a run steered by hand can be replayed as
 // a profile.
 
-// change is a change as applied.
+// change is a change made by hand as the record keeps it: the schedule
+// entry that replays it and, for a change to a hop's parameters, what it
+// set them to (set 0: none), for the profile as it runs.
 type change struct {
-	At     time.Duration
-	Wall   time.Time
-	Queued time.Duration          // from posting to applying
-	entry  profiles.ScheduleEntry // what the as-run profile replays
-	// What a change to a hop's parameters set it to (set 0: none), for
-	// the profile as it runs.
+	entry  profiles.ScheduleEntry
 	hop    int
 	set    emulator.HopField
 	params emulator.HopParams
@@ -94,6 +90,9 @@ func refuseAll(keys []string, problems []problem) *errChange {
 }
 
 func writeRefusal(w http.ResponseWriter, e *errChange) {
+	if e.code == http.StatusTooManyRequests || e.code == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
 	writeJSON(w, e.code, apiError{Error: e.msg, Path: e.path, Errors: e.all})
 }
 
@@ -115,11 +114,14 @@ func (s *Server) readChange(w http.ResponseWriter, r *http.Request) ([]byte, *er
 	if err := checkJSON(r); err != nil && len(body) > 0 {
 		return nil, refuse(http.StatusUnsupportedMediaType, "", "%v", err)
 	}
-	switch s.runState.Load() {
+	switch s.state() {
 	case "waiting":
 		return nil, refuse(http.StatusConflict, "", "the run has not started yet")
 	case "ended":
 		return nil, refuse(http.StatusConflict, "", "the run has ended")
+	}
+	if err := s.limits.change(); err != nil {
+		return nil, err
 	}
 	return body, nil
 }
@@ -262,46 +264,98 @@ func jsonType(goType string) string {
 	return goType
 }
 
-// apply runs do on the executor, records the change it makes (do returns
-// the schedule entry and the answer's hop), and answers. The change is an
-// event of the run, whose wall-clock time is the answer's.
-func (s *Server) apply(w http.ResponseWriter, r *http.Request, what string, do func(x *executor.Executor, now time.Duration) (change, any, *errChange)) {
-	type result struct {
-		c   change
-		hop any
-		err *errChange
+// apply asks the rig to make the change c, written as q asks it: the
+// rig applies it on the executor, between two of its events (its entry's
+// at is the instant it took effect); the record keeps it, and the answer
+// says when it took effect. pre is c's entry written at 0 (renderEntry).
+// A change the record has no room for is refused before it is asked, and
+// a change applied is kept even when its answer did not wait for it.
+func (s *Server) apply(w http.ResponseWriter, r *http.Request, c change, pre string, q linkRequest) {
+	if err := s.asRun.reserve(); err != nil {
+		writeRefusal(w, err)
+		return
 	}
-	got := make(chan result, 1)
-	posted := time.Now()
-	s.session.Executor().Post(func(x *executor.Executor, now time.Duration) {
-		c, hop, err := do(x, now)
-		if err != nil {
-			got <- result{err: err}
-			return
+	got := make(chan outcome, 1)
+	go func() {
+		a, err := s.run.ask(context.Background(), q)
+		switch {
+		case err != nil || a.Ended:
+			got <- outcome{ended: true}
+		case a.Error != nil:
+			got <- outcome{err: a.Error.change()}
+		default:
+			got <- outcome{seq: a.Seq, at: time.Duration(a.At), queued: time.Duration(a.Queued), wall: a.Wall, hop: a.Hop}
 		}
-		c.At, c.Queued = now, time.Since(posted)
-		// Cheap, on the executor: the entry is rendered once answered.
-		x.Event(now, "change", what)
-		c.Wall = eventWall(x.Events())
-		got <- result{c: c, hop: hop}
-	})
-	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	}()
+	ctx, cancel := context.WithTimeout(r.Context(), applyWait)
 	defer cancel()
+	res, settled := s.await(ctx, got)
+	if !settled {
+		go func() {
+			res, _ := s.await(context.Background(), got)
+			s.settle(res, c, pre)
+		}()
+		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("the executor did not take the change in %v; should it take it, the run's events and as-run profile will have it", applyWait), "")
+		return
+	}
+	line := s.settle(res, c, pre)
+	switch {
+	case res.ended:
+		writeError(w, http.StatusConflict, "the run ended before the change could be applied", "")
+	case res.err != nil:
+		writeRefusal(w, res.err)
+	default:
+		var hop any
+		if res.hop != nil {
+			hop = res.hop
+		}
+		writeJSON(w, http.StatusOK, applied{AtS: res.at.Seconds(), WallTime: res.wall, QueuedS: res.queued.Seconds(), Entry: line, Hop: hop})
+	}
+}
+
+// applyWait is how long a change's answer waits for the executor; a
+// variable for tests.
+var applyWait = 5 * time.Second
+
+// outcome is what became of a change posted to the executor.
+type outcome struct {
+	err   *errChange // refused there
+	ended bool       // the run ended before it was applied
+	// Applied: its number in the order applied, when, after how long a
+	// wait, the wall clock then, and the answer's hop.
+	seq    uint64
+	at     time.Duration
+	queued time.Duration
+	wall   time.Time
+	hop    json.RawMessage
+}
+
+// await waits for the outcome of a change asked, until ctx is done
+// (false).
+func (s *Server) await(ctx context.Context, got <-chan outcome) (outcome, bool) {
 	select {
 	case res := <-got:
-		if res.err != nil {
-			writeRefusal(w, res.err)
-			return
-		}
-		s.mu.Lock()
-		s.asRun = append(s.asRun, res.c)
-		s.mu.Unlock()
-		writeJSON(w, http.StatusOK, applied{AtS: res.c.At.Seconds(), WallTime: res.c.Wall, QueuedS: res.c.Queued.Seconds(), Entry: s.renderEntry(res.c.entry), Hop: res.hop})
-	case <-s.ended:
-		writeError(w, http.StatusConflict, "the run ended before the change could be applied", "")
+		return res, true
 	case <-ctx.Done():
-		writeError(w, http.StatusServiceUnavailable, "the executor did not take the change in 5 s", "")
+		return outcome{}, false
 	}
+}
+
+// settle keeps a change applied in the record, with its entry at the
+// instant it took effect, and returns the entry's line; or frees the
+// record's room for a change not applied.
+func (s *Server) settle(res outcome, c change, pre string) string {
+	if res.ended || res.err != nil {
+		s.asRun.release()
+		return ""
+	}
+	c.entry.At = profiles.Duration(res.at)
+	line, ok := entryAt(pre, res.at)
+	if !ok {
+		line = s.renderEntry(c.entry)
+	}
+	s.asRun.keep(res.seq, line, c)
+	return line
 }
 
 // eventWall is the wall-clock time of the last of the run's events: the
@@ -333,26 +387,13 @@ func (s *Server) postPhase(w http.ResponseWriter, r *http.Request) {
 		writeRefusal(w, perr)
 		return
 	}
-	what := "phase " + name
+	detail := "phase " + name
+	entry := profiles.ScheduleEntry{Phase: profiles.PhaseName(name)}
 	if length > 0 {
-		what += " for " + profiles.Duration(length).String()
+		detail += " for " + profiles.Duration(length).String()
+		entry.For = ptr(profiles.Duration(length))
 	}
-	s.apply(w, r, what, func(x *executor.Executor, now time.Duration) (change, any, *errChange) {
-		ph := x.Phases()
-		if ph == nil {
-			return change{}, nil, refuse(http.StatusConflict, "", "this run counts no phases (it has no monitor)")
-		}
-		to := x.End()
-		if length > 0 {
-			to = min(to, now+length)
-		}
-		ph.Mark(name, now, to)
-		entry := profiles.ScheduleEntry{At: profiles.Duration(now), Phase: profiles.PhaseName(name)}
-		if length > 0 {
-			entry.For = ptr(profiles.Duration(length))
-		}
-		return change{entry: entry}, nil, nil
-	})
+	s.apply(w, r, change{entry: entry}, s.renderEntry(entry), linkRequest{Op: "phase", Phase: name, For: int64(length), Event: detail})
 }
 
 // parsePhase reads a phase's name and body: how long it lasts (0: until
@@ -377,6 +418,9 @@ func parsePhase(name string, body []byte) (time.Duration, *errChange) {
 	if err != nil {
 		return 0, refuse(http.StatusBadRequest, "for", "for: %v", err)
 	}
+	if p, ok := tooLong("for", d); ok {
+		return 0, refuse(http.StatusBadRequest, p.Path, "%s", p.Error)
+	}
 	return d, nil
 }
 
@@ -386,7 +430,7 @@ func ptr[T any](v T) *T { return &v }
 // schedule line of a profile that has only that entry, rendered by the
 // profile language's own renderer.
 func (s *Server) renderEntry(e profiles.ScheduleEntry) string {
-	p := *s.session.Profile()
+	p := *s.run.profile
 	prof := *p.Profile
 	prof.Schedule = []profiles.ScheduleEntry{e}
 	p.Profile = &prof

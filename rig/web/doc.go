@@ -5,16 +5,24 @@
 // chooses; Prometheus metrics at /metrics; and a dashboard at / that is
 // embedded in the binary and works offline.
 //
-// Everything it shows comes from the session's record.Monitor, which the
-// executor publishes into without locks or allocation, and everything it
-// changes is posted to the executor (executor.Executor.Post) and applied
-// between two of its events. However many clients there are and however
-// slowly they read, the executor never waits for them: a client that
-// falls behind by more than a bounded queue of messages is dropped.
+// A server is linked to its session (link.go): hilrig runs it in a child
+// process of the rig (Dial, on the server's side; Host, on the rig's), so
+// that no client, and none of the server's garbage, goroutines or locks,
+// can move a release; tests link both in one process (New). Everything it
+// shows comes from the session's snapshots, which the executor publishes
+// into a record.Monitor without locks or allocation and the host sends
+// over the link; everything it changes is asked of the host, which posts
+// it to the executor (executor.Executor.Post) to be applied between two of
+// its events. However many clients there are and however slowly they
+// read, the executor never waits for them: a client that falls behind by
+// more than a bounded queue of messages is dropped, and the server serves
+// a bounded number of requests at once and of changes a second, refusing
+// the rest at once (limits.go).
 //
 // Security: a server on a loopback address may be used without a token
 // (and then only by names of the loopback, against DNS rebinding); on any
-// other address it needs one (Options.Token), checked on every HTTP and
-// WebSocket request. Browsers may use it only from the dashboard's own
+// other address it needs one (Options.Token; CheckToken says what a token
+// must be), checked on every HTTP and WebSocket request by comparing
+// digests in constant time. Browsers may use it only from the dashboard's own
 // origin, and a read-only server (Options.ReadOnly) refuses every change.
 package web

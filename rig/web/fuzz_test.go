@@ -2,8 +2,9 @@ package web
 
 import (
 	"encoding/json"
-	"errors"
+	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -17,7 +18,8 @@ import (
 // either a change or a 400 whose error names its key, and nothing panics.
 func FuzzChangeBody(f *testing.F) {
 	for _, seed := range []string{``, `{}`, `{"for": "2s"}`, `{"for": "-1s"}`, `{"for": 5}`, `{"x": 1}`, `{"for": "2s"} {}`, `[`, `null`,
-		`{"rate": "2Mbit", "loss": {"random": "5%"}}`, `{"delay": "80ms", "jitter": {"dist": "normal", "sigma": "1ms"}}`} {
+		`{"rate": "2Mbit", "loss": {"random": "5%"}}`, `{"delay": "80ms", "jitter": {"dist": "normal", "sigma": "1ms"}}`,
+		`{"for": "9223372036854775807ns"}`, `{"for": "876600h"}`, `{"for": "3155760000.000000001s"}`} {
 		f.Add("handover", []byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, name string, body []byte) {
@@ -31,7 +33,7 @@ func FuzzChangeBody(f *testing.F) {
 			}
 			return
 		}
-		if d < 0 {
+		if d < 0 || d > emulator.MaxDuration {
 			t.Fatalf("%q: a phase of %v", body, d)
 		}
 	})
@@ -40,8 +42,8 @@ func FuzzChangeBody(f *testing.F) {
 // FuzzHopChangeBody feeds bodies to the hop changes: a PATCH's and an
 // outage's become engine changes the network accepts, or problems each at
 // its key, or a 400 for the body as a whole that says so in JSON's terms
-// (never the YAML parser's); the network is built again each time, and
-// nothing panics.
+// (never the YAML parser's); the network is built again each time, runs
+// the changes, and delivers no frame before it was sent; nothing panics.
 func FuzzHopChangeBody(f *testing.F) {
 	p, err := profiles.Parse("p.yaml", []byte("duration: 10s\nhops:\n  link: {rate: 1Mbit, delay: 5ms}\nflows:\n  f: {route: [link], traffic: {cbr: {interval: 10ms, size: 100B}}}\n"))
 	if err != nil {
@@ -49,7 +51,12 @@ func FuzzHopChangeBody(f *testing.F) {
 	}
 	for _, seed := range []string{``, `{}`, `{"rate": "2Mbit", "loss": {"random": "5%"}}`, `{"delay": "80ms", "jitter": {"dist": "normal", "sigma": "1ms"}}`,
 		`{"for": "2s", "mode": "hold"}`, `{"mode": "drop"}`, `{"outage": "hold"}`, `{"rate": "fast"}`, `{"loss": {"randm": 1}}`, `[1]`, `{"rate": {"baud": 9600}}`, `{"per_frame": "1s", "for": "1s"}`,
-		`{"for": "-1s"}`, `{"rate": "1Mbit", "rate": "2Mbit"}`, `{"loss": {"random": "1%", "random": "2%"}}`, `{"rate": "1Mbit"} {}`, `"x"`, ` `, `{"mode": 5}`, `{"for": "1s", "rate": "2Mbit"}`} {
+		`{"for": "-1s"}`, `{"rate": "1Mbit", "rate": "2Mbit"}`, `{"loss": {"random": "1%", "random": "2%"}}`, `{"rate": "1Mbit"} {}`, `"x"`, ` `, `{"mode": 5}`, `{"for": "1s", "rate": "2Mbit"}`,
+		// Durations at and beyond the longest the engine takes (issue 18).
+		`{"delay": "9223372036854775807ns"}`, `{"delay": "876600h"}`, `{"delay": "3155760000.000000001s"}`, `{"delay": "1ms", "for": "9223372036.854775807s"}`,
+		`{"mode": "drop", "for": "9223372036854775807ns"}`, `{"jitter": {"dist": "pareto", "mean": "9223372036854775807ns", "sigma": "1ms"}}`, `{"per_frame": "9223372036854775807ns"}`,
+		// Files, which a live change does not read.
+		`{"delay": {"trace": "/etc/passwd"}}`, `{"loss": {"trace": {"file": "/etc/passwd"}}}`, `{"jitter": {"dist": "empirical", "file": "/etc/passwd"}}`} {
 		f.Add([]byte(seed), false)
 		f.Add([]byte(seed), true)
 	}
@@ -59,47 +66,57 @@ func FuzzHopChangeBody(f *testing.F) {
 		if outage {
 			source, toChange = "outage", outageChange
 		}
-		change, keys, problems, err := toChange(body)
+		if _, keys, problems, err := toChange(body); err == nil {
+			for _, p := range problems {
+				if p.Error == "" || p.Path == "" && !slices.Contains(keys, "") {
+					t.Fatalf("%q: a problem %q at %q", body, p.Error, p.Path)
+				}
+			}
+			if len(problems) > 0 {
+				if e := refuseAll(keys, problems); e.msg != problems[0].Error && !slices.Contains(problems, problem{e.msg, e.path}) {
+					t.Fatalf("%q: %+v for %+v", body, e, problems)
+				}
+			}
+		}
+		changes, raw, _, err := parseHopChange(p, source, "link", body, toChange)
 		if err != nil {
 			// The body as a whole is at fault (not JSON, not an object,
-			// empty), or a key in it given twice.
+			// empty), or a key in it given twice; or keys are, each with
+			// its problem.
 			if err.code != http.StatusBadRequest || err.msg == "" || strings.Contains(err.msg, "YAML") {
 				t.Fatalf("%q: %d %q", body, err.code, err.msg)
 			}
-			return
-		}
-		for _, p := range problems {
-			if p.Error == "" || p.Path == "" && !slices.Contains(keys, "") {
-				t.Fatalf("%q: a problem %q at %q", body, p.Error, p.Path)
-			}
-		}
-		if len(problems) > 0 {
-			if e := refuseAll(keys, problems); e.msg != problems[0].Error && !slices.Contains(problems, problem{e.msg, e.path}) {
-				t.Fatalf("%q: %+v for %+v", body, e, problems)
-			}
-		}
-		changes, _, perr := p.ParseChange(source, change, "link")
-		if perr != nil {
-			var list profiles.ErrorList
-			if !errors.As(perr, &list) || len(list) == 0 || list[0].Msg == "" {
-				t.Fatalf("%q: %v", change, perr)
-			}
-			for _, e := range list {
-				if strings.Contains(e.Msg, "YAML") {
-					t.Fatalf("%q: %v", change, e)
+			for _, p := range append(err.all, problem{err.msg, err.path}) {
+				if p.Error == "" || strings.Contains(p.Error, "YAML") || strings.Contains(p.Error, "root:") {
+					t.Fatalf("%q: a problem %q at %q", body, p.Error, p.Path)
 				}
 			}
 			return
 		}
-		if len(problems) > 0 {
-			return
+		// The rig reads the change again, from its words in the profile
+		// language, to apply it (Host.change): the same change.
+		if again, _, err := p.ParseChange(source, raw, "link"); err != nil || !reflect.DeepEqual(again, changes) {
+			t.Fatalf("%q: the rig reads %s as %+v, %v; the server as %+v", body, raw, again, err, changes)
 		}
-		n, nerr := emulator.New(p.Config, nil)
+		var early frameBeforeSent
+		n, nerr := emulator.New(p.Config, &early)
 		if nerr != nil {
 			t.Fatal(nerr)
 		}
 		n.Advance(time.Second)
 		_ = n.ApplyNow(changes...) // the engine may refuse (none here does); it must not panic
 		n.Run(3 * time.Second)
+		if early != "" {
+			t.Fatalf("%q: %s", body, early)
+		}
 	})
+}
+
+// frameBeforeSent notes the first frame delivered before it was sent.
+type frameBeforeSent string
+
+func (e *frameBeforeSent) Finished(f *emulator.Frame) {
+	if (f.Status == emulator.Delivered || f.Status == emulator.Corrupted || f.Status == emulator.Duplicate) && f.Done < f.Sent && *e == "" {
+		*e = frameBeforeSent(fmt.Sprintf("frame %d, sent at %v, delivered at %v", f.Seq, f.Sent, f.Done))
+	}
 }

@@ -14,13 +14,12 @@ import (
 	"github.com/hilrig/hilrig/emulator"
 	"github.com/hilrig/hilrig/emulator/suggest"
 	"github.com/hilrig/hilrig/profiles"
-	"github.com/hilrig/hilrig/rig/executor"
 	"github.com/hilrig/hilrig/rig/record"
 )
 
 // hopIndex finds a hop by name, or answers 404 naming the hops there are.
 func (s *Server) hopIndex(w http.ResponseWriter, name string) (int, bool) {
-	hops := s.session.Profile().Hops.Names
+	hops := s.run.profile.Hops.Names
 	for i, h := range hops {
 		if h == name {
 			return i, true
@@ -125,11 +124,9 @@ func outageChange(body []byte) (change []byte, keys []string, problems []problem
 
 var outageExample = map[string]string{"for": `"2s"`, "mode": `"drop" or "hold"`, "hold_limit": `"50 frames"`}
 
-// changeHop reads the change the request's body makes to its hop (toChange
-// turns the body into the change in the profile language), checks it as
-// the profile language does and applies it on the executor, all of it or,
-// when the engine refuses a part, none. A body with problems is refused
-// with every one found, in the order of its keys.
+// changeHop reads the change the request's body makes to its hop
+// (parseHopChange) and applies it on the executor, all of it or, when the
+// engine refuses a part, none.
 func (s *Server) changeHop(w http.ResponseWriter, r *http.Request, source string, toChange func([]byte) ([]byte, []string, []problem, *errChange)) {
 	name := r.PathValue("hop")
 	i, ok := s.hopIndex(w, name)
@@ -137,49 +134,175 @@ func (s *Server) changeHop(w http.ResponseWriter, r *http.Request, source string
 		return
 	}
 	body, cerr := s.readChange(w, r)
-	var keys []string
-	var problems []problem
+	var raw []byte
+	var entry profiles.ScheduleEntry
 	if cerr == nil {
-		body, keys, problems, cerr = toChange(body)
+		_, raw, entry, cerr = parseHopChange(s.run.profile, strings.Replace(source, "{hop}", name, 1), name, body, toChange)
 	}
 	if cerr != nil {
 		writeRefusal(w, cerr)
 		return
 	}
-	changes, entry, err := s.session.Profile().ParseChange(strings.Replace(source, "{hop}", name, 1), body, name)
-	if err != nil {
-		var list profiles.ErrorList
-		if !errors.As(err, &list) {
-			list = profiles.ErrorList{{Msg: err.Error()}}
-		}
-		for _, e := range list {
-			p := problem{Error: strings.TrimPrefix(e.Msg, "change: "), Path: e.Path}
-			if p.Path == "outage" {
-				p.Path = "mode"
+	// The event says what changed as the entry does, without its at: the
+	// profile language's words for it, however the body was written.
+	pre := s.renderEntry(entry)
+	s.apply(w, r, change{entry: entry, hop: i}, pre, linkRequest{Op: "change", Hop: name, Change: raw, Source: strings.Replace(source, "{hop}", name, 1), Event: strings.Replace(pre, "at: 0s, ", "", 1)})
+}
+
+// parseHopChange reads the change a body makes to hop: toChange turns the
+// body into the change in the profile language, whose own code then
+// checks it, with its messages. It returns the engine's changes, the
+// change in the profile language (which the rig reads again to apply it)
+// and the schedule entry that replays them, or a refusal with every problem
+// found, in the order of the body's keys: among them a file named (a
+// change made live reads none) and a duration longer than the engine
+// takes.
+func parseHopChange(p *profiles.Loaded, source, hop string, body []byte, toChange func([]byte) ([]byte, []string, []problem, *errChange)) ([]emulator.Scheduled, []byte, profiles.ScheduleEntry, *errChange) {
+	change, keys, problems, cerr := toChange(body)
+	if cerr != nil {
+		return nil, nil, profiles.ScheduleEntry{}, cerr
+	}
+	var changes []emulator.Scheduled
+	var entry profiles.ScheduleEntry
+	if files := filesNamed(change); len(files) > 0 {
+		// The profile language would read them, and quote them in its
+		// errors.
+		problems = append(problems, files...)
+	} else {
+		var err error
+		changes, entry, err = p.ParseChange(source, change, hop)
+		if err != nil {
+			var list profiles.ErrorList
+			if !errors.As(err, &list) {
+				list = profiles.ErrorList{{Msg: err.Error()}}
 			}
-			if p.Path != "" && !strings.HasPrefix(p.Error, p.Path+":") {
-				p.Error = p.Path + ": " + p.Error
+			for _, e := range list {
+				p := problem{Error: strings.TrimPrefix(e.Msg, "change: "), Path: e.Path}
+				if p.Path == "outage" {
+					p.Path = "mode"
+				}
+				if p.Path != "" && !strings.HasPrefix(p.Error, p.Path+":") {
+					p.Error = p.Path + ": " + p.Error
+				}
+				problems = append(problems, p)
 			}
-			problems = append(problems, p)
+		} else {
+			problems = append(problems, durationsBeyond(reflect.ValueOf(entry), "")...)
 		}
 	}
 	if len(problems) > 0 {
-		writeRefusal(w, refuseAll(keys, problems))
-		return
+		return nil, nil, profiles.ScheduleEntry{}, refuseAll(keys, problems)
 	}
-	c := change{entry: entry, hop: i}
-	for _, ch := range changes {
-		if set, ok := ch.Change.(emulator.SetHop); ok {
-			c.set, c.params = set.Set, set.Params
+	return changes, change, entry, nil
+}
+
+// fileKeys are the keys of a change that name a file to read (a recorded
+// series, measured delays), found in the profile language's own types.
+var fileKeys = keysNamingFiles(reflect.TypeFor[profiles.LiveChange](), "", map[string]bool{})
+
+func keysNamingFiles(t reflect.Type, path string, keys map[string]bool) map[string]bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == reflect.TypeFor[profiles.TraceRef]() {
+		keys[path] = true // trace: FILE
+	}
+	if t.Kind() != reflect.Struct {
+		return keys
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		switch {
+		case !f.IsExported():
+			continue
+		case f.Anonymous:
+			keysNamingFiles(f.Type, path, keys)
+			continue
+		case key == "":
+			continue
+		}
+		if path != "" {
+			key = path + "." + key
+		}
+		if key == "file" || strings.HasSuffix(key, ".file") {
+			keys[key] = true
+		}
+		keysNamingFiles(f.Type, key, keys)
+	}
+	return keys
+}
+
+// filesNamed returns a problem at each key of a change (a JSON object)
+// that names a file. A change made live reads no file on the rig's
+// machine: the API would answer what the file holds in its errors, to
+// anyone who may change the run.
+func filesNamed(change []byte) []problem {
+	var v any
+	if json.Unmarshal(change, &v) != nil {
+		return nil // not JSON: the profile language says what it is
+	}
+	var problems []problem
+	var walk func(v any, path string)
+	walk = func(v any, path string) {
+		obj, isObject := v.(map[string]any)
+		if !isObject {
+			if fileKeys[path] {
+				problems = append(problems, problem{Error: path + ": a change made live reads no file on the rig's machine; a recorded series or measured delays are set in the profile", Path: path})
+			}
+			return
+		}
+		for k, sub := range obj {
+			if path != "" {
+				k = path + "." + k
+			}
+			walk(sub, k)
 		}
 	}
-	s.apply(w, r, "hop "+name+": "+strings.TrimSpace(string(body)), func(x *executor.Executor, now time.Duration) (change, any, *errChange) {
-		if err := x.Network().ApplyNow(changes...); err != nil {
-			return change{}, nil, refuse(http.StatusConflict, "", "hop %s: %v", name, err)
+	walk(v, "")
+	slices.SortFunc(problems, func(a, b problem) int { return strings.Compare(a.Path, b.Path) })
+	return problems
+}
+
+// tooLong is the problem of a duration at path longer than the longest
+// the engine takes, emulator.MaxDuration (beyond it an instant plus the
+// duration could wrap), if it is.
+func tooLong(path string, d time.Duration) (problem, bool) {
+	if d <= emulator.MaxDuration {
+		return problem{}, false
+	}
+	return problem{Error: fmt.Sprintf("%s: %s is longer than the longest duration hilrig takes, %s (a Julian century)", path, profiles.Duration(d), profiles.Duration(emulator.MaxDuration)), Path: path}, true
+}
+
+// durationsBeyond returns a problem at each key under v (a value of the
+// profile language at path) whose duration is too long (tooLong).
+func durationsBeyond(v reflect.Value, path string) []problem {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return nil
 		}
-		c.entry.At = profiles.Duration(now)
-		return c, hopSettings(x.Network().HopNow(i)), nil
-	})
+		return durationsBeyond(v.Elem(), path)
+	case reflect.Struct:
+		var problems []problem
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			at := path
+			// An embedded struct's keys are its parent's, and so is an
+			// unexported field's value (a delay given as a duration).
+			if key, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); f.IsExported() && !f.Anonymous && key != "" {
+				at = strings.TrimPrefix(path+"."+key, ".")
+			}
+			problems = append(problems, durationsBeyond(v.Field(i), at)...)
+		}
+		return problems
+	}
+	if v.Type() == reflect.TypeFor[profiles.Duration]() {
+		if p, ok := tooLong(path, time.Duration(v.Int())); ok {
+			return []problem{p}
+		}
+	}
+	return nil
 }
 
 // HopSettingsJSON is a hop as a change leaves it: its parameters and what

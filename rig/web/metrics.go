@@ -99,7 +99,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	defer c.mu.Unlock()
 	s := &c.snap
 	running := 0.0
-	if c.srv.runState.Load() == "running" {
+	if c.srv.state() == "running" {
 		running = 1
 	}
 	ch <- prometheus.MustNewConstMetric(runUp, prometheus.GaugeValue, running)

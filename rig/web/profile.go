@@ -3,17 +3,15 @@ package web
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"io"
 	"net/http"
 	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/hilrig/hilrig/emulator"
 	"github.com/hilrig/hilrig/profiles"
-	"github.com/hilrig/hilrig/rig/executor"
 )
 
 // getProfile answers the resolved profile as it runs now, in the profile
@@ -21,42 +19,44 @@ import (
 // may have set), its hops' parameters as they are at this instant of the
 // run (changed by hand or by the schedule; a comment says the instant),
 // its schedule the profile's, but for the entries the run does not reach.
+// The rig writes it (Host.profileNow), since the hops are the executor's.
 // With ?as-run, the profile that replays the run: its hops as the run
 // began, and every change made by hand as a schedule entry at the instant
 // it took effect.
 func (s *Server) getProfile(w http.ResponseWriter, r *http.Request) {
-	p := *s.session.Profile()
-	prof := *p.Profile
-	end := s.session.Executor().End()
-	prof.Seed, prof.Duration, prof.Schedule = s.seed, profiles.Duration(end), within(prof.Schedule, end)
-	var head string
-	if _, asRun := r.URL.Query()["as-run"]; asRun {
-		s.mu.Lock()
-		for _, c := range s.asRun {
-			prof.Schedule = append(prof.Schedule, c.entry)
-		}
-		s.mu.Unlock()
-	} else {
+	if _, asRun := r.URL.Query()["as-run"]; !asRun {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		now, hops, ok := s.hopsNow(ctx)
-		if !ok {
-			head = fmt.Sprintf("# %s as it will run: the run has not started.\n", p.Name)
-		} else {
-			s.mu.Lock()
-			asRun := slices.Clone(s.asRun)
-			s.mu.Unlock()
-			unshown := hopsAsTheyAre(&p, &prof, hops, asRun)
-			head = fmt.Sprintf("# %s as it runs at %s s of the run: the hops' parameters as they are then. GET /api/v1/profile?as-run for the profile that replays the run.\n", p.Name, strconv.FormatFloat(now.Seconds(), 'f', -1, 64))
-			if len(unshown) > 0 {
-				head += "# Changed, but not shown as they are then: " + strings.Join(unshown, ", ") + ".\n"
-			}
+		text, err := s.profileNow(ctx)
+		if err != nil {
+			writeRefusal(w, err)
+			return
 		}
+		w.Header().Set("Content-Type", "application/yaml")
+		w.Header().Set("Cache-Control", "no-store")
+		io.WriteString(w, text)
+		return
+	}
+	p := *s.run.profile
+	prof := *p.Profile
+	end := time.Duration(s.run.hello.End)
+	prof.Seed, prof.Duration, prof.Schedule = s.run.hello.Seed, profiles.Duration(end), within(prof.Schedule, end)
+	byHand := s.asRun.entries() // the changes made by hand
+	if len(byHand) > 0 {
+		prof.Schedule = append(prof.Schedule, asRunMarker)
 	}
 	p.Profile = &prof
+	text := p.YAML()
+	if len(byHand) > 0 {
+		var err error
+		if text, err = spliceChanges(text, s.renderEntry(asRunMarker), byHand); err != nil {
+			writeError(w, http.StatusInternalServerError, "writing the as-run profile: "+err.Error(), "")
+			return
+		}
+	}
 	w.Header().Set("Content-Type", "application/yaml")
 	w.Header().Set("Cache-Control", "no-store")
-	w.Write(append([]byte(head), p.YAML()...))
+	w.Write(text)
 }
 
 // within returns the entries of a schedule that take effect before end
@@ -76,31 +76,6 @@ func within(schedule []profiles.ScheduleEntry, end time.Duration) []profiles.Sch
 		out = append(out, e)
 	}
 	return out
-}
-
-// hopsNow returns the hops as they are now, on the executor, or as the
-// run left them once it has ended; false before the run starts.
-func (s *Server) hopsNow(ctx context.Context) (time.Duration, []emulator.HopState, bool) {
-	if s.runState.Load() == "running" {
-		type answer struct {
-			at   time.Duration
-			hops []emulator.HopState
-		}
-		got := make(chan answer, 1)
-		s.session.Executor().Post(func(x *executor.Executor, now time.Duration) {
-			got <- answer{now, networkHops(x.Network())}
-		})
-		select {
-		case a := <-got:
-			return a.at, a.hops, true
-		case <-s.ended:
-		case <-ctx.Done():
-			return 0, nil, false
-		}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.finalAt, s.finalHops, s.finalHops != nil
 }
 
 func networkHops(n *emulator.Network) []emulator.HopState {
@@ -199,10 +174,10 @@ func renderCorrupt(p *emulator.HopParams) (any, bool) {
 
 // hopsAsTheyAre sets the hops of prof (of the run's profile p) to their
 // parameters in hops: a parameter as the profile wrote it while it has
-// that value, as the latest change made by hand that set it wrote it, or
-// else written from its value. It returns the parameters that could not
-// be written (hops.NAME.KEY).
-func hopsAsTheyAre(p *profiles.Loaded, prof *profiles.Profile, hops []emulator.HopState, asRun []change) (unshown []string) {
+// that value, as the latest change made by hand that set it wrote it
+// while it has that change's value, or else written from its value. It
+// returns the parameters that could not be written (hops.NAME.KEY).
+func hopsAsTheyAre(p *profiles.Loaded, prof *profiles.Profile, hops []emulator.HopState, latest map[hopParam]*change) (unshown []string) {
 	values := slices.Clone(prof.Hops.Values)
 	prof.Hops.Values = values
 	for i, h := range hops {
@@ -220,11 +195,9 @@ func hopsAsTheyAre(p *profiles.Loaded, prof *profiles.Profile, hops []emulator.H
 				continue
 			}
 			changed = true
-			for _, c := range slices.Backward(asRun) {
-				if c.hop == i && c.set&f.field != 0 && reflect.DeepEqual(now, f.value(&c.params)) {
-					setField(&settings, &c.entry.HopSettings, f.name)
-					continue fields
-				}
+			if c := latest[hopParam{i, f.field}]; c != nil && reflect.DeepEqual(now, f.value(&c.params)) {
+				setField(&settings, &c.entry.HopSettings, f.name)
+				continue fields
 			}
 			if v, ok := f.render(&h.Params); ok {
 				rendered[f.key] = v

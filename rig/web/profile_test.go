@@ -43,10 +43,10 @@ flows:
 	set := changes[0].Change.(emulator.SetHop)
 	hops[1].Params.Rate = set.Params.Rate
 	hops[1].Params.Loss = emulator.Markov4{P13: 0.01, P31: 0.5, P32: 0.1, P23: 0.4, P14: 0.002}
-	asRun := []change{{entry: entry, hop: 1, set: set.Set, params: set.Params}}
+	latest := map[hopParam]*change{{1, emulator.FieldRate}: {entry: entry, hop: 1, set: set.Set, params: set.Params}}
 
 	prof := *p.Profile
-	if unshown := hopsAsTheyAre(p, &prof, hops, asRun); len(unshown) > 0 {
+	if unshown := hopsAsTheyAre(p, &prof, hops, latest); len(unshown) > 0 {
 		t.Errorf("not shown: %v", unshown)
 	}
 	now := *p

@@ -1,7 +1,10 @@
 package web
 
 import (
+	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"mime"
@@ -44,20 +47,65 @@ func ResolveAddr(addr string) string {
 	return net.JoinHostPort(host, port)
 }
 
+// MinTokenLength is the fewest characters a token may have. Sixteen
+// random characters are 64 bits as hexadecimal digits and 96 as base64,
+// beyond what guessing over a network reaches; NewToken's have 128 bits.
+const MinTokenLength = 16
+
+// CheckToken refuses a token that cannot protect a server: an empty one,
+// one shorter than MinTokenLength, or one with a character that is not
+// printable ASCII. A space or a control character could not come back
+// as it was given (an Authorization header's value is trimmed, a query's
+// %20 decodes to a space), and a blank token is no secret.
+func CheckToken(token string) error {
+	if token == "" {
+		return errors.New("the token is empty")
+	}
+	for i := 0; i < len(token); i++ {
+		if c := token[i]; c <= ' ' || c > '~' {
+			what := "a space"
+			switch {
+			case c >= 0x80:
+				what = "a character beyond ASCII"
+			case c != ' ':
+				what = fmt.Sprintf("the control character %q", c)
+			}
+			return fmt.Errorf("the token has %s at character %d: a token is printable ASCII without spaces", what, i+1)
+		}
+	}
+	if len(token) < MinTokenLength {
+		return fmt.Errorf("the token is %d characters long, shorter than the %d that resist guessing (--token-file FILE writes a random one to FILE when it does not exist)", len(token), MinTokenLength)
+	}
+	return nil
+}
+
+// NewToken returns a token of 128 random bits, as 32 hexadecimal digits
+// (which a terminal selects with a double click, as it does not base64's
+// '-').
+func NewToken() string {
+	var b [16]byte
+	rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
+}
+
 // CheckListen refuses to serve an address that is not a loopback one
-// without a token: anyone who can reach the port could change the run.
+// without a token (anyone who can reach the port could change the run),
+// and a token that CheckToken refuses on any address.
 func CheckListen(addr, token string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("--listen %q: %v (want host:port, e.g. %s)", addr, err, DefaultAddr)
 	}
-	if isLoopback(host) || token != "" {
+	if token != "" {
+		return CheckToken(token)
+	}
+	if isLoopback(host) {
 		return nil
 	}
 	if host == "" {
 		host = "every interface"
 	}
-	return fmt.Errorf("--listen %s: serving %s lets anyone who reaches it change the run; give a token with --token or %s (or listen on 127.0.0.1)", addr, host, TokenEnv)
+	return fmt.Errorf("--listen %s: serving %s lets anyone who reaches it change the run; give a token with --token or %s, or --token-file FILE (which writes a new one to FILE when there is none), or listen on 127.0.0.1", addr, host, TokenEnv)
 }
 
 // isLoopback reports whether host names the loopback: localhost, or an
@@ -104,7 +152,8 @@ func (s *Server) guard(next http.Handler) http.Handler {
 
 // authorized reports whether the request carries the token, as a bearer
 // token or (for browsers' WebSockets, which cannot set headers) in the
-// query.
+// query. A token CheckToken refuses authorises nothing, whatever the
+// server was given.
 func (s *Server) authorized(r *http.Request) bool {
 	got := r.URL.Query().Get("token")
 	if auth := r.Header.Get("Authorization"); auth != "" {
@@ -114,8 +163,20 @@ func (s *Server) authorized(r *http.Request) bool {
 		}
 		got = strings.TrimSpace(token)
 	}
-	return subtle.ConstantTimeCompare([]byte(got), []byte(s.opt.Token)) == 1
+	return CheckToken(got) == nil && tokensMatch(got, s.opt.Token)
 }
+
+// tokensMatch compares the SHA-256 digests of two tokens in constant
+// time: comparing the tokens themselves would return at once when their
+// lengths differ, and tell a guesser the length.
+func tokensMatch(presented, token string) bool {
+	a, b := sha256.Sum256([]byte(presented)), sha256.Sum256([]byte(token))
+	return constantTimeCompare(a[:], b[:]) == 1
+}
+
+// constantTimeCompare is crypto/subtle's; a variable so that a test sees
+// what it is given.
+var constantTimeCompare = subtle.ConstantTimeCompare
 
 // sameOrigin reports whether a browser's Origin is the server's own, as
 // the client named it.

@@ -20,9 +20,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hilrig/hilrig/emulator"
 	"github.com/hilrig/hilrig/rig"
-	"github.com/hilrig/hilrig/rig/executor"
 	"github.com/hilrig/hilrig/rig/record"
 )
 
@@ -56,27 +54,24 @@ const (
 	MaxClients = 64
 )
 
-// Server serves one session.
+// Server serves one session, linked to it (see Host): in this process
+// (New) or in another (Dial).
 type Server struct {
-	session *rig.Session
+	run     *remote
+	host    *Host // in this process, the session's side of the link
 	mon     *record.Monitor
 	opt     Options
 	handler http.Handler
 	metrics *prometheus.Registry
-	started time.Time
-	seed    uint64 // the run's, which Options.Seed may have set
+	limits  limits
 
-	ended    chan struct{} // closed when the run has ended
-	endOnce  sync.Once
-	runState atomic.Value // string: waiting, running, ended
+	ended   chan struct{} // closed when the run has ended and clients were told
+	endOnce sync.Once
+	done    chan struct{} // closed when the link to the session is closed
 
 	mu     sync.Mutex
 	events []record.Event // the run's events, as far as fetched
-	asRun  []change       // the changes applied by hand, in order
-	// The hops as the run left them, when it ended, and its summary.
-	finalHops    []emulator.HopState
-	finalAt      time.Duration
-	finalSummary *record.Summary
+	asRun  asRunRecord    // the changes made by hand; it has a lock of its own
 
 	clients     atomic.Int64
 	dropped     atomic.Uint64
@@ -84,9 +79,30 @@ type Server struct {
 	fetchEvents chan int // a stream saw this many events in a snapshot
 }
 
-// New serves session s, whose executor publishes into mon; s has not
-// started running (Server.Run runs it).
+// New serves session s, whose executor publishes into mon, from this
+// process: the server and the session are linked as they are across two
+// processes. s has not started running (Server.Run runs it).
 func New(s *rig.Session, mon *record.Monitor, opt Options) *Server {
+	hostSide, serverSide := pipe()
+	hosted := make(chan *Host, 1)
+	go func() {
+		h, err := NewHost(s, mon, hostSide, opt.Log)
+		if err != nil {
+			panic("web: linking a session in this process: " + err.Error()) // a pipe in memory does not fail
+		}
+		hosted <- h
+	}()
+	srv, err := Dial(serverSide, opt)
+	if err != nil {
+		panic("web: linking a session in this process: " + err.Error())
+	}
+	srv.host = <-hosted
+	return srv
+}
+
+// Dial serves the session at the other end of conn (its Host): it reads
+// the run's description, follows the run, and is ready to serve.
+func Dial(conn net.Conn, opt Options) (*Server, error) {
 	if opt.StreamQueue <= 0 {
 		opt.StreamQueue = DefaultStreamQueue
 	}
@@ -99,10 +115,12 @@ func New(s *rig.Session, mon *record.Monitor, opt Options) *Server {
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	srv := &Server{session: s, mon: mon, opt: opt, started: time.Now(), ended: make(chan struct{}), fetchEvents: make(chan int, 1)}
-	// The network has not run yet: it may be read here.
-	srv.seed = s.Executor().Network().Summary().Seed
-	srv.runState.Store("waiting")
+	run, err := dial(conn)
+	if err != nil {
+		return nil, err
+	}
+	srv := &Server{run: run, mon: run.mon, opt: opt, ended: make(chan struct{}), done: make(chan struct{}), fetchEvents: make(chan int, 1)}
+	srv.limits = newLimits()
 	srv.metrics = newMetrics(srv)
 	mux := http.NewServeMux()
 	mux.Handle("/api/", methods{"": notFound})
@@ -116,31 +134,69 @@ func New(s *rig.Session, mon *record.Monitor, opt Options) *Server {
 	mux.Handle("/api/v1/stream", methods{http.MethodGet: srv.stream})
 	mux.Handle("/metrics", srv.metricsHandler())
 	mux.Handle("/", dashboard())
-	srv.handler = srv.guard(mux)
-	return srv
+	srv.handler = srv.limits.admit(srv.guard(mux))
+	go srv.follow()
+	return srv, nil
 }
 
 // ServeHTTP serves the API, the stream, the metrics and the dashboard.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
-// Run runs the session, and tells clients when it has ended.
+// Run runs the session of a server made by New, and returns once the
+// server has told its clients that the run has ended.
 func (s *Server) Run(ctx context.Context) (record.Summary, error) {
-	s.runState.Store("running")
-	follow, stop := context.WithCancel(ctx)
-	go s.followEvents(follow)
-	sum, err := s.session.Run(ctx)
-	stop()
-	// The executor has stopped: its network may be read here.
-	n := s.session.Executor().Network()
-	s.mu.Lock()
-	if len(sum.Events) > len(s.events) {
-		s.events = sum.Events
+	if s.host == nil {
+		return record.Summary{}, errors.New("web: the session runs in another process")
 	}
-	s.finalHops, s.finalAt, s.finalSummary = networkHops(n), n.Now(), &sum
-	s.mu.Unlock()
+	sum, err := s.host.Run(ctx)
+	<-s.done
+	return sum, err
+}
+
+// Monitor is the run's snapshots as the server has them from the rig: a
+// few milliseconds (linkPoll) after the executor published them.
+func (s *Server) Monitor() *record.Monitor { return s.mon }
+
+// Done is closed when the session's side has closed the link: the run
+// has ended and its clients were told, or the rig is gone.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// follow follows the run: its events while it runs, and its end, which
+// it tells the stream clients before it closes the link.
+func (s *Server) follow() {
+	defer close(s.done)
+	follow, stop := context.WithCancel(context.Background())
+	defer stop()
+	go s.followEvents(follow)
+	<-s.run.ended
+	if e := s.run.ending(); e != nil {
+		s.mu.Lock()
+		if len(e.Summary.Events) > len(s.events) {
+			s.events = e.Summary.Events
+		}
+		s.mu.Unlock()
+	} else if s.run.lost != nil {
+		fmt.Fprintf(s.opt.Log, "hilrig: the link to the rig: %v\n", s.run.lost)
+	}
 	s.end()
 	s.sendLast()
-	return sum, err
+	s.run.conn.Close()
+	<-s.run.closed
+}
+
+// state is the run's: waiting, running or ended.
+func (s *Server) state() string {
+	select {
+	case <-s.ended:
+		return "ended"
+	default:
+	}
+	select {
+	case <-s.run.started:
+		return "running"
+	default:
+		return "waiting"
+	}
 }
 
 // sendLast waits, for a second at most, until every stream client has
@@ -162,32 +218,39 @@ func (s *Server) sendLast() {
 }
 
 func (s *Server) end() {
-	s.endOnce.Do(func() {
-		s.runState.Store("ended")
-		close(s.ended)
-	})
+	s.endOnce.Do(func() { close(s.ended) })
 }
 
-// Start checks that addr (ResolveAddr fills it in) may be served with the
-// server's token (CheckListen), listens on it, and serves in the
-// background until ctx is done. It returns the dashboard's URL (with the
-// token, for the one who started it); on all interfaces (0.0.0.0, [::])
-// the URL names this machine as another may reach it (its first external
-// address, else its host name), and the log says it listens on all.
+// Start listens on addr (Listen) and serves in the background until ctx
+// is done. It returns the dashboard's URL.
 func (s *Server) Start(ctx context.Context, addr string) (string, error) {
-	addr = ResolveAddr(addr)
-	if err := CheckListen(addr, s.opt.Token); err != nil {
-		return "", err
-	}
-	ln, err := net.Listen("tcp", addr)
+	ln, u, err := Listen(addr, s.opt.Token, s.opt.Log)
 	if err != nil {
-		return "", fmt.Errorf("--listen %s: %w", addr, err)
+		return "", err
 	}
 	go func() {
 		if err := s.Serve(ctx, ln); err != nil {
 			fmt.Fprintf(s.opt.Log, "hilrig: serving %s: %v\n", addr, err)
 		}
 	}()
+	return u, nil
+}
+
+// Listen checks that addr (ResolveAddr fills it in) may be served with
+// token (CheckListen) and listens on it. It returns the listener and the
+// dashboard's URL (with the token, for the one who started it); on all
+// interfaces (0.0.0.0, [::]) the URL names this machine as another may
+// reach it (its first external address, else its host name), and log
+// says it listens on all.
+func Listen(addr, token string, log io.Writer) (net.Listener, string, error) {
+	addr = ResolveAddr(addr)
+	if err := CheckListen(addr, token); err != nil {
+		return nil, "", err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("--listen %s: %w", addr, err)
+	}
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	u := url.URL{Scheme: "http", Host: ln.Addr().String(), Path: "/"}
 	if host, _, _ := net.SplitHostPort(addr); host != "" && !isUnspecified(host) {
@@ -200,12 +263,14 @@ func (s *Server) Start(ctx context.Context, addr string) (string, error) {
 			reach = cmp.Or(name, "localhost")
 		}
 		u.Host = net.JoinHostPort(reach, port)
-		fmt.Fprintf(s.opt.Log, "hilrig: --listen %s listens on all interfaces, port %s (this machine: %s)\n", addr, port, strings.Join(slices.Compact([]string{cmp.Or(name, "no host name"), reach}), ", "))
+		if log != nil {
+			fmt.Fprintf(log, "hilrig: --listen %s listens on all interfaces, port %s (this machine: %s)\n", addr, port, strings.Join(slices.Compact([]string{cmp.Or(name, "no host name"), reach}), ", "))
+		}
 	}
-	if s.opt.Token != "" {
-		u.RawQuery = url.Values{"token": {s.opt.Token}}.Encode()
+	if token != "" {
+		u.RawQuery = url.Values{"token": {token}}.Encode()
 	}
-	return u.String(), nil
+	return ln, u.String(), nil
 }
 
 // externalAddr returns the first address of this machine's interfaces
@@ -276,21 +341,23 @@ func (s *Server) followEvents(ctx context.Context) {
 	}
 }
 
-// refreshEvents copies the run's events on the executor, or from the
-// final summary once the run has ended.
+// refreshEvents fetches the run's events that it has not yet from the
+// rig, or from the final summary once the run has ended.
 func (s *Server) refreshEvents(ctx context.Context) {
-	got := make(chan []record.Event, 1)
-	s.session.Executor().Post(func(x *executor.Executor, _ time.Duration) {
-		got <- slices.Clone(x.Events())
-	})
+	s.mu.Lock()
+	have := len(s.events)
+	s.mu.Unlock()
 	var evs []record.Event
-	select {
-	case evs = <-got:
-	case <-s.ended:
-		if sum, err := s.session.SummaryNow(ctx); err == nil {
-			evs = sum.Events
+	if e := s.run.ending(); e != nil {
+		evs = e.Summary.Events
+	} else if a, err := s.run.ask(ctx, linkRequest{Op: "events", Since: have}); err == nil {
+		evs = append(s.eventsSince(0), a.Events...)
+		if a.Ended {
+			<-s.run.ended
+			if e := s.run.ending(); e != nil {
+				evs = e.Summary.Events
+			}
 		}
-	case <-ctx.Done():
 	}
 	s.mu.Lock()
 	if len(evs) > len(s.events) {
@@ -386,12 +453,12 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	info := s.info()
 	if info.State != "waiting" {
-		sum, err := s.session.SummaryNow(ctx)
+		sum, err := s.summaryNow(ctx)
 		if err != nil {
-			writeError(w, http.StatusServiceUnavailable, "the run's summary is not available: "+err.Error(), "")
+			writeRefusal(w, err)
 			return
 		}
-		info.Summary = &sum
+		info.Summary = sum
 		if info.State == "ended" {
 			info.ElapsedS = sum.Duration
 		} else {
@@ -402,13 +469,10 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) info() runInfo {
-	p := s.session.Profile()
+	p := s.run.profile
 	info := runInfo{
-		Profile: p.Name, Clock: s.session.Mode().String(), State: s.runState.Load().(string), ReadOnly: s.opt.ReadOnly,
-		StartedAt: s.started, Hops: p.Hops.Names, Flows: p.Flows.Names,
-	}
-	if b := s.session.Bench(); b != nil {
-		info.Bench = b.Name
+		Profile: p.Name, Clock: s.run.hello.Clock, State: s.state(), ReadOnly: s.opt.ReadOnly,
+		StartedAt: s.run.hello.Started, Hops: p.Hops.Names, Flows: p.Flows.Names, Bench: s.run.hello.Bench,
 	}
 	for _, ph := range p.Phases() {
 		info.Phases = append(info.Phases, ph.Name)
@@ -419,7 +483,7 @@ func (s *Server) info() runInfo {
 func (s *Server) getEvents(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	if s.runState.Load() != "waiting" {
+	if s.state() != "waiting" {
 		s.refreshEvents(ctx)
 	}
 	evs := s.eventsSince(0)

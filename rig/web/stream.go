@@ -271,7 +271,7 @@ func (c *client) produce() {
 			period = p
 			tick.Reset(p)
 		}
-		state := c.srv.runState.Load().(string)
+		state := c.srv.state()
 		last := state == "ended"
 		published := c.srv.mon.Read(&snap)
 		if !published && !last || snap.Seq == lastSeq && state == lastState {
@@ -282,9 +282,9 @@ func (c *client) produce() {
 		if last {
 			m.Events = c.srv.eventsSince(c.events) // the run's, from its summary
 			c.events += len(m.Events)
-			c.srv.mu.Lock()
-			m.Summary = c.srv.finalSummary
-			c.srv.mu.Unlock()
+			if e := c.srv.run.ending(); e != nil {
+				m.Summary = &e.Summary
+			}
 			if !published && m.Summary != nil {
 				// A run that ended before its first snapshot: its time is
 				// the summary's, not a snapshot's zero.

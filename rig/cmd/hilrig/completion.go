@@ -68,7 +68,7 @@ func completeFlags(c *cobra.Command) {
 	fs := c.Flags()
 	fs.VisitAll(func(f *pflag.Flag) {
 		switch f.Name {
-		case "trace", "summary", "signals", "csv", "svg", "junit", "out":
+		case "trace", "summary", "signals", "csv", "svg", "junit", "out", "token-file":
 			cobra.MarkFlagFilename(fs, f.Name)
 		case "report":
 			cobra.MarkFlagDirname(fs, f.Name)

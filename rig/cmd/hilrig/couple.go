@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -78,8 +79,15 @@ func runCouple(model string, o coupleFlags, stdout, stderr io.Writer) int {
 	if len(cuts) == 0 {
 		return fail(stderr, exitUsage, fmt.Errorf("model %s offers no cuts", m.Name))
 	}
-	if delay < 0 {
-		return fail(stderr, exitUsage, fmt.Errorf("--delay must not be negative"))
+	if delay <= 0 {
+		return fail(stderr, exitUsage, fmt.Errorf("--delay must be positive: without a delay there is no distortion to rank"))
+	}
+	var reads []namedFile
+	if m.Builtin == nil {
+		reads = madeFrom("model", m.Source, []string{m.Source})
+	}
+	if err := checkOutputs([]namedFile{{"--csv", o.csv}, {"--svg", o.svg}}, reads); err != nil {
+		return fail(stderr, exitUsage, err)
 	}
 	omegas := plant.LogSpace(0.1, 1000, 50)
 	// Cuts asked for must each be analysed; of every cut the model offers,
@@ -110,7 +118,7 @@ func runCouple(model string, o coupleFlags, stdout, stderr io.Writer) int {
 	}
 	if o.csv != "" {
 		if err := writeFile(o.csv, func(w io.Writer) error { return couplingCSV(w, results) }); err != nil {
-			return fail(stderr, exitFail, err)
+			return fail(stderr, exitUsage, err)
 		}
 	}
 	if o.svg != "" {
@@ -122,7 +130,7 @@ func runCouple(model string, o coupleFlags, stdout, stderr io.Writer) int {
 			}
 			return err
 		}); err != nil {
-			return fail(stderr, exitFail, err)
+			return fail(stderr, exitUsage, err)
 		}
 	}
 	return exitOK
@@ -170,6 +178,7 @@ func printCoupling(w io.Writer, m *profiles.LoadedModel, results []*plant.Analys
 	})
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
 	fmt.Fprintln(tw, "rank\tcut\tpeak distortion\tpeak sensitivity\ton the bench")
+	var notes []string
 	for i, a := range ranked {
 		d, dw := a.PeakDistortion()
 		s, sw := a.PeakSensitivity()
@@ -179,14 +188,40 @@ func printCoupling(w io.Writer, m *profiles.LoadedModel, results []*plant.Analys
 				hw = c.Hardware
 			}
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%.1f dB at %.3g rad/s\t%.1f dB at %.3g rad/s\t%s\n", i+1, a.Cut, d, dw, s, sw, strings.Join(hw, ", "))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i+1, a.Cut, peakCell(d, dw), peakCell(s, sw), strings.Join(hw, ", "))
+		if math.IsInf(d, -1) {
+			notes = append(notes, fmt.Sprintf("%s: no distortion: the round trip changes %s's response at no frequency, to a float64's precision", a.Cut, a.Output))
+		}
+		if math.IsInf(s, -1) {
+			notes = append(notes, fmt.Sprintf("%s: no sensitivity: %s's response does not change with the hardware part's dynamics, to a float64's precision", a.Cut, a.Output))
+		}
 	}
 	tw.Flush()
+	if len(notes) > 0 {
+		fmt.Fprintf(w, "\n%s\n", strings.Join(notes, "\n"))
+	}
 	if len(ranked) > 1 {
 		best, _ := ranked[0].PeakDistortion()
 		next, _ := ranked[1].PeakDistortion()
-		fmt.Fprintf(w, "\n%s distorts least: its peak is %.1f dB below %s's.\n", ranked[0].Cut, next-best, ranked[1].Cut)
+		switch {
+		case math.IsInf(next, -1):
+			fmt.Fprintf(w, "\n%s and %s do not distort %s's response at all.\n", ranked[0].Cut, ranked[1].Cut, a0.Output)
+		case math.IsInf(best, -1):
+			fmt.Fprintf(w, "\n%s distorts least: not at all.\n", ranked[0].Cut)
+		default:
+			fmt.Fprintf(w, "\n%s distorts least: its peak is %.1f dB below %s's.\n", ranked[0].Cut, next-best, ranked[1].Cut)
+		}
 	}
+}
+
+// peakCell writes a peak for the table; a response that is zero at every
+// frequency has no peak in decibels (−∞), and is "none", which a note
+// after the table explains.
+func peakCell(db, omega float64) string {
+	if math.IsInf(db, -1) {
+		return "none"
+	}
+	return fmt.Sprintf("%.1f dB at %.3g rad/s", db, omega)
 }
 
 func cmpFloat(a, b float64) int {

@@ -80,12 +80,21 @@ func runDemo(o demoFlags, stdout, stderr io.Writer) int {
 	opt := o.options()
 	opt.Log, opt.Out = stderr, stdout
 	opt.Status = stderr // redrawn in place on a terminal, plain lines otherwise
-	exps, err := demoExpectations(o)
+	// The demo's profile and bench as it will set them up, for --expect
+	// and for the files its outputs may not overwrite; a scenario,
+	// profile or cut the demo cannot use is left for the demo to report,
+	// in its words.
+	setup, setupErr := rig.SetUpDemo(o.options(), os.TempDir())
+	var reads []namedFile
+	if setupErr == nil {
+		reads = madeFrom("profile", setup.Profile.Source, setup.Profile.Files())
+	}
+	exps, err := demoExpectations(*o.expects, setup)
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}
 	var summaryOut io.Writer
-	closeOutputs, err := createOutputs(output{o.trace, &opt.Trace}, output{o.signals, &opt.Signals}, output{o.summary, &summaryOut})
+	closeOutputs, err := createOutputs(reads, output{"--trace", o.trace, &opt.Trace}, output{"--signals", o.signals, &opt.Signals}, output{"--summary", o.summary, &summaryOut})
 	defer closeOutputs()
 	if err != nil {
 		return fail(stderr, exitUsage, err)
@@ -105,23 +114,19 @@ func runDemo(o demoFlags, stdout, stderr io.Writer) int {
 		}
 	}
 	if err != nil {
-		return fail(stderr, exitFail, fmt.Errorf("run stopped: %w", err))
+		return fail(stderr, runFailure(err), err) // a *rig.RunError: what stopped the run, and what it lost
 	}
 	return judge(stderr, exps, &summary, sig)
 }
 
-// demoExpectations parses --expect against the demo's profile and bench.
-// A scenario, profile or cut the demo cannot use is left for the demo to
-// report, in its words.
-func demoExpectations(o demoFlags) ([]*expect.Expectation, error) {
-	if len(*o.expects) == 0 {
+// demoExpectations parses --expect against the demo's profile and bench,
+// as set up (nil: the demo cannot use its options, and says so when it
+// runs).
+func demoExpectations(texts []string, setup *rig.DemoSetup) ([]*expect.Expectation, error) {
+	if len(texts) == 0 || setup == nil {
 		return nil, nil
 	}
-	d, err := rig.SetUpDemo(o.options(), os.TempDir())
-	if err != nil {
-		return nil, nil
-	}
-	return expectations(*o.expects, d.Profile, d.Bench, expect.Real, nil)
+	return expectations(texts, setup.Profile, setup.Bench, expect.Real, nil)
 }
 
 // printDemo reports what the demo measured, in words.

@@ -80,8 +80,8 @@ model's recorded signal. A path is checked against the profile and bench
 before the run starts. A failed expectation makes hilrig exit 1 and says
 what was measured against what limit.
 
-The paths (FLOW, HOP, PHASE, ENDPOINT, MODEL, SIGNAL and REASON stand for
-names):
+The paths (FLOW, HOP, PHASE, ENDPOINT, MODEL, OUTPUT, SIGNAL and REASON
+stand for names):
 
 `)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)

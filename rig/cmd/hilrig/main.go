@@ -28,6 +28,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hilrig/hilrig/emulator/suggest"
+	"github.com/hilrig/hilrig/rig/record"
 )
 
 // Exit codes.
@@ -99,7 +100,7 @@ func newRoot() *cobra.Command {
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(demoCommand(), simCommand(), runCommand(), testCommand(), reportCommand(), coupleCommand(), simulateCommand(), modelsCommand(),
 		checkCommand(), showCommand(), profilesCommand(), portsCommand(),
-		versionCommand(), completionCommand(root), expectTopic())
+		versionCommand(), completionCommand(root), expectTopic(), serveLiveCommand())
 	root.SetHelpCommand(helpCommand(root))
 	// What cobra would add when it executes, added now, so that help shows
 	// the whole tree however it is asked for.
@@ -295,40 +296,6 @@ func helpCommand(root *cobra.Command) *cobra.Command {
 	}
 }
 
-// output is a file a flag asks for, and the writer to point at it.
-type output struct {
-	path string
-	into *io.Writer
-}
-
-// createOutputs creates the files asked for (an empty path is not asked
-// for) and points their writers at them, before anything runs, so that a
-// path that cannot be written is a usage error and not a lost run. close
-// closes what was created, also after an error.
-func createOutputs(outs ...output) (close func(), err error) {
-	var files []*os.File
-	close = func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}
-	for _, o := range outs {
-		switch o.path {
-		case "":
-			continue
-		case "-": // not a file named -, which is what os.Create would make
-			return close, errors.New(`"-" is not an output file here: give a file, or /dev/stdout (the summary goes there unless --summary names a file)`)
-		}
-		f, err := os.Create(o.path)
-		if err != nil {
-			return close, err
-		}
-		files = append(files, f)
-		*o.into = f
-	}
-	return close, nil
-}
-
 // writeJSON writes v as indented JSON.
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
@@ -342,6 +309,17 @@ func fail(stderr io.Writer, code int, err error) int {
 		fmt.Fprintln(stderr, "hilrig: "+line)
 	}
 	return code
+}
+
+// runFailure is the exit code of a run that failed: 2 when an output lost
+// records (the result is not all that was asked for, through no fault of
+// what was tested: a full disk), whatever else happened, as hilrig test
+// does; 1 otherwise (a device failed mid-run, a model diverged).
+func runFailure(err error) int {
+	if errors.Is(err, record.ErrOutputLost) {
+		return exitUsage
+	}
+	return exitFail
 }
 
 // untilStopped is the context of a run that the user may end: Ctrl-C,

@@ -100,10 +100,10 @@ func describeModel(w io.Writer, m *profiles.LoadedModel) {
 		}
 	}
 	if m.Builtin != nil && len(m.Builtin.Params) > 0 {
-		fmt.Fprintln(w, "\nparameters, with their defaults (change them with --param, or params in a bench):")
+		fmt.Fprintln(w, "\nparameters, with their defaults and the values they take (change them with --param, or params in a bench):")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for _, p := range m.Builtin.Params {
-			fmt.Fprintf(tw, "  %s\t%g %s\t%s\n", p.Name, p.Value, p.Unit, p.Meaning)
+			fmt.Fprintf(tw, "  %s\t%g %s\t%s, %s\t%s\n", p.Name, p.Value, p.Unit, p.Domain.Kind, p.Domain, p.Meaning)
 		}
 		tw.Flush()
 	}

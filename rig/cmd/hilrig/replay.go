@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hilrig/hilrig/rig"
-	"github.com/hilrig/hilrig/rig/record"
 )
 
 // replayFlag adds --replay ENDPOINT=FILE (repeatable): the bench's
@@ -22,10 +21,10 @@ func players(replays []string) (map[string]rig.Player, error) {
 		return nil, nil
 	}
 	out := map[string]rig.Player{}
-	read := map[string]*record.Recorded{}
+	read := map[string]*rig.RecordingFile{}
 	for _, r := range replays {
-		endpoint, file, ok := strings.Cut(r, "=")
-		if !ok || endpoint == "" || file == "" {
+		endpoint, file, ok := cutReplay(r)
+		if !ok {
 			return nil, fmt.Errorf("--replay %q: want ENDPOINT=FILE", r)
 		}
 		rec := read[file]
@@ -43,4 +42,10 @@ func players(replays []string) (map[string]rig.Player, error) {
 		out[endpoint] = p
 	}
 	return out, nil
+}
+
+// cutReplay splits --replay's ENDPOINT=FILE.
+func cutReplay(r string) (endpoint, file string, ok bool) {
+	endpoint, file, ok = strings.Cut(r, "=")
+	return endpoint, file, ok && endpoint != "" && file != ""
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,8 +36,8 @@ func runCommand() *cobra.Command {
 		Long: `The bench names the endpoints (serial ports, pseudo-terminals, GPIO lines,
 UDP and TCP sockets, plant models) and binds the profile's flows to them.
 Exit 0 when it ran its duration or was stopped by a signal, 1 when a device
-failed mid-run, 2 when the profile or bench is wrong or a device is missing
-at the start.`,
+failed mid-run or an expectation did not hold, 2 when the profile or bench is
+wrong, a device is missing at the start, or an output lost rows.`,
 		Args:              positional(1, 1),
 		ValidArgsFunction: completeProfiles,
 	}
@@ -83,7 +84,10 @@ func runRun(ref string, o runFlags, stdout, stderr io.Writer) int {
 		return fail(stderr, exitUsage, err)
 	}
 	out := stdout
-	closeOutputs, err := createOutputs(output{o.trace, &opt.Trace}, output{o.signals, &opt.Signals}, output{o.record, &opt.Record}, output{o.queues, &opt.Queues}, output{o.summary, &out})
+	reads := slices.Concat(madeFrom("profile", p.Source, p.Files()), benchReads(b), replayReads(*o.replays))
+	outs := append([]output{{"--trace", o.trace, &opt.Trace}, {"--signals", o.signals, &opt.Signals}, {"--record", o.record, &opt.Record},
+		{"--queues", o.queues, &opt.Queues}, {"--summary", o.summary, &out}}, ptyLinks(b)...)
+	closeOutputs, err := createOutputs(reads, outs...)
 	defer closeOutputs()
 	if err != nil {
 		return fail(stderr, exitUsage, err)
@@ -116,7 +120,7 @@ func runRun(ref string, o runFlags, stdout, stderr io.Writer) int {
 		return fail(stderr, exitFail, encErr)
 	}
 	if err != nil {
-		return fail(stderr, exitFail, fmt.Errorf("run stopped: %w", err))
+		return fail(stderr, runFailure(err), err) // a *rig.RunError: what stopped the run, and what it lost
 	}
 	return judge(stderr, exps, &summary, sig)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"time"
 
@@ -33,7 +34,9 @@ func simCommand() *cobra.Command {
 		Short: "run a profile in virtual time and print its summary",
 		Long: `The profile's generators stand in for the hardware, and the run is
 reproducible bit for bit from the seed. PROFILE is a file or the name of a
-shipped profile (hilrig profiles lists them).`,
+shipped profile (hilrig profiles lists them). Exit 0 when it ran, 1 when a
+model diverged or an expectation did not hold, 2 when the profile or bench is
+wrong or an output lost rows.`,
 		Args:              positional(1, 1),
 		ValidArgsFunction: completeProfiles,
 	}
@@ -97,7 +100,9 @@ func runSim(ref string, o simFlags, stdout, stderr io.Writer) int {
 		return fail(stderr, exitUsage, fmt.Errorf("--listen serves a sim paced to the wall clock: give --realtime-view too (without it the run is over in milliseconds)"))
 	}
 	out := stdout
-	closeOutputs, err := createOutputs(output{o.trace, &opt.Trace}, output{o.signals, &opt.Signals}, output{o.record, &opt.Record}, output{o.queues, &opt.Queues}, output{o.summary, &out})
+	reads := slices.Concat(madeFrom("profile", p.Source, p.Files()), benchReads(bench), replayReads(*o.replays))
+	closeOutputs, err := createOutputs(reads, output{"--trace", o.trace, &opt.Trace}, output{"--signals", o.signals, &opt.Signals},
+		output{"--record", o.record, &opt.Record}, output{"--queues", o.queues, &opt.Queues}, output{"--summary", o.summary, &out})
 	defer closeOutputs()
 	if err != nil {
 		return fail(stderr, exitUsage, err)
@@ -129,7 +134,7 @@ func runSim(ref string, o simFlags, stdout, stderr io.Writer) int {
 		return fail(stderr, exitFail, encErr)
 	}
 	if err != nil {
-		return fail(stderr, exitFail, fmt.Errorf("run stopped: %w", err))
+		return fail(stderr, runFailure(err), err) // a *rig.RunError: what stopped the run, and what it lost
 	}
 	return judge(stderr, exps, &summary, sig)
 }

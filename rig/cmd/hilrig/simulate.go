@@ -116,7 +116,11 @@ func isFMU(ref string) bool { return strings.EqualFold(filepath.Ext(ref), ".fmu"
 
 func runSimulate(model string, o simulateFlags, stdout, stderr io.Writer) int {
 	out := stdout
-	closeOut, err := createOutputs(output{o.out, &out})
+	reads := []namedFile{{"the model", model}}
+	if o.input != "" {
+		reads = append(reads, namedFile{"--input", o.input})
+	}
+	closeOut, err := createOutputs(reads, output{"--out", o.out, &out})
 	defer closeOut()
 	if err != nil {
 		return fail(stderr, exitUsage, err)
@@ -130,7 +134,11 @@ func runSimulate(model string, o simulateFlags, stdout, stderr io.Writer) int {
 	} else {
 		code = simulateModel(ctx, model, o, w, stderr)
 	}
-	if err := w.Flush(); err != nil && code == exitOK {
+	err = w.Flush()
+	if cerr := closeOut(); err == nil {
+		err = cerr
+	}
+	if err != nil && code == exitOK {
 		return fail(stderr, exitFail, err)
 	}
 	return code

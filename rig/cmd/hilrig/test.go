@@ -31,7 +31,8 @@ profile run in virtual or real time, with expectations on what it measures
 and, optionally, a script that talks to the controller under test through the
 emulated network. The whole suite is checked before anything runs. Exit 0 when
 every case passed, 1 when one failed, 2 when the suite is wrong (every problem
-at its line and column).`,
+at its line and column) or an output could not be written (each said, with
+its file; the others are written all the same).`,
 		Args: positional(1, 1),
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			return yamlFiles()
@@ -64,16 +65,26 @@ func runTest(path string, o testFlags, stdout, stderr io.Writer) int {
 		}
 		cases = s.Shard(i, n)
 	}
-	// What the results go into is made before anything runs, so that a
-	// path that cannot be written is a usage error and not a lost run.
+	// What the results go into is checked and made before anything runs,
+	// so that a path that cannot be written, or that is another output or
+	// a file the suite reads, is a usage error and not a lost run.
+	writes := []namedFile{{"--junit", o.junit}}
+	if o.report != "" {
+		for _, f := range suite.ReportFiles(o.report, cases) {
+			writes = append(writes, namedFile{"--report", f})
+		}
+	}
+	if err := checkOutputs(writes, madeFrom("suite", s.Source, s.Files())); err != nil {
+		return fail(stderr, exitUsage, err)
+	}
 	if o.report != "" {
 		if err := os.MkdirAll(o.report, 0o755); err != nil {
 			return fail(stderr, exitUsage, err)
 		}
 	}
 	var junit io.Writer
-	closeOutputs, err := createOutputs(output{o.junit, &junit})
-	defer closeOutputs()
+	closeJUnit, err := createOutputs(nil, output{"--junit", o.junit, &junit})
+	defer closeJUnit()
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}
@@ -87,29 +98,51 @@ func runTest(path string, o testFlags, stdout, stderr io.Writer) int {
 	start := time.Now()
 	results := suite.Run(ctx, cases, suite.Options{Dir: o.report, Priority: o.priority, Spin: o.spin, Log: stderr, Progress: stdout})
 	code := exitOK
+	unwritten := 0 // the cases' files that could not be written, said under each
 	for _, r := range results {
 		if !r.Passed() {
 			code = exitFail
 		}
+		unwritten += len(r.OutputErrors)
 	}
 	if len(results) < len(cases) {
 		fmt.Fprintf(stdout, "interrupted: %d of %d cases ran\n", len(results), len(cases))
 		code = exitFail
 	}
+	// The report, the JUnit XML and the verdict line each come whatever
+	// became of the others: an output that cannot be written costs
+	// itself, and makes the exit code 2.
+	var failed []error
 	reportPath := ""
 	if o.report != "" {
-		if reportPath, err = suite.WriteReport(o.report, s, results, o.shard); err != nil {
-			return fail(stderr, exitFail, fmt.Errorf("the report: %w", err))
+		path, err := suite.WriteReport(o.report, s, results, o.shard)
+		if err != nil {
+			failed = append(failed, fmt.Errorf("the report: %w", err))
+		} else {
+			reportPath = path
 		}
 	}
 	if junit != nil {
-		if err := suite.WriteJUnit(junit, s, results, suite.JUnitOptions{Shard: o.shard, Report: reportPath, Start: start}); err != nil {
-			return fail(stderr, exitFail, fmt.Errorf("the JUnit XML: %w", err))
+		err := suite.WriteJUnit(junit, s, results, suite.JUnitOptions{Shard: o.shard, Report: reportPath, Start: start})
+		if cerr := closeJUnit(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			failed = append(failed, fmt.Errorf("the JUnit XML: %w", err))
 		}
 	}
 	fmt.Fprintln(stdout, suite.Summary(results))
 	if reportPath != "" {
 		fmt.Fprintf(stdout, "report: %s\n", reportPath)
+	}
+	if unwritten > 0 {
+		failed = append(failed, fmt.Errorf("%s of the cases could not be written (each said under its case)", count(unwritten, "file", "files")))
+	}
+	if len(failed) > 0 {
+		for _, err := range failed {
+			fail(stderr, exitUsage, fmt.Errorf("not written: %w", err))
+		}
+		return exitUsage
 	}
 	return code
 }
@@ -142,12 +175,15 @@ func runReport(dir string, o reportFlags, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}
-	out := o.out
+	out, flag := o.out, "--out"
 	if out == "" {
-		out = filepath.Join(dir, "report.html")
+		out, flag = filepath.Join(dir, "report.html"), "the page"
+	}
+	if err := checkOutputs([]namedFile{{flag, out}}, madeFrom("report", "", page.Files())); err != nil {
+		return fail(stderr, exitUsage, err)
 	}
 	if err := report.WriteFile(out, page); err != nil {
-		return fail(stderr, exitFail, err)
+		return fail(stderr, exitUsage, err)
 	}
 	fmt.Fprintln(stdout, out)
 	return exitOK
