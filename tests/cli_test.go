@@ -35,7 +35,7 @@ func TestCLIExitCodes(t *testing.T) {
 		{"command help", []string{"sim", "-h"}, 0, "usage: hilrig sim PROFILE", ""},
 		{"command --help among arguments", []string{"sim", "bottleneck", "--help"}, 0, "usage: hilrig sim PROFILE", ""},
 		{"help command", []string{"help", "run"}, 0, "usage: hilrig run --bench BENCH PROFILE", ""},
-		{"unknown command", []string{"simulate"}, 2, "", `unknown command "simulate"`},
+		{"unknown command", []string{"simulation"}, 2, "", `unknown command "simulation"`},
 		{"missing profile argument", []string{"sim"}, 2, "", "hilrig sim: missing PROFILE\nusage: hilrig sim PROFILE"},
 		{"one argument too many", []string{"demo", "extra"}, 2, "", "hilrig demo: unexpected argument \"extra\"\nusage: hilrig demo"},
 		{"missing required flag", []string{"run", "bottleneck"}, 2, "", `required flag(s) "bench" not set`},

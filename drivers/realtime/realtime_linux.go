@@ -133,7 +133,7 @@ func MaxRSS() int64 {
 	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
 		return 0
 	}
-	return ru.Maxrss
+	return int64(ru.Maxrss) // a long: 32 bits on arm and 386
 }
 
 // Waiter puts a thread to sleep until a deadline, or until another
