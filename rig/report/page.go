@@ -30,6 +30,7 @@ code { font-size: 0.95em; }
 <h1>{{.Title}}</h1>
 {{with .Description}}<p>{{.}}</p>{{end}}
 {{with .Source}}<p class="note">from {{.}}</p>{{end}}
+{{with .Note}}<p class="verdict">{{.}}</p>{{end}}
 {{if .Judged}}<p class="verdict {{if .Failed}}fail{{else}}pass{{end}}">{{if .Failed}}FAIL: {{.Failed}} of {{.Judged}} failed{{else}}PASS: all {{.Judged}} passed{{end}}</p>
 <table>
 <tr><th>run</th><th>verdict</th><th>time</th></tr>

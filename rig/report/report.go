@@ -137,7 +137,10 @@ type Page struct {
 	Title       string
 	Description string
 	Source      string // the suite file, or the run's directory
-	Runs        []*Run
+	// Note, when not empty, says why the page shows no run (a suite's
+	// part that holds no case).
+	Note string
+	Runs []*Run
 }
 
 // Files are the files the page is made from, which writing it must not

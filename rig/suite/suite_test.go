@@ -400,7 +400,7 @@ func TestReportDirReused(t *testing.T) {
 	if _, err := os.Stat(stale); err == nil {
 		t.Error("the case's earlier signals file is still there")
 	}
-	if _, err := WriteReport(dir, second, results, ""); err != nil {
+	if _, err := WriteReport(dir, second, results, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	// The page is this run's: one run, case c (the earlier b ran lte).
