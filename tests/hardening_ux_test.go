@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -12,7 +14,12 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestEmptyShard: a part of a suite that holds no case (more parts than
@@ -174,5 +181,179 @@ func TestReadmePathsExist(t *testing.T) {
 	}
 	if checked < 20 {
 		t.Errorf("only %d paths found in README.md", checked)
+	}
+}
+
+// terminal is a program running on a pseudo-terminal of its own, as in a
+// terminal emulator: the terminal is its standard input, output and
+// error and its controlling terminal, and the test is the emulator,
+// typing and reading what the terminal shows.
+type terminal struct {
+	t      *testing.T
+	master *os.File
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	shown  bytes.Buffer
+	closed chan struct{} // the reader has stopped: no process has the terminal open
+}
+
+// startInTerminal starts cmd on a new terminal cols columns wide.
+func startInTerminal(t *testing.T, cmd *exec.Cmd, cols uint16) *terminal {
+	t.Helper()
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals: %v", err)
+	}
+	fd := int(master.Fd())
+	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetUint32(fd, unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Row: 50, Col: cols}); err != nil {
+		t.Fatal(err)
+	}
+	slave, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true} // the terminal is its stdin, descriptor 0
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	term := &terminal{t: t, master: master, cmd: cmd, closed: make(chan struct{})}
+	go func() {
+		defer close(term.closed)
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			term.mu.Lock()
+			term.shown.Write(buf[:n])
+			term.mu.Unlock()
+			if err != nil { // EIO: the last process that had it open has closed it
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		master.Close()
+	})
+	return term
+}
+
+// Shown is what the terminal has shown so far.
+func (term *terminal) Shown() string {
+	term.mu.Lock()
+	defer term.mu.Unlock()
+	return term.shown.String()
+}
+
+// Type types s.
+func (term *terminal) Type(s string) {
+	term.t.Helper()
+	if _, err := term.master.Write([]byte(s)); err != nil {
+		term.t.Fatal(err)
+	}
+}
+
+// WaitFor waits until the terminal has shown want after the first from
+// bytes, and returns where it ends; it fails the test after timeout.
+func (term *terminal) WaitFor(from int, want string, timeout time.Duration) int {
+	term.t.Helper()
+	for deadline := time.Now().Add(timeout); ; {
+		shown := term.Shown()
+		if i := strings.Index(shown[min(from, len(shown)):], want); i >= 0 {
+			return min(from, len(shown)) + i + len(want)
+		}
+		if time.Now().After(deadline) {
+			term.t.Fatalf("after %v the terminal has not shown %q; it shows:\n%q", timeout, want, shown[min(from, len(shown)):])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Wait waits for the program to exit, and for what it wrote to reach the
+// test, and returns what the terminal showed and its exit code.
+func (term *terminal) Wait(timeout time.Duration) (string, int) {
+	term.t.Helper()
+	exited := make(chan error, 1)
+	go func() { exited <- term.cmd.Wait() }()
+	select {
+	case <-exited:
+	case <-time.After(timeout):
+		term.t.Fatalf("still running after %v; the terminal shows:\n%s", timeout, term.Shown())
+	}
+	select {
+	case <-term.closed:
+	case <-time.After(5 * time.Second):
+		term.t.Fatalf("the terminal is still open 5 s after the program exited")
+	}
+	return term.Shown(), term.cmd.ProcessState.ExitCode()
+}
+
+// TestRunSummaryForAPerson: at the end of hilrig run on a terminal a
+// person reads the summary in words (the flows' figures, the endpoints,
+// the executor's timing, where the files are), and the status line
+// above it is redrawn in place; the JSON goes to stdout with --json, or
+// when stdout is not a terminal (a pipe: what CI parses, as before), and
+// to --summary FILE, which leaves stdout the words. Before, a run on a
+// terminal ended in some 200 lines of JSON, and its status line was
+// written as plain lines (hilrig's stdout and stderr, wrapped to catch a
+// reader gone, no longer looked like a terminal).
+func TestRunSummaryForAPerson(t *testing.T) {
+	dir := t.TempDir()
+	bench := filepath.Join(dir, "bench.yaml")
+	text := strings.ReplaceAll(`name: person
+endpoints:
+  controller: {pty: {link: DIR/controller, framing: line}}
+  plant:      {pty: {link: DIR/plant, framing: line}}
+bind:
+  to-plant:      {from: controller, to: plant}
+  to-controller: {from: plant, to: controller}
+`, "DIR", dir)
+	if err := os.WriteFile(bench, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trace := filepath.Join(dir, "trace.csv")
+	term := startInTerminal(t, exec.Command(hilrig, "run", "--bench", bench, "bottleneck", "--duration", "1s", "--priority", "0", "--trace", trace), 160)
+	shown, code := term.Wait(30 * time.Second)
+	shown = strings.ReplaceAll(shown, "\r\n", "\n")
+	for _, want := range []string{"\x1b[K", "\nnetwork bottleneck on bench person, real time, 1 s, seed 1; stopped: duration\n",
+		"\n  m2s    0 sent  0 arrived  0 lost  0 in flight\n", "\nendpoint controller (pseudo-terminal): 0 frames in, 0 out, 0 bad\n",
+		"\nexecutor: ", "\nfiles:\n  trace  " + trace + "  0 rows\n"} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("the terminal does not show %q", want)
+		}
+	}
+	if code != 0 || strings.Contains(shown, `"flows"`) {
+		t.Errorf("exit %d; the terminal shows:\n%s", code, shown)
+	}
+
+	// The same code ends hilrig sim: JSON with --json on a terminal, on a
+	// pipe, and in --summary's file, which leaves the pipe the words.
+	term = startInTerminal(t, exec.Command(hilrig, "sim", "bottleneck", "--duration", "2s", "--json"), 160)
+	shown, code = term.Wait(30 * time.Second)
+	if code != 0 || !strings.Contains(shown, `"profile": "bottleneck",`) || strings.Contains(shown, "network bottleneck") {
+		t.Errorf("sim --json on a terminal: exit %d:\n%s", code, shown)
+	}
+	var s struct{ Profile, Clock string }
+	r := runHilrig(t, "sim", "bottleneck", "--duration", "2s")
+	if err := json.Unmarshal([]byte(r.stdout), &s); err != nil || r.code != 0 || s.Clock != "virtual" {
+		t.Errorf("sim on a pipe: exit %d, %v:\n%s", r.code, err, r.stdout)
+	}
+	file := filepath.Join(dir, "summary.json")
+	r = runHilrig(t, "sim", "bottleneck", "--duration", "2s", "--summary", file)
+	data, err := os.ReadFile(file)
+	if err == nil {
+		err = json.Unmarshal(data, &s)
+	}
+	if err != nil || r.code != 0 || !strings.HasPrefix(r.stdout, "\nnetwork bottleneck, virtual time, 2 s, seed 1; stopped: duration\n") || !strings.Contains(r.stdout, "\n  summary  "+file+"\n") {
+		t.Errorf("sim --summary FILE on a pipe: exit %d, %v; stdout:\n%s", r.code, err, r.stdout)
 	}
 }

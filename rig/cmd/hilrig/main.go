@@ -365,6 +365,10 @@ func newPipeOutput(std *os.File) io.Writer {
 	return pipeOutput{os.NewFile(uintptr(fd), std.Name())}
 }
 
+// Fd is the copy's descriptor, for whoever asks whether it is a
+// terminal (rig.TerminalFd).
+func (w pipeOutput) Fd() uintptr { return w.f.Fd() }
+
 func (w pipeOutput) Write(p []byte) (int, error) {
 	n, err := w.f.Write(p)
 	if errors.Is(err, syscall.EPIPE) {
