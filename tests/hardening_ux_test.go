@@ -357,3 +357,59 @@ bind:
 		t.Errorf("sim --summary FILE on a pipe: exit %d, %v; stdout:\n%s", r.code, err, r.stdout)
 	}
 }
+
+// TestBashCompletionInABash completes in a real interactive bash on a
+// terminal, as a person does, pressing Tab: with the bash-completion
+// package loaded the script completes commands' arguments, flags' values
+// and files; without it, a Tab says what is missing. Before, without the
+// package every Tab printed "_get_comp_words_by_ref: command not found",
+// and the README did not say that completion needs it.
+func TestBashCompletionInABash(t *testing.T) {
+	const bashCompletion = "/usr/share/bash-completion/bash_completion"
+	bash, err := exec.LookPath("bash")
+	if _, serr := os.Stat(bashCompletion); err != nil || serr != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("bash and its bash-completion package are needed: .ci/run installs the package")
+		}
+		t.Skipf("no bash, or no bash-completion package (%s): apt-get install bash-completion", bashCompletion)
+	}
+	home := t.TempDir()
+	// readline lists the choices at the first Tab, and writes no escapes
+	// around a line (bracketed paste) or for a bell.
+	inputrc := "set show-all-if-ambiguous on\nset enable-bracketed-paste off\nset bell-style none\n"
+	for name, text := range map[string]string{"bench.yaml": "", "notes.txt": "", "inputrc": inputrc} {
+		if err := os.WriteFile(filepath.Join(home, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(bash, "--norc", "--noprofile", "-i")
+	cmd.Dir = home
+	cmd.Env = []string{"HOME=" + home, "PATH=" + filepath.Dir(hilrig) + ":/usr/bin:/bin", "TERM=xterm", "INPUTRC=" + filepath.Join(home, "inputrc"), "PS1=$ "}
+	term := startInTerminal(t, cmd, 200)
+	at := term.WaitFor(0, "$ ", 10*time.Second)
+	// Each line typed is answered by a prompt; a Tab, by what it
+	// completes (readline writes only what it adds, and lists the
+	// choices when there are several).
+	run := func(line string) {
+		term.Type(line + "\n")
+		at = term.WaitFor(at, "\n$ ", 10*time.Second)
+	}
+	complete := func(partial, want string) {
+		t.Helper()
+		term.Type(partial + "\t")
+		at = term.WaitFor(at, want, 10*time.Second)
+		term.Type("\x15") // Ctrl-U: clear the line
+	}
+	run("source <(hilrig completion bash)")
+	complete("hilrig sim bottl", "hilrig: completion needs the bash-completion package")
+	run("")
+	run("source " + bashCompletion)
+	complete("hilrig sim bottl", "bottleneck ")
+	complete("hilrig demo --cut ", "CP1")
+	complete("hilrig sim lte --du", "--duration ")
+	complete("hilrig sim lte --bench ", "bench.yaml ") // the yaml files only: the one there is
+	term.Type("exit\n")
+	if shown, code := term.Wait(10 * time.Second); code != 0 || strings.Contains(shown, "command not found") {
+		t.Errorf("bash exited %d; the terminal shows:\n%s", code, shown)
+	}
+}
