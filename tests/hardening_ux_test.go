@@ -324,7 +324,7 @@ bind:
 	term := startInTerminal(t, exec.Command(hilrig, "run", "--bench", bench, "bottleneck", "--duration", "1s", "--priority", "0", "--trace", trace), 160)
 	shown, code := term.Wait(30 * time.Second)
 	shown = strings.ReplaceAll(shown, "\r\n", "\n")
-	for _, want := range []string{"\x1b[K", "\nnetwork bottleneck on bench person, real time, 1 s, seed 1; stopped: duration\n",
+	for _, want := range []string{"\x1b[K", "\nnetwork bottleneck on bench person, real time, 1s, seed 1; stopped: duration\n",
 		"\n  m2s    0 sent  0 arrived  0 lost  0 in flight\n", "\nendpoint controller (pseudo-terminal): 0 frames in, 0 out, 0 bad\n",
 		"\nexecutor: ", "\nfiles:\n  trace  " + trace + "  0 rows\n"} {
 		if !strings.Contains(shown, want) {
@@ -353,7 +353,7 @@ bind:
 	if err == nil {
 		err = json.Unmarshal(data, &s)
 	}
-	if err != nil || r.code != 0 || !strings.HasPrefix(r.stdout, "\nnetwork bottleneck, virtual time, 2 s, seed 1; stopped: duration\n") || !strings.Contains(r.stdout, "\n  summary  "+file+"\n") {
+	if err != nil || r.code != 0 || !strings.HasPrefix(r.stdout, "\nnetwork bottleneck, virtual time, 2s, seed 1; stopped: duration\n") || !strings.Contains(r.stdout, "\n  summary  "+file+"\n") {
 		t.Errorf("sim --summary FILE on a pipe: exit %d, %v; stdout:\n%s", r.code, err, r.stdout)
 	}
 }

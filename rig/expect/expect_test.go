@@ -414,3 +414,24 @@ func TestSignalsOfParts(t *testing.T) {
 		}
 	}
 }
+
+// TestRounded: a figure for a person has three significant digits in the
+// unit that reads best, and a whole number where it has more digits.
+func TestRounded(t *testing.T) {
+	for _, tc := range []struct {
+		v    float64
+		u    Unit
+		want string
+	}{
+		{0.0657654, Seconds, "65.8ms"}, {0.00402, Seconds, "4.02ms"}, {13.2e-6, Seconds, "13.2us"}, {2, Seconds, "2s"},
+		{3600, Seconds, "3600s"}, {0, Seconds, "0s"}, {650e-9, Seconds, "650ns"}, {30000, Bytes, "30kB"},
+		{0.0123, Ratio, "1.23%"}, {1234567, Count, "1234567"}, {0.5, Count, "0.5"},
+	} {
+		if got := Rounded(tc.v, tc.u); got != tc.want {
+			t.Errorf("Rounded(%v, %v) = %q, want %q", tc.v, tc.u, got, tc.want)
+		}
+	}
+	if got := Format(1234567, Count); got != "1234567" {
+		t.Errorf("Format(1234567) = %q: a count is written whole", got)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -14,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hilrig/hilrig/rig"
+	"github.com/hilrig/hilrig/rig/expect"
 	"github.com/hilrig/hilrig/rig/record"
 )
 
@@ -276,22 +276,5 @@ func dropList(dropped map[string]uint64) string {
 	return strings.Join(parts, ", ")
 }
 
-// seconds writes a time in seconds with three significant digits, in the
-// unit that reads best: 65.8 ms, 13.2 µs, 2 s.
-func seconds(v float64) string {
-	for _, u := range []struct {
-		name string
-		per  float64
-	}{{"s", 1}, {"ms", 1e-3}, {"µs", 1e-6}} {
-		if math.Abs(v) >= 1000 && u.per == 1 {
-			return fmt.Sprintf("%.0f s", v)
-		}
-		if math.Abs(v) >= u.per {
-			return fmt.Sprintf("%.3g %s", v/u.per, u.name)
-		}
-	}
-	if v == 0 {
-		return "0 s"
-	}
-	return fmt.Sprintf("%.3g ns", v/1e-9)
-}
+// seconds writes a time for a person: 65.8ms, 13.2us, 2s.
+func seconds(v float64) string { return expect.Rounded(v, expect.Seconds) }
