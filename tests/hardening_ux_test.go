@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"golang.org/x/sys/unix"
 )
 
@@ -411,5 +412,67 @@ func TestBashCompletionInABash(t *testing.T) {
 	term.Type("exit\n")
 	if shown, code := term.Wait(10 * time.Second); code != 0 || strings.Contains(shown, "command not found") {
 		t.Errorf("bash exited %d; the terminal shows:\n%s", code, shown)
+	}
+}
+
+// TestReportInABrowser (issue 22, item 7) shows the report of the
+// shipped CI suite with a failing case, as CI's artefact is opened, in
+// Chromium: a summary table on top, the failed case first and unfolded,
+// the others folded (a link unfolds one), the page short and light.
+// Before: 625 kB and 19 300 px for these 10 cases, the failed case the
+// last of ten sections, every case's plots laid out.
+func TestReportInABrowser(t *testing.T) {
+	dir := t.TempDir()
+	report := filepath.Join(dir, "report")
+	if r := runHilrig(t, "test", writeCISuite(t, dir, failingCase), "--report", report); r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	page := filepath.Join(report, "index.html")
+	info, err := os.Stat(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The weight is the plots' (seven a case, each some 8 kB of lines
+	// when drawn without what cannot be seen); 35 kB a case is a budget,
+	// not a figure derived from the page.
+	const budget = 10 * 35 << 10
+	if info.Size() > budget {
+		t.Errorf("the page weighs %d kB, over its budget of %d kB", info.Size()>>10, budget>>10)
+	}
+	ctx := browser(t)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+page)); err != nil {
+		t.Fatal(err)
+	}
+	type pageState struct {
+		Height int
+		Open   []bool
+		First  string
+	}
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[pageState](`({height: document.documentElement.scrollHeight,
+		open: [...document.querySelectorAll("details.run")].map(d => d.open),
+		first: document.querySelector("details.run summary").textContent})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	height, open, first := s.Height, s.Open, s.First
+	t.Logf("%d kB, %d px high at 1280 px wide", info.Size()>>10, height)
+	// The table (11 rows) and the failed case's details: its text and its
+	// four plots, each some 300 px high at this width.
+	if height > 3500 {
+		t.Errorf("the page is %d px high, more than the table and one case's details", height)
+	}
+	if len(open) != 10 || !open[0] || slices.Contains(open[1:], true) || !strings.Contains(first, "plateau-budget") {
+		t.Errorf("the cases' details: first %q, open %v; want the failed case first and alone unfolded", first, open)
+	}
+	// A link of the table unfolds its case.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`table a[href="#run-9"]`))); err != nil {
+		t.Fatal(err)
+	}
+	evaluateUntil(t, ctx, "the case linked to unfolds", `document.getElementById("run-9").closest("details").open`)
+	if t.Failed() {
+		screenshot(t, ctx, "report.png")
 	}
 }

@@ -679,6 +679,11 @@ type Result struct {
 // Limit is the expectation's limit as written.
 func (x *Expectation) Limit() string { return x.limit.text }
 
+// LimitValue is the limit as a number in the value's base unit (seconds,
+// bytes, a share as a fraction, true as 1), as a plot of the value draws
+// it; false for a text.
+func (x *Expectation) LimitValue() (float64, bool) { return x.limit.num, x.Unit != Text }
+
 // String says what was expected and what was measured.
 func (r Result) String() string {
 	switch {
