@@ -19,8 +19,8 @@ import (
 
 // A run's summary goes, at its end, as JSON to --summary FILE, and to
 // stdout with --json or when stdout is not a terminal (a pipe, a file:
-// what CI and scripts read) and no --summary takes it; otherwise a person
-// reads stdout, and gets the summary in words (printSummary).
+// what CI and scripts read, as before) and no --summary takes it; a
+// person at a terminal gets it in words (printSummary).
 
 // summaryFlags are the flags that say where a run's summary goes.
 type summaryFlags struct {
@@ -30,29 +30,26 @@ type summaryFlags struct {
 
 // addSummaryFlags defines --summary and --json on fs.
 func addSummaryFlags(fs *pflag.FlagSet, o *summaryFlags) {
-	fs.StringVar(&o.file, "summary", "", "write the JSON summary to `FILE` (stdout then has it in words)")
+	fs.StringVar(&o.file, "summary", "", "write the JSON summary to `FILE` rather than stdout (which has it in words on a terminal)")
 	fs.BoolVar(&o.json, "json", false, "print the JSON summary on stdout even on a terminal, where it is otherwise in words (when stdout is not a terminal it is JSON unless --summary takes it)")
-}
-
-// jsonOnStdout reports whether stdout takes the JSON summary
-// rather than the summary in words.
-func (o summaryFlags) jsonOnStdout(stdout io.Writer) bool {
-	_, terminal := rig.TerminalFd(stdout)
-	return o.json || !terminal && o.file == ""
 }
 
 // write writes the run's summary where o says, files being the
 // outputs the run wrote (for the summary in words to say where they are).
+
 func (o summaryFlags) write(stdout, file io.Writer, s record.Summary, files []output) error {
 	if file != nil {
 		if err := writeJSON(file, s); err != nil {
 			return err
 		}
 	}
-	if o.jsonOnStdout(stdout) {
+	_, terminal := rig.TerminalFd(stdout)
+	switch {
+	case o.json || !terminal && file == nil:
 		return writeJSON(stdout, s)
+	case terminal:
+		printSummary(stdout, s, nil, files)
 	}
-	printSummary(stdout, s, nil, files)
 	return nil
 }
 
