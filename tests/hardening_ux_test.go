@@ -196,6 +196,7 @@ type terminal struct {
 	mu     sync.Mutex
 	shown  bytes.Buffer
 	closed chan struct{} // the reader has stopped: no process has the terminal open
+	exited chan struct{} // the program has exited (cmd.Wait returned)
 }
 
 // startInTerminal starts cmd on a new terminal cols columns wide.
@@ -226,7 +227,11 @@ func startInTerminal(t *testing.T, cmd *exec.Cmd, cols uint16) *terminal {
 		t.Fatal(err)
 	}
 	slave.Close()
-	term := &terminal{t: t, master: master, cmd: cmd, closed: make(chan struct{})}
+	term := &terminal{t: t, master: master, cmd: cmd, closed: make(chan struct{}), exited: make(chan struct{})}
+	go func() {
+		cmd.Wait()
+		close(term.exited)
+	}()
 	go func() {
 		defer close(term.closed)
 		buf := make([]byte, 4096)
@@ -242,7 +247,7 @@ func startInTerminal(t *testing.T, cmd *exec.Cmd, cols uint16) *terminal {
 	}()
 	t.Cleanup(func() {
 		cmd.Process.Kill()
-		cmd.Wait()
+		<-term.exited
 		master.Close()
 	})
 	return term
@@ -283,10 +288,8 @@ func (term *terminal) WaitFor(from int, want string, timeout time.Duration) int 
 // test, and returns what the terminal showed and its exit code.
 func (term *terminal) Wait(timeout time.Duration) (string, int) {
 	term.t.Helper()
-	exited := make(chan error, 1)
-	go func() { exited <- term.cmd.Wait() }()
 	select {
-	case <-exited:
+	case <-term.exited:
 	case <-time.After(timeout):
 		term.t.Fatalf("still running after %v; the terminal shows:\n%s", timeout, term.Shown())
 	}
