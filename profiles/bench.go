@@ -38,6 +38,20 @@ type Endpoint struct {
 
 func (*Endpoint) oneOf() {}
 
+// SpeaksWire reports whether the endpoint's frames are wire protocol
+// messages (codec wire).
+func (e *Endpoint) SpeaksWire() bool {
+	switch {
+	case e.Serial != nil:
+		return e.Serial.Spec().Wire
+	case e.Pty != nil:
+		return e.Pty.Spec().Wire
+	case e.TCP != nil:
+		return e.TCP.Spec().Wire
+	}
+	return false
+}
+
 func (Endpoint) typeInfo() typeInfo {
 	return typeInfo{"an endpoint", "{serial: {device: /dev/ttyUSB0, baud: 115200, framing: line}}"}
 }

@@ -7,9 +7,11 @@
 // "did you mean" for commands, flags and shipped profile names (all through
 // emulator/suggest, as the profile language does), shell completion, and a
 // usage line per command generated from its flags, which README.md's
-// command reference is checked against (tests/cli_test.go).
+// command reference is checked against (tests/cli_test.go). go generate
+// rewrites the README's blocks made from the code: that reference, and
+// the list of fuzz targets (tests/hardening_ux_test.go).
 //
-//go:generate go test ../../../tests -run TestCLIReadmeCommands -update-readme
+//go:generate go test ../../../tests -run TestCLIReadmeCommands|TestReadmeFuzzTargets -update-readme
 package main
 
 import (
@@ -362,6 +364,10 @@ func newPipeOutput(std *os.File) io.Writer {
 	}
 	return pipeOutput{os.NewFile(uintptr(fd), std.Name())}
 }
+
+// Fd is the copy's descriptor, for whoever asks whether it is a
+// terminal (rig.TerminalFd).
+func (w pipeOutput) Fd() uintptr { return w.f.Fd() }
 
 func (w pipeOutput) Write(p []byte) (int, error) {
 	n, err := w.f.Write(p)
