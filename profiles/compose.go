@@ -199,7 +199,7 @@ func (d *decoder) resolveExtends(root *yaml.Node, source string, chain []string)
 	if err != nil {
 		hint := ""
 		if ref := refNode.Value; !strings.ContainsAny(ref, `/\`) && filepath.Ext(ref) == "" {
-			hint = didYouMean(ref, Shipped()) // a shipped profile's name, mistyped
+			hint = didYouMean(ref, Shipped()).String() // a shipped profile's name, mistyped
 		}
 		return nil, fail("%v%s", err, hint)
 	}
@@ -323,8 +323,8 @@ type pathStep struct {
 func (d *decoder) applySet(root *yaml.Node, arg string, n int) *yaml.Node {
 	at := func(col int) Pos { return Pos{File: SetFile, Line: n, Col: col} }
 	fail := func(col int, path, format string, args ...any) *yaml.Node {
-		d.errs = append(d.errs, &Error{Pos: at(col), Path: path, Msg: fmt.Sprintf(format, args...)})
-		d.failed[path] = true
+		d.fail(path)
+		d.report(at(col), path, format, args...)
 		return root
 	}
 	path, text, ok := strings.Cut(arg, "=")
@@ -394,8 +394,8 @@ func (d *decoder) setPath(n *yaml.Node, t reflect.Type, steps []pathStep, done s
 		d.files[n] = SetFile
 	}
 	if n.Kind != yaml.MappingNode {
-		d.errs = append(d.errs, &Error{Pos: at(step.col), Path: done, Msg: "is " + describe(n) + ", not a mapping with keys"})
-		d.failed[done] = true
+		d.fail(done)
+		d.report(at(step.col), done, "is %s, not a mapping with keys", describe(n))
 		return n
 	}
 	n = d.copyNode(n)
@@ -472,8 +472,8 @@ func (d *decoder) setIndex(n *yaml.Node, t reflect.Type, step pathStep, path str
 			entries = "entry"
 		}
 		at := at(step.col + len(step.key) + 1) // the index, after the [
-		d.errs = append(d.errs, &Error{Pos: at, Path: path, Msg: fmt.Sprintf("has %d %s; [%d] is not one of them", size, entries, step.index)})
-		d.failed[path] = true
+		d.fail(path)
+		d.report(at, path, "has %d %s; [%d] is not one of them", size, entries, step.index)
 		return n
 	}
 	if t = derefType(t); t != nil && t.Kind() == reflect.Slice {
@@ -523,18 +523,37 @@ func (d *decoder) citeRemovals() {
 			if r.set {
 				elsewhere := e.Pos.File != r.setAt.File || e.Pos.Line != r.setAt.Line
 				if elsewhere && e.Path != "" && (near || within(e.Path, r.path)) && !cited[r.by] {
-					e.Msg += fmt.Sprintf(" (%s sets %s)", r.by, r.path)
+					e.Msg += fmt.Sprintf(" (%s sets %s)", r.by, clip(r.path, maxNamed))
 					cited[r.by] = true
 				}
 				continue
 			}
 			key := r.path[strings.LastIndexAny(r.path, ".[")+1:]
-			named := regexp.MustCompile(`(^|[^\w-])` + regexp.QuoteMeta(key) + `($|[^\w-])`).MatchString(e.Msg)
-			if named && near || strings.Contains(e.Msg, strconv.Quote(key)) {
-				e.Msg += fmt.Sprintf(" (%s removes %s)", r.by, r.path)
+			if namesWord(e.Msg, key) && near || strings.Contains(e.Msg, quoted(key)) {
+				e.Msg += fmt.Sprintf(" (%s removes %s)", r.by, clip(r.path, maxNamed))
 			}
 		}
 	}
+}
+
+// namesWord reports whether msg has word as a word of a name: not next to
+// a letter, a digit, _ or -.
+func namesWord(msg, word string) bool {
+	inName := func(c byte) bool {
+		return c == '_' || c == '-' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+	}
+	for from := 0; word != ""; {
+		i := strings.Index(msg[from:], word)
+		if i < 0 {
+			return false
+		}
+		start, end := from+i, from+i+len(word)
+		if (start == 0 || !inName(msg[start-1])) && (end == len(msg) || !inName(msg[end])) {
+			return true
+		}
+		from = start + 1
+	}
+	return false
 }
 
 // addition is an entry of a mapping of names (a hop, a flow) that a --set
@@ -559,8 +578,7 @@ func (d *decoder) checkAdditions(p *Profile) {
 			crossed = crossed || slices.Contains(f.Route, HopName(a.name))
 		}
 		if !crossed {
-			d.errs = append(d.errs, &Error{Pos: a.at, Path: join(a.in, a.name), Msg: fmt.Sprintf(
-				"the profile has no hop %q, and no flow crosses the one this would add%s", a.name, didYouMean(a.name, a.others))})
+			d.report(a.at, join(a.in, a.name), "the profile has no hop %q, and no flow crosses the one this would add%s", a.name, didYouMean(a.name, a.others))
 		}
 	}
 }

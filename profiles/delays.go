@@ -73,24 +73,24 @@ func (d *decoder) readDelays(name string, unit *TimeUnit, at string) ([]time.Dur
 		if perr != nil {
 			bad++
 			if bad <= maxDelayErrors {
-				msg := strconv.Quote(value) + " " + perr.Error()
+				advice := ""
 				if _, isNumber := strconv.ParseFloat(value, 64); unit == nil && isNumber == nil {
-					msg += "; write each value with its unit, or say the unit of bare numbers (" + parentPath(at) + ".unit: ms)"
+					advice = "; write each value with its unit, or say the unit of bare numbers (" + parentPath(at) + ".unit: ms)"
 				}
-				d.errs = append(d.errs, &Error{Pos: Pos{File: file, Line: i + 1, Col: col}, Path: at, Msg: msg})
+				d.report(Pos{File: file, Line: i + 1, Col: col}, at, "%q %v%s", value, perr, advice)
 			}
 			continue
 		}
 		samples = append(samples, time.Duration(v))
 	}
 	if bad > maxDelayErrors {
-		d.errs = append(d.errs, &Error{Pos: Pos{File: file}, Path: at, Msg: strconv.Itoa(bad-maxDelayErrors) + " more bad lines"})
+		d.report(Pos{File: file}, at, "%d more bad lines", bad-maxDelayErrors)
 	}
 	if bad == 0 && len(samples) == 0 {
 		d.errorAt(at, "%s holds no delays", file)
 	}
 	if bad > 0 {
-		d.failed[at] = true
+		d.fail(at)
 		return nil, file
 	}
 	return samples, file

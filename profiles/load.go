@@ -92,7 +92,7 @@ func (d *decoder) load(root *yaml.Node, source string) (*Loaded, error) {
 	p.checkRoles(d)
 	d.checkAdditions(p)
 	d.citeRemovals()
-	if err := d.errs.err(); err != nil {
+	if err := d.err(); err != nil {
 		return nil, err
 	}
 	l := &Loaded{Profile: p, Source: source, Config: cfg, written: root}

@@ -127,7 +127,7 @@ func ParseModel(source string, data []byte) (*LoadedModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := d.errs.err(); err != nil {
+	if err := d.err(); err != nil {
 		return nil, err
 	}
 	if f.Name == "" {
@@ -155,13 +155,13 @@ func ParseModel(source string, data []byte) (*LoadedModel, error) {
 		c := f.Cuts.Values[i]
 		m.Cuts = append(m.Cuts, plant.Cut{Name: name, Hardware: c.Hardware, Description: c.Description})
 	}
-	if err := d.errs.err(); err != nil {
+	if err := d.err(); err != nil {
 		return nil, err
 	}
 	p, err := plant.New(m)
 	if err != nil {
 		reportModelProblems(d, "", err)
-		return nil, d.errs.err()
+		return nil, d.err()
 	}
 	return &LoadedModel{Plant: p, Source: source}, nil
 }
