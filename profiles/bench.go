@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"reflect"
 	"slices"
 	"strconv"
@@ -203,7 +202,7 @@ func (b *LoadedBench) Binding(flow string) (BoundFlow, bool) {
 // run with: the flows it binds must be the profile's. Every problem is
 // reported at once, each at its line and column.
 func LoadBench(path string, profile *Loaded) (*LoadedBench, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path, MaxFileBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -287,7 +287,7 @@ func readProfileRef(ref, source string) ([]byte, string, error) {
 	if !filepath.IsAbs(ref) {
 		path = filepath.Join(filepath.Dir(source), ref)
 	}
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path, MaxFileBytes)
 	if err == nil {
 		if abs, absErr := filepath.Abs(path); absErr == nil {
 			path = abs

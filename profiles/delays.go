@@ -1,9 +1,7 @@
 package profiles
 
 import (
-	"errors"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -33,7 +31,7 @@ func readRelated(source, name string) ([]byte, string, error) {
 	if !filepath.IsAbs(name) {
 		full = filepath.Join(filepath.Dir(source), name)
 	}
-	data, err := os.ReadFile(full)
+	data, err := ReadFile(full, MaxFileBytes)
 	return data, full, err
 }
 
@@ -48,10 +46,7 @@ const maxDelayErrors = 10
 func (d *decoder) readDelays(name string, unit *TimeUnit, at string) ([]time.Duration, string) {
 	data, file, err := readRelated(d.pos[at].File, name)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			err = errors.New("no such file")
-		}
-		d.errorAt(at, "cannot read %s: %v", file, err)
+		d.errorAt(at, "cannot read %s: %s", file, fileProblem(err))
 		return nil, file
 	}
 	var samples []time.Duration

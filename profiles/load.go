@@ -3,7 +3,6 @@ package profiles
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -49,7 +48,7 @@ func Load(ref string, sets ...string) (*Loaded, error) {
 
 // read finds ref on disk or in the library.
 func read(ref string) ([]byte, string, error) {
-	data, err := os.ReadFile(ref)
+	data, err := ReadFile(ref, MaxFileBytes)
 	if err == nil {
 		return data, ref, nil
 	}

@@ -107,7 +107,7 @@ func LoadModel(ref string, params map[string]float64) (*LoadedModel, error) {
 		}
 		return &LoadedModel{Plant: p, Source: "built-in", Builtin: b}, nil
 	}
-	data, err := os.ReadFile(ref)
+	data, err := ReadFile(ref, MaxFileBytes)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && !strings.ContainsAny(ref, "/.") {
 			return nil, fmt.Errorf("no built-in model or file named %s%s (the built-in models: %s)", ref, didYouMean(ref, plant.BuiltinNames()), strings.Join(plant.BuiltinNames(), ", "))

@@ -4,7 +4,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -319,7 +318,7 @@ type SuitePoint struct {
 // loaded, so that a caller checking more of it (the expectations, which
 // are the rig's) reports its problems with these, at once.
 func LoadSuite(path string) (*LoadedSuite, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path, MaxFileBytes)
 	if err != nil {
 		return nil, err
 	}

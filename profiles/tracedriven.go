@@ -2,8 +2,6 @@ package profiles
 
 import (
 	"cmp"
-	"errors"
-	"io/fs"
 	"slices"
 	"strconv"
 	"strings"
@@ -120,10 +118,7 @@ func (d *decoder) readSeries(ref *TraceRef, path string, loss bool) (delays []ti
 	data, file, err := readRelated(d.pos[at].File, ref.File)
 	ref.readFrom = file
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			err = errors.New("no such file")
-		}
-		d.errorAt(at, "cannot read %s: %v", file, err)
+		d.errorAt(at, "cannot read %s: %s", file, fileProblem(err))
 		return nil, nil
 	}
 	text := string(data)
