@@ -44,13 +44,14 @@ func (d *decoder) overlay(base, over *yaml.Node, t reflect.Type, path string) *y
 		return over
 	}
 	merged := d.copyNode(base)
+	keys := newKeyIndex(merged)
 	for i := 0; i+1 < len(over.Content); i += 2 {
 		key, value := over.Content[i], over.Content[i+1]
-		at := mappingIndex(merged, key.Value)
+		at := keys.find(key.Value)
 		switch {
 		case isNull(resolve(value)):
 			if at >= 0 {
-				merged.Content = append(merged.Content[:at], merged.Content[at+2:]...)
+				keys.remove(at)
 				d.noteRemoval(join(path, key.Value), d.posOf(value))
 			}
 		case at >= 0:
@@ -63,13 +64,90 @@ func (d *decoder) overlay(base, over *yaml.Node, t reflect.Type, path string) *y
 			}
 			merged.Content[at+1] = d.overlay(merged.Content[at+1], value, fieldType(t, key.Value), join(path, key.Value))
 		default:
-			merged.Content = append(merged.Content, key, value)
+			keys.append(key, value)
 		}
 	}
+	keys.compact()
 	if over.LineComment != "" {
 		merged.LineComment = over.LineComment
 	}
 	return merged
+}
+
+// keyIndex finds the keys of a mapping node that an overlay changes: by a
+// map when the mapping is large (a base of a hundred thousand hops, each
+// overridden), by looking through it when it is small. Removed pairs are
+// left as holes until compact, so that removing is not a copy of the rest.
+type keyIndex struct {
+	n     *yaml.Node
+	index map[string]int // key → its first pair's index in n.Content; nil: small
+	dups  bool           // a key is there twice (an error, reported later)
+	holes bool
+}
+
+// indexedKeys is the size from which a mapping's keys are looked up in a map.
+const indexedKeys = 16
+
+func newKeyIndex(n *yaml.Node) *keyIndex {
+	k := &keyIndex{n: n}
+	if len(n.Content) >= 2*indexedKeys {
+		k.index = make(map[string]int, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := resolve(n.Content[i]).Value
+			if _, seen := k.index[key]; seen {
+				k.dups = true
+				continue
+			}
+			k.index[key] = i
+		}
+	}
+	return k
+}
+
+// find returns the index in the node's Content of key's first pair, or -1.
+func (k *keyIndex) find(key string) int {
+	if k.index == nil {
+		return mappingIndex(k.n, key)
+	}
+	if i, ok := k.index[key]; ok {
+		return i
+	}
+	return -1
+}
+
+func (k *keyIndex) remove(at int) {
+	if k.index == nil {
+		k.n.Content = append(k.n.Content[:at], k.n.Content[at+2:]...)
+		return
+	}
+	key := resolve(k.n.Content[at]).Value
+	k.n.Content[at], k.n.Content[at+1] = nil, nil
+	k.holes = true
+	delete(k.index, key)
+	if k.dups { // the next pair of that key is found now, as it would be
+		for i := at + 2; i+1 < len(k.n.Content); i += 2 {
+			if c := k.n.Content[i]; c != nil && resolve(c).Value == key {
+				k.index[key] = i
+				break
+			}
+		}
+	}
+}
+
+func (k *keyIndex) append(key, value *yaml.Node) {
+	k.n.Content = append(k.n.Content, key, value)
+	if k.index != nil {
+		if _, there := k.index[resolve(key).Value]; !there {
+			k.index[resolve(key).Value] = len(k.n.Content) - 2
+		}
+	}
+}
+
+// compact closes the holes removals left.
+func (k *keyIndex) compact() {
+	if k.holes {
+		k.n.Content = slices.DeleteFunc(k.n.Content, func(c *yaml.Node) bool { return c == nil })
+	}
 }
 
 // joinComments joins comment blocks, one after the other.

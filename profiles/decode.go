@@ -469,6 +469,8 @@ func (h hint) String() string {
 type Map[T any] struct {
 	Names  []string
 	Values []*T
+
+	index map[string]int // the position of each name, once decoded
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]*$`)
@@ -490,6 +492,10 @@ func (m *Map[T]) decodeNode(d *decoder, n *yaml.Node, path string) {
 		default:
 			v := new(T)
 			d.decode(val, reflect.ValueOf(v).Elem(), join(path, name))
+			if m.index == nil {
+				m.index = map[string]int{}
+			}
+			m.index[name] = len(m.Names)
 			m.Names = append(m.Names, name)
 			m.Values = append(m.Values, v)
 		}
@@ -498,7 +504,13 @@ func (m *Map[T]) decodeNode(d *decoder, n *yaml.Node, path string) {
 
 // Index returns the position of name, or -1.
 func (m *Map[T]) Index(name string) int {
-	for i, n := range m.Names {
+	if m.index != nil {
+		if i, ok := m.index[name]; ok {
+			return i
+		}
+		return -1
+	}
+	for i, n := range m.Names { // a Map made in code, not decoded
 		if n == name {
 			return i
 		}
