@@ -441,7 +441,13 @@ func (r ramp) steps(at, length time.Duration) []emulator.Scheduled {
 		case emulator.FieldLoss:
 			params.Loss = emulator.Bernoulli{P: v}
 		}
-		t := at + time.Duration(int64(length)*int64(k)/int64(n))
+		// length·k/n in 128 bits: length may be a century, and k·length
+		// pass an int64.
+		hi, lo := bits.Mul64(uint64(length), uint64(k))
+		offset, _ := bits.Div64(hi, lo, uint64(n))
+		// A step past the last instant of any run never acts: it is kept
+		// at that instant, which the engine takes.
+		t := min(at+time.Duration(offset), emulator.MaxDuration)
 		out = append(out, emulator.Scheduled{At: t, Change: emulator.SetHop{Hop: r.hop, Set: r.field, Params: params}})
 	}
 	return out

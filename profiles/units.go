@@ -69,9 +69,16 @@ func (d *Duration) parseScalar(s string) error {
 	if ns < 0 {
 		return errors.New("must not be negative")
 	}
+	if ns > int64(emulator.MaxDuration) {
+		return errTooLong
+	}
 	*d = Duration(ns)
 	return nil
 }
+
+// errTooLong refuses a duration past emulator.MaxDuration, which every
+// duration, delay and instant of hilrig is within.
+var errTooLong = fmt.Errorf("is too long: hilrig takes durations up to %v (a century)", Duration(emulator.MaxDuration))
 
 func (d Duration) String() string { return formatDuration(time.Duration(d)) }
 
