@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/hilrig/hilrig/emulator"
 )
 
 // largeProfile writes a valid profile that is large in one way: n hops,
@@ -69,6 +71,49 @@ func BenchmarkCheck(b *testing.B) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// BenchmarkParseShipped times parsing each shipped profile, the fuzz
+// targets' seeds: what one execution of FuzzParse costs, most of it.
+func BenchmarkParseShipped(b *testing.B) {
+	for _, name := range Shipped() {
+		data, _ := library.ReadFile(name + ".yaml")
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Parse("shipped:"+name, data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFuzzParseSeeds runs FuzzParse's body on each of its seeds, and
+// on each seed with a byte taken out every 7 (what the fuzzer's
+// minimisation of an input found among them runs): one op is all of them.
+func BenchmarkFuzzParseSeeds(b *testing.B) {
+	var inputs [][]byte
+	for _, name := range Shipped() {
+		data, _ := library.ReadFile(name + ".yaml")
+		inputs = append(inputs, data)
+		for i := 0; i < len(data); i += 7 {
+			inputs = append(inputs, append(append([]byte(nil), data[:i]...), data[i+1:]...))
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, data := range inputs {
+			p, err := Parse("fuzz.yaml", data)
+			if err != nil {
+				continue
+			}
+			if _, err := emulator.New(p.Config, nil); err != nil {
+				b.Fatal(err)
+			}
+			Parse("fuzz.yaml", p.AsWritten())
 		}
 	}
 }
