@@ -268,7 +268,14 @@ func (d *decoder) resolveExtends(root *yaml.Node, source string, chain []string)
 	}
 	refNode := resolve(root.Content[i+1])
 	fail := func(format string, args ...any) error {
-		return ErrorList{{Pos: d.posOf(refNode), Path: "extends", Msg: fmt.Sprintf(format, args...)}}
+		return ErrorList{{Pos: d.posOf(refNode), Path: "extends", Msg: message(format, args)}}
+	}
+	// Only the first is taken out and resolved: a second would be left in
+	// the result, as if it were the merged profile's own.
+	for j := i + 2; j+1 < len(root.Content); j += 2 {
+		if k := resolve(root.Content[j]); k.Value == "extends" {
+			return nil, ErrorList{{Pos: d.posOf(k), Path: "extends", Msg: "given twice"}}
+		}
 	}
 	if refNode.Kind != yaml.ScalarNode || isNull(refNode) || refNode.Value == "" {
 		return nil, fail("want the name or path of a profile, got %s", describe(refNode))
