@@ -122,7 +122,7 @@ func TestFilesTheLanguagesRead(t *testing.T) {
 		{"a recording a bench replays", func() error {
 			_, err := ParseBench(filepath.Join(dir, "b.yaml"), []byte("endpoints:\n  r: {replay: {file: /dev/zero}}\n  c: {udp: {listen: 127.0.0.1:0}}\nbind:\n  f: {from: r, to: c}\n"), p)
 			return err
-		}, "b.yaml:2:22: endpoints.r.replay.file: cannot read the recording /dev/zero: is not a regular file (a character device)"},
+		}, "b.yaml:2:22: endpoints.r.replay.file: cannot read the recording: /dev/zero: is not a regular file (a character device)"},
 	} {
 		err := load.err()
 		if err == nil || !strings.Contains(strings.ReplaceAll(err.Error(), dir+"/", ""), load.want) {

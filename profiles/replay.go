@@ -37,6 +37,6 @@ func (r *ReplayEndpoint) check(d *decoder, path, benchSource, endpoint string) {
 	}
 	// What the run will read: a regular file, not too large to hold.
 	if err := checkFile(r.path, MaxFileBytes, os.Stat); err != nil {
-		d.errorAt(path+".file", "cannot read the recording %s: %s", r.path, fileProblem(err))
+		d.errorAt(path+".file", "cannot read the recording: %v", err)
 	}
 }
