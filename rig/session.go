@@ -148,7 +148,7 @@ func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (
 		if b == nil {
 			return nil, errors.New("a real-time run needs a bench")
 		}
-		if err := p.CheckPeriods(executor.Resolution, "the real-time executor's resolution"); err != nil {
+		if err := CheckRealTime(p); err != nil {
 			return nil, err
 		}
 		spin := opt.Spin
