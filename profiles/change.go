@@ -46,6 +46,9 @@ func (l *Loaded) ParseChange(source string, body []byte, hop string) ([]emulator
 	var made []emulator.Change
 	if d.problems() == 0 {
 		entry = ScheduleEntry{For: c.For, Hop: HopName(hop), Outage: c.Outage, HoldLimit: c.HoldLimit, HopSettings: c.HopSettings}
+		// Its defaults, as a profile's schedule entry has them (a
+		// gilbert loss given only p takes netem's r, 1-h and 1-k).
+		entry.HopSettings.resolveDefaults()
 		made, _ = l.scheduleChanges(d, &entry, changePath) // no ramps: a live change has none
 		if c.For != nil && *c.For <= 0 {
 			d.errorAt(changePath+".for", "must be positive")
