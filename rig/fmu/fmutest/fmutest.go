@@ -1,8 +1,8 @@
 // Package fmutest builds FMUs for tests, in the test run, from C sources
 // written for hilrig (c/): a DC motor (voltage in, speed out), a bouncing
 // ball (a state event at every bounce) and a bad FMU that crashes, fails,
-// hangs, floods its logger, gives NaN or fails fatally as its parameter
-// mode says. Each is built for FMI 2 or 3, offering both Co-Simulation and
+// hangs, floods its logger, gives NaN, fails fatally, aborts or exits as
+// its parameter mode says. Each is built for FMI 2 or 3, offering both Co-Simulation and
 // Model Exchange, with gcc, and zipped with its description. Build skips
 // the test when gcc is missing.
 package fmutest
@@ -51,6 +51,8 @@ const (
 	NotANumber = 5 // gives y as NaN
 	Fatal      = 6 // returns fmiXFatal
 	Ends       = 7 // ends the simulation at at, by a time event
+	Abort      = 8 // calls abort(): SIGABRT
+	Exit       = 9 // calls exit(3): the process ends as if it chose to
 )
 
 // Spec says which FMU to build.
