@@ -1,16 +1,19 @@
-// Package fmu loads an FMU (Functional Mock-up Unit, FMI 2.0 or 3.0) into
-// the rig's process: it unpacks the .fmu into a private temporary
-// directory, loads the shared library for this machine without cgo
-// (github.com/ebitengine/purego), checks that it exports every function
-// hilrig calls, and gives each instance as an fmi.Instance for
-// emulator/plant/fmi's Stepper. The FMI C types and functions are
-// declared here from the standard's published signatures.
+// Package fmu loads an FMU (Functional Mock-up Unit, FMI 2.0 or 3.0): it
+// unpacks the .fmu into a private temporary directory, loads the shared
+// library for this machine without cgo (github.com/ebitengine/purego),
+// checks that it exports every function hilrig calls, and gives each
+// instance as an fmi.Instance for emulator/plant/fmi's Stepper. The FMI C
+// types and functions are declared here from the standard's published
+// signatures.
 //
-// An FMU is someone else's native code running in the rig's process: a
-// crash in it (SIGSEGV, abort) ends the process as a crash in Go would,
-// and a call that never returns never returns. The logger it is given
-// keeps a bounded tail of its messages (TailLines of MaxLine bytes) and
-// counts the rest.
+// An FMU is someone else's native code. Unit.Start steps it as a Model,
+// either in the rig's process (InProcess), where a crash in it (SIGSEGV,
+// abort) ends the process as a crash in Go would and a call that never
+// returns never returns, or in a child process (Isolated, on Linux),
+// where a crash, an exit or a step longer than its budget is an error of
+// the model's and the rig goes on. The logger an FMU is given keeps a
+// bounded tail of its messages (TailLines of MaxLine bytes) and counts
+// the rest.
 //
 // Loading is supported on linux/amd64 and linux/arm64, the architectures
 // purego supports fully without cgo; elsewhere, and in a build with the

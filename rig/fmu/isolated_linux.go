@@ -336,6 +336,14 @@ func (it *Isolated) request() {
 	post(&it.k.h.request, &it.k.h.hostSleep, it.n)
 }
 
+// ErrStopped is an isolated FMU's process stopped by Kill.
+var ErrStopped = errors.New("the FMU's process was stopped")
+
+// Kill ends the child at once; it may be called from any goroutine. A
+// step in progress returns an error wrapping ErrStopped, and so does every
+// later one. Close must still be called.
+func (it *Isolated) Kill() { it.kill() }
+
 // kill ends the child at once.
 func (it *Isolated) kill() {
 	it.killed.Store(true)
@@ -348,6 +356,9 @@ func (it *Isolated) kill() {
 // from its report), else an *ExitError.
 func (it *Isolated) died(where Where) error {
 	<-it.exited
+	if it.killed.Load() {
+		return fmt.Errorf("%w %v", ErrStopped, where)
+	}
 	report := it.report.lines(4)
 	log := it.lastLog(it.k)
 	ws, _ := it.cmd.ProcessState.Sys().(syscall.WaitStatus)

@@ -1,0 +1,109 @@
+//go:build linux
+
+package fmu
+
+import (
+	"errors"
+	"math"
+	"testing"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/hilrig/hilrig/emulator/plant/fmi"
+)
+
+// TestReportRoundTrip: an error reported by the child reads, in the rig,
+// as the error it was: its text, and the typed error errors.As finds in
+// it.
+func TestReportRoundTrip(t *testing.T) {
+	call := &fmi.CallError{Function: "fmi2DoStep", Version: fmi.FMI2, Status: fmi.Error, Log: []string{"fmi2Error logStatusError: no"}}
+	output := &fmi.OutputError{Signal: "y", Value: math.NaN(), Time: 0.5, When: "at t = 0.5"}
+	for _, err := range []error{
+		call,
+		&fmi.CallError{Function: "fmi3InstantiateCoSimulation", Version: fmi.FMI3, Status: fmi.Error, Detail: "returned NULL"},
+		output,
+		errors.Join(errors.New("input"), call),
+		errors.Join(errors.New("wrapped"), output),
+		errors.Join(fmi.ErrTerminated, errors.New("at t = 0.5")),
+		errors.New("a step to 1 from 2: the time must increase"),
+	} {
+		got := decodeReport(reportOf(t, err))
+		if got.Error() != err.Error() {
+			t.Errorf("%q reads as %q", err, got)
+		}
+		var ce *fmi.CallError
+		var oe *fmi.OutputError
+		if errors.As(err, &ce) != errors.As(got, &ce) || errors.As(err, &oe) != errors.As(got, &oe) || errors.Is(err, fmi.ErrTerminated) != errors.Is(got, fmi.ErrTerminated) {
+			t.Errorf("%q: the type is lost (%T)", err, got)
+		}
+		if oe != nil && !math.IsNaN(oe.Value) {
+			t.Errorf("the value %v", oe.Value)
+		}
+	}
+}
+
+// reportOf is the child's report of err.
+func reportOf(tb testing.TB, err error) []byte {
+	k := testLink(tb, 0, 1)
+	k.writeReport(err)
+	return append([]byte(nil), k.report[:k.resp.errLen]...)
+}
+
+// testLink maps a link for n inputs and m outputs, removed at the test's
+// end.
+func testLink(t testing.TB, n, m int) *link {
+	fd, err := unix.MemfdCreate("test", unix.MFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Ftruncate(fd, int64(newLayout(n, m).size)); err != nil {
+		t.Fatal(err)
+	}
+	k, err := mapLink(fd, n, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { k.unmap() })
+	return k
+}
+
+// FuzzLink: whatever the child's memory holds (an FMU may scribble on
+// it), what the rig reads from it, an error's report and the log's lines,
+// is read without a panic, within bounds: an error always, at most
+// TailLines lines of at most a slot each, in valid UTF-8.
+func FuzzLink(f *testing.F) {
+	for _, err := range []error{
+		&fmi.CallError{Function: "fmi2DoStep", Version: fmi.FMI2, Status: fmi.Error, Log: []string{"fmi2Error: no"}},
+		&fmi.OutputError{Signal: "y", Value: math.Inf(1), Time: 1, When: "at t = 1"},
+		errors.Join(fmi.ErrTerminated, errors.New("at t = 0.5")),
+	} {
+		f.Add(reportOf(f, err), uint64(3), uint64(100), []byte("\x05\x00\x00\x00hello"))
+	}
+	f.Add([]byte(`{"call":{"log":["\xff"]}}`), uint64(1<<63), uint64(0), []byte("\xff\xff\xff\xff"))
+	f.Fuzz(func(t *testing.T, report []byte, lines, bytes uint64, slot []byte) {
+		k := testLink(t, 1, 1)
+		n := copy(k.report, report)
+		if err := decodeReport(k.report[:n]); err == nil {
+			t.Fatal("a report read as no error")
+		}
+		for i := 0; i < TailLines; i++ {
+			copy(k.ring[i*slotSize:(i+1)*slotSize], slot)
+		}
+		k.h.logLines, k.h.logBytes = lines, bytes
+		log := &Log{}
+		k.readLog(log)
+		for _, line := range log.Tail(0) {
+			if len(line) > slotSize*3 || !utf8.ValidString(line) { // a byte that is not UTF-8 becomes 3
+				t.Fatalf("a line of %d bytes: %.80q", len(line), line)
+			}
+		}
+		if got, _ := log.Counts(); got != lines {
+			t.Errorf("counted %d lines; want %d", got, lines)
+		}
+		if len(log.Tail(0)) > TailLines {
+			t.Errorf("%d lines kept", len(log.Tail(0)))
+		}
+	})
+}
