@@ -5,12 +5,18 @@ package fmu
 import (
 	"errors"
 	"math"
+	"os"
+	"os/exec"
+	"runtime"
 	"testing"
+	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/hilrig/hilrig/emulator/plant/fmi"
+	"github.com/hilrig/hilrig/rig/fmu/fmutest"
 )
 
 // TestReportRoundTrip: an error reported by the child reads, in the rig,
@@ -106,4 +112,113 @@ func FuzzLink(f *testing.F) {
 			t.Errorf("%d lines kept", len(log.Tail(0)))
 		}
 	})
+}
+
+// linkEchoEnv makes the test binary the other end of BenchmarkRoundTrip:
+// it answers each request at once, over the transport it names.
+const linkEchoEnv = "HILRIG_LINK_ECHO"
+
+func init() {
+	switch os.Getenv(linkEchoEnv) {
+	case "futex":
+		runtime.LockOSThread()
+		k, err := mapLink(3, 1, 1)
+		if err != nil {
+			os.Exit(2)
+		}
+		for n := nextNumber(0); ; n = nextNumber(n) {
+			await(&k.h.request, &k.h.hostSleep, n, time.Time{}, 0, nil)
+			k.out[0] = k.in[0]
+			post(&k.h.response, &k.h.rigSleep, n)
+		}
+	case "socketpair":
+		runtime.LockOSThread()
+		var buf [128]byte
+		for {
+			n, err := unix.Read(3, buf[:])
+			if err != nil || n == 0 {
+				os.Exit(0)
+			}
+			unix.Write(3, buf[:echoResponse])
+		}
+	}
+}
+
+// The sizes of a step's messages for one input and one output, as the
+// link lays them out: what a socket would carry.
+var (
+	echoRequest  = int(unsafe.Sizeof(request{})) + 8
+	echoResponse = int(unsafe.Sizeof(response{})) + 8
+)
+
+// BenchmarkRoundTrip is the transport alone, for one input and one output:
+// a request and its answer between the rig and a child that echoes at
+// once, over the link (shared memory, futex wakes) and over a socketpair
+// with a fixed binary message of the same size (a write, a ppoll with the
+// budget's timeout, a read), the alternative measured. It reports the
+// round trip's percentiles.
+func BenchmarkRoundTrip(b *testing.B) {
+	for _, transport := range []string{"futex", "socketpair"} {
+		b.Run(transport, func(b *testing.B) {
+			var rig, child int
+			var k *link
+			if transport == "futex" {
+				fd, err := unix.MemfdCreate("echo", unix.MFD_CLOEXEC)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rig, child = fd, fd
+				unix.Ftruncate(fd, int64(newLayout(1, 1).size))
+				if k, err = mapLink(fd, 1, 1); err != nil {
+					b.Fatal(err)
+				}
+				defer k.unmap()
+			} else {
+				fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rig, child = fds[0], fds[1]
+				defer unix.Close(fds[1])
+			}
+			defer unix.Close(rig)
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), linkEchoEnv+"="+transport)
+			cmd.ExtraFiles = []*os.File{os.NewFile(uintptr(child), "echo")}
+			if err := cmd.Start(); err != nil {
+				b.Fatal(err)
+			}
+			defer cmd.Wait()
+			defer cmd.Process.Kill()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			var n uint32
+			var msg [128]byte
+			poll := []unix.PollFd{{Fd: int32(rig), Events: unix.POLLIN}}
+			timeout := unix.NsecToTimespec(int64(time.Second))
+			took := fmutest.NewPercentiles()
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				start := time.Now()
+				if k != nil {
+					k.in[0] = float64(i)
+					n = nextNumber(n)
+					post(&k.h.request, &k.h.hostSleep, n)
+					if await(&k.h.response, &k.h.rigSleep, n, start, time.Second, nil) != arrived || k.out[0] != float64(i) {
+						b.Fatal("no echo")
+					}
+				} else {
+					unix.Write(rig, msg[:echoRequest])
+					if p, _ := unix.Ppoll(poll, &timeout, nil); p != 1 {
+						b.Fatal("no echo")
+					}
+					if r, _ := unix.Read(rig, msg[:]); r != echoResponse {
+						b.Fatalf("an echo of %d bytes", r)
+					}
+				}
+				took.Add(time.Since(start))
+			}
+			took.Report(b)
+		})
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hilrig/hilrig/emulator/plant/fmi"
 )
@@ -292,4 +293,30 @@ func BuildIn(dir string, s Spec) (string, error) {
 		return "", err
 	}
 	return path, f.Close()
+}
+
+// Percentiles keeps the times of a benchmark's steps (the first 65 536)
+// and reports their 50th, 99th and 99.9th percentiles: a step's cost is
+// in its tail as much as in its mean.
+type Percentiles struct{ took []time.Duration }
+
+// NewPercentiles makes room for the times before the benchmark's loop.
+func NewPercentiles() *Percentiles { return &Percentiles{took: make([]time.Duration, 0, 1<<16)} }
+
+// Add keeps one step's time; it allocates nothing.
+func (p *Percentiles) Add(d time.Duration) {
+	if len(p.took) < cap(p.took) {
+		p.took = append(p.took, d)
+	}
+}
+
+// Report reports the percentiles as the benchmark's metrics, in ns.
+func (p *Percentiles) Report(b *testing.B) {
+	if len(p.took) == 0 {
+		return
+	}
+	slices.Sort(p.took)
+	for _, q := range []float64{50, 99, 99.9} {
+		b.ReportMetric(float64(p.took[int(q/100*float64(len(p.took)-1))].Nanoseconds()), fmt.Sprintf("p%g-ns", q))
+	}
 }
