@@ -156,17 +156,15 @@ func nextNumber(n uint32) uint32 {
 	return n
 }
 
-// lifeline waits for the rig's end of the control socket to close, which
-// it does only when the rig dies (it closes the socket after this process
-// has ended), and then ends this process, removing the unpacked FMU that
-// the rig can no longer remove.
+// lifeline waits for the rig's end of the control socket to close, and
+// then ends this process, removing the unpacked FMU. The rig closes it
+// only once this process has ended, so its closing here means the rig
+// has died (or replaced itself by exec: the socket is closed on exec
+// there), and nothing else will remove the files.
 func lifeline(control *os.File, dir string) {
-	rig := os.Getppid()
 	var b [1]byte
 	control.Read(b[:])
-	if os.Getppid() != rig {
-		os.RemoveAll(dir)
-	}
+	os.RemoveAll(dir)
 	os.Exit(0)
 }
 

@@ -353,7 +353,8 @@ func (it *Isolated) kill() {
 // died is the error of a child that ended by itself, once reaped: a
 // *CrashError when a signal ended it (the Go runtime in it reports a
 // fault in the FMU's code and exits with status 2: the signal is read
-// from its report), else an *ExitError.
+// from its report), else an *ExitError; ErrStopped when the rig killed
+// it.
 func (it *Isolated) died(where Where) error {
 	<-it.exited
 	if it.killed.Load() {
@@ -362,11 +363,13 @@ func (it *Isolated) died(where Where) error {
 	report := it.report.lines(4)
 	log := it.lastLog(it.k)
 	ws, _ := it.cmd.ProcessState.Sys().(syscall.WaitStatus)
-	if ws.Signaled() {
-		return &CrashError{Signal: ws.Signal(), Where: where, Report: report, Log: log}
-	}
+	// The runtime's report first: with GOTRACEBACK=crash it ends the
+	// process with SIGABRT whatever the fault was.
 	if sig := reportedSignal(report); sig != 0 {
 		return &CrashError{Signal: sig, Where: where, Report: report, Log: log}
+	}
+	if ws.Signaled() {
+		return &CrashError{Signal: ws.Signal(), Where: where, Report: report, Log: log}
 	}
 	return &ExitError{Code: ws.ExitStatus(), Where: where, Report: report, Log: log}
 }

@@ -3,10 +3,12 @@
 package fmu_test
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -449,4 +451,112 @@ func TestIsolatedStepAllocatesNothing(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("%v allocations a step", allocs)
 	}
+}
+
+// TestUnitCloseReapsIsolated: a unit closed with an isolated model still
+// running closes it first (the child ends, reaped), then removes the
+// files.
+func TestUnitCloseReapsIsolated(t *testing.T) {
+	if !fmu.Supported {
+		t.Skip("this build cannot load FMUs")
+	}
+	u, err := fmu.Open(fmutest.Build(t, fmutest.Spec{Model: fmutest.Ball, Version: fmi.FMI3}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := u.Start(fmi.Config{Kind: fmi.ME, Experiment: u.Description.Experiment}, fmu.Options{Isolate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := m.(*fmu.Isolated).Pid()
+	if err := m.Step(0.5); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !gone(pid) {
+		t.Errorf("the child %d is still there", pid)
+	}
+	if _, err := os.Stat(u.Dir()); !os.IsNotExist(err) {
+		t.Errorf("the unpacked FMU: %v", err)
+	}
+	if err := m.Step(1); err == nil {
+		t.Error("a step after the close")
+	}
+}
+
+// rigEnv makes the test binary a rig that starts an isolated FMU, says
+// its child's pid and its directory, and waits to be killed.
+const rigEnv = "HILRIG_FMU_TEST_RIG"
+
+// TestRig is the rig of TestIsolatedRigDies.
+func TestRig(t *testing.T) {
+	path := os.Getenv(rigEnv)
+	if path == "" {
+		t.Skip("run by TestIsolatedRigDies")
+	}
+	u, err := fmu.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := u.Start(fmi.Config{Kind: fmi.CS, Experiment: u.Description.Experiment}, fmu.Options{Isolate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("child %d dir %s\n", m.(*fmu.Isolated).Pid(), u.Dir())
+	select {}
+}
+
+// TestIsolatedRigDies: when the rig dies (SIGKILL: no Close runs), its
+// FMU's process sees its control socket close, removes the unpacked FMU
+// that the rig can no longer remove, and ends.
+func TestIsolatedRigDies(t *testing.T) {
+	path := fmutest.Build(t, fmutest.Spec{Model: fmutest.DCMotor, Version: fmi.FMI2})
+	rig := exec.Command(os.Args[0], "-test.run=^TestRig$", "-test.v")
+	rig.Env = append(os.Environ(), rigEnv+"="+path)
+	stdout, err := rig.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rig.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer rig.Process.Kill()
+	var pid int
+	var dir string
+	for sc := bufio.NewScanner(stdout); sc.Scan(); {
+		if n, _ := fmt.Sscanf(sc.Text(), "child %d dir %s", &pid, &dir); n == 2 {
+			break
+		}
+	}
+	if pid == 0 {
+		rig.Wait()
+		t.Fatal("the rig did not start its FMU")
+	}
+	rig.Process.Kill()
+	rig.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ended(pid) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !ended(pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("the FMU's process %d outlived its rig by 10 s", pid)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		os.RemoveAll(dir)
+		t.Errorf("the unpacked FMU is still there: %v", err)
+	}
+}
+
+// ended reports whether a process has ended: gone, or a zombie that its
+// new parent has not reaped yet.
+func ended(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	_, rest, _ := strings.Cut(string(stat), ") ")
+	return strings.HasPrefix(rest, "Z") || strings.HasPrefix(rest, "X")
 }
