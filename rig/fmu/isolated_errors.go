@@ -98,10 +98,12 @@ var signalNames = map[string]syscall.Signal{
 }
 
 // reportedSignal is the signal the Go runtime says ended its process, from
-// the first lines it printed ("SIGSEGV: segmentation violation"), or 0.
+// the first lines it printed, or 0: "SIGSEGV: segmentation violation" for
+// a fault in foreign code (the FMU's), "[signal SIGSEGV: segmentation
+// violation ...]" for one in Go's (the FMU scribbled over it).
 func reportedSignal(report []string) syscall.Signal {
 	for _, line := range report {
-		name, _, ok := strings.Cut(line, ":")
+		name, _, ok := strings.Cut(strings.TrimPrefix(line, "[signal "), ":")
 		if sig, known := signalNames[name]; ok && known {
 			return sig
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -220,5 +221,25 @@ func BenchmarkRoundTrip(b *testing.B) {
 			}
 			took.Report(b)
 		})
+	}
+}
+
+// TestReportedSignal: the signal is read from the Go runtime's report in
+// both its forms, and nothing else reads as one.
+func TestReportedSignal(t *testing.T) {
+	for _, tc := range []struct {
+		report []string
+		want   syscall.Signal
+	}{
+		{[]string{"SIGSEGV: segmentation violation", "PC=0x7f m=0 sigcode=1 addr=0x0", "signal arrived during cgo execution"}, syscall.SIGSEGV},
+		{[]string{"SIGABRT: abort", "PC=0x7f m=0 sigcode=18446744073709551610"}, syscall.SIGABRT},
+		{[]string{"fatal error: unexpected signal during runtime execution", "[signal SIGBUS: bus error code=0x2 addr=0x0 pc=0x1]"}, syscall.SIGBUS},
+		{[]string{"panic: runtime error: index out of range [3] with length 3"}, 0},
+		{[]string{"hilrig fmu-host: EOF: this command is the process of an isolated FMU, which hilrig starts"}, 0},
+		{nil, 0},
+	} {
+		if got := reportedSignal(tc.report); got != tc.want {
+			t.Errorf("%q: %v; want %v", tc.report, got, tc.want)
+		}
 	}
 }
