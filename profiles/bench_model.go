@@ -17,15 +17,21 @@ import (
 // ModelEndpoint is a plant model the rig simulates, cut at a coupling
 // point: the variables that cross the cut are its frames.
 type ModelEndpoint struct {
-	Name      string        `yaml:"name,required" doc:"a built-in model (hilrig models lists them) or a model file, relative to the bench"`
-	Cut       string        `yaml:"cut,required" doc:"the coupling point; the rig simulates the part that is not on the bench"`
-	Exchange  *Duration     `yaml:"exchange" doc:"communication step: how often the rig sends the variables that cross the cut and takes up the last ones received" default:"2ms"`
-	SendEvery *Duration     `yaml:"send_every" doc:"how often the rig's part sends what crosses the cut, a whole number of exchanges: a short exchange then takes up what arrives soon after it arrives (a plant taking a command as it comes) while the samples go at their own rate" default:"every exchange"`
-	Step      *Duration     `yaml:"step" doc:"integration step; the exchange step must be a whole number of them" default:"the exchange step"`
-	Solver    *SolverName   `yaml:"solver" doc:"rk4, or trapezoidal (implicit, for stiff models)" default:"trapezoidal"`
-	Params    Map[float64]  `yaml:"params" doc:"a built-in model's parameters changed from their defaults, by name"`
-	Inputs    Map[Stimulus] `yaml:"inputs" doc:"the model's inputs driven otherwise than the model says, by name"`
-	Codec     *CodecSpec    `yaml:"codec" doc:"how the variables travel in a frame: csv, struct, wire, or any of them with settings" default:"csv"`
+	Name   string        `yaml:"name,required" doc:"a built-in model (hilrig models lists them) or a model file, relative to the bench"`
+	Cut    string        `yaml:"cut,required" doc:"the coupling point; the rig simulates the part that is not on the bench"`
+	Params Map[float64]  `yaml:"params" doc:"a built-in model's parameters changed from their defaults, by name"`
+	Inputs Map[Stimulus] `yaml:"inputs" doc:"the model's inputs driven otherwise than the model says, by name"`
+	PartSettings
+}
+
+// PartSettings are how the rig's part of a model endpoint (a model, an
+// FMU) exchanges and steps.
+type PartSettings struct {
+	Exchange  *Duration   `yaml:"exchange" doc:"communication step: how often the rig sends the variables that cross the cut and takes up the last ones received" default:"2ms"`
+	SendEvery *Duration   `yaml:"send_every" doc:"how often the rig's part sends what crosses the cut, a whole number of exchanges: a short exchange then takes up what arrives soon after it arrives (a plant taking a command as it comes) while the samples go at their own rate" default:"every exchange"`
+	Step      *Duration   `yaml:"step" doc:"integration step (an FMU's communication step); the exchange step must be a whole number of them" default:"the exchange step"`
+	Solver    *SolverName `yaml:"solver" doc:"rk4, or trapezoidal (implicit, for stiff models)" default:"trapezoidal"`
+	Codec     *CodecSpec  `yaml:"codec" doc:"how the variables travel in a frame: csv, struct, wire, or any of them with settings" default:"csv"`
 	ModelStepping
 }
 
@@ -200,11 +206,19 @@ func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchMo
 			return nil
 		}
 	}
-	bm := &BenchModel{LoadedModel: lm, Cut: e.Cut, Exchange: 2 * time.Millisecond, SendEvery: 1, Solver: plant.Trapezoidal}
+	bm := &BenchModel{LoadedModel: lm, Cut: e.Cut}
 	if bm.Simulated, bm.Hardware, err = lm.Plant.Cut(e.Cut); err != nil {
 		d.errorAt(path+".cut", "%v", err)
 		return nil
 	}
+	return e.PartSettings.finish(d, path, bm)
+}
+
+// finish sets what the settings say of bm's part, its plant already cut,
+// and checks that its parts step and its codecs code what crosses the
+// cut; it returns nil after reporting a problem.
+func (e *PartSettings) finish(d *decoder, path string, bm *BenchModel) *BenchModel {
+	bm.Exchange, bm.SendEvery, bm.Solver = 2*time.Millisecond, 1, plant.Trapezoidal
 	if e.Exchange != nil {
 		bm.Exchange = time.Duration(*e.Exchange)
 	}
@@ -265,7 +279,7 @@ func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchMo
 		}
 		for _, name := range fields.Names {
 			if !slices.Contains(crossing, name) {
-				d.errorAt(path+".codec."+key+".fields."+name, "is not a variable that crosses cut %s (they are: %s)", e.Cut, strings.Join(crossing, ", "))
+				d.errorAt(path+".codec."+key+".fields."+name, "is not a variable that crosses cut %s (they are: %s)", bm.Cut, strings.Join(crossing, ", "))
 			}
 		}
 		layout := func(signals []string) *wire.Struct {
