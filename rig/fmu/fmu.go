@@ -1,16 +1,19 @@
-// Package fmu loads an FMU (Functional Mock-up Unit, FMI 2.0 or 3.0) into
-// the rig's process: it unpacks the .fmu into a private temporary
-// directory, loads the shared library for this machine without cgo
-// (github.com/ebitengine/purego), checks that it exports every function
-// hilrig calls, and gives each instance as an fmi.Instance for
-// emulator/plant/fmi's Stepper. The FMI C types and functions are
-// declared here from the standard's published signatures.
+// Package fmu loads an FMU (Functional Mock-up Unit, FMI 2.0 or 3.0): it
+// unpacks the .fmu into a private temporary directory, loads the shared
+// library for this machine without cgo (github.com/ebitengine/purego),
+// checks that it exports every function hilrig calls, and gives each
+// instance as an fmi.Instance for emulator/plant/fmi's Stepper. The FMI C
+// types and functions are declared here from the standard's published
+// signatures.
 //
-// An FMU is someone else's native code running in the rig's process: a
-// crash in it (SIGSEGV, abort) ends the process as a crash in Go would,
-// and a call that never returns never returns. The logger it is given
-// keeps a bounded tail of its messages (TailLines of MaxLine bytes) and
-// counts the rest.
+// An FMU is someone else's native code. Unit.Start steps it as a Model,
+// either in the rig's process (InProcess), where a crash in it (SIGSEGV,
+// abort) ends the process as a crash in Go would and a call that never
+// returns never returns, or in a child process (Isolated, on Linux),
+// where a crash, an exit or a step longer than its budget is an error of
+// the model's and the rig goes on. The logger an FMU is given keeps a
+// bounded tail of its messages (TailLines of MaxLine bytes) and counts
+// the rest.
 //
 // Loading is supported on linux/amd64 and linux/arm64, the architectures
 // purego supports fully without cgo; elsewhere, and in a build with the
@@ -30,6 +33,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hilrig/hilrig/emulator/plant/fmi"
 )
@@ -42,9 +46,10 @@ type Unit struct {
 	Description *fmi.Description
 	dir         string
 
-	mu    sync.Mutex
-	libs  map[string]*library // by the library's path in the archive
-	fatal bool                // an instance failed fatally: its library stays loaded
+	mu      sync.Mutex
+	libs    map[string]*library // by the library's path in the archive
+	fatal   bool                // an instance failed fatally: its library stays loaded
+	running map[io.Closer]bool  // the isolated models started, until closed
 }
 
 // Instance is an instance of a unit's FMU: an fmi.CoSimulation or an
@@ -62,7 +67,23 @@ type Options struct {
 	// LoggingOn asks the FMU for its debug messages too, not only its
 	// warnings and errors.
 	LoggingOn bool
+	// Isolate runs the FMU in a child process (Unit.Start): a crash, a
+	// hang or an exit of the FMU is then an error of the model's, not the
+	// rig's end.
+	Isolate bool
+	// Budget is the longest an isolated FMU's step may take, in wall
+	// time: past it the child is killed and the step returns a
+	// *TimeoutError. 0 is no budget. In-process, no budget can be kept.
+	Budget time.Duration
+	// StartBudget is the longest an isolated FMU's start (loading,
+	// instantiating, initialising) and its close may each take;
+	// 0 is DefaultStartBudget.
+	StartBudget time.Duration
 }
+
+// DefaultStartBudget is an isolated FMU's StartBudget when none is given:
+// a large FMU may read large resources as it instantiates.
+const DefaultStartBudget = time.Minute
 
 // Open reads and checks an .fmu and unpacks it into a private temporary
 // directory (mode 0700, in $TMPDIR, which must allow its libraries to be
@@ -129,18 +150,34 @@ func (u *Unit) resourceLocation() string {
 // Instantiate makes an instance of the FMU for an interface, loading its
 // library for this machine first if no instance has.
 func (u *Unit) Instantiate(kind fmi.Kind, opts Options) (Instance, error) {
+	name, err := u.library(kind)
+	if err != nil {
+		return nil, err
+	}
+	return u.instantiate(name, kind, opts)
+}
+
+// library is the name in the archive of the library an interface runs.
+func (u *Unit) library(kind fmi.Kind) (string, error) {
 	if kind != fmi.CS && kind != fmi.ME {
-		return nil, fmt.Errorf("%s: hilrig instantiates Co-Simulation and Model Exchange, not %s", u.Path, kind)
+		return "", fmt.Errorf("%s: hilrig instantiates Co-Simulation and Model Exchange, not %s", u.Path, kind)
 	}
 	if u.Description.Interface(kind) == nil {
-		return nil, fmt.Errorf("%s: the FMU does not offer %s", u.Path, kind)
+		return "", fmt.Errorf("%s: the FMU does not offer %s", u.Path, kind)
 	}
 	name, _, err := u.Archive.Library(kind, goos, goarch)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", u.Path, err)
+		return "", fmt.Errorf("%s: %w", u.Path, err)
 	}
+	return name, nil
+}
+
+// instantiate makes an instance from the library at name in the unpacked
+// directory.
+func (u *Unit) instantiate(name string, kind fmi.Kind, opts Options) (Instance, error) {
 	u.mu.Lock()
 	lib, ok := u.libs[name]
+	var err error
 	if !ok {
 		lib, err = loadLibrary(filepath.Join(u.dir, filepath.FromSlash(name)), u.Description, kind)
 		if err != nil {
@@ -171,12 +208,20 @@ func (u *Unit) markFatal() {
 	u.mu.Unlock()
 }
 
-// Close unloads the libraries (unless an instance failed fatally) and
-// removes the unpacked directory. The instances must have been freed.
+// Close closes the isolated models still running, unloads the libraries
+// (unless an instance failed fatally) and removes the unpacked directory.
+// The in-process instances must have been freed.
 func (u *Unit) Close() error {
 	u.mu.Lock()
-	defer u.mu.Unlock()
+	running := u.running
+	u.running = nil
+	u.mu.Unlock()
 	var errs []error
+	for m := range running {
+		errs = append(errs, m.Close()) // reaps the child before its files go
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
 	if !u.fatal {
 		for _, lib := range u.libs {
 			errs = append(errs, lib.close())

@@ -17,6 +17,9 @@ type Log struct {
 	next  int
 	lines uint64
 	bytes uint64
+	// mirror, when set, is given each line kept with the counts after it:
+	// an isolated FMU's process copies its log to the rig with it.
+	mirror func(line string, lines, bytes uint64)
 }
 
 const (
@@ -41,6 +44,14 @@ func (l *Log) add(status, category, message string) {
 	if len(line) > MaxLine {
 		line = strings.ToValidUTF8(line[:MaxLine], "") + "…"
 	}
+	if l.mirror != nil {
+		l.mirror(line, l.lines, l.bytes)
+	}
+	l.keep(line)
+}
+
+// keep puts a line in the ring, over the oldest when it is full.
+func (l *Log) keep(line string) {
 	if len(l.ring) < TailLines {
 		l.ring = append(l.ring, line)
 		return
@@ -49,17 +60,45 @@ func (l *Log) add(status, category, message string) {
 	l.next = (l.next + 1) % TailLines
 }
 
+// setMirror gives mirror the lines kept so far, each with its number, and
+// then every line as it comes.
+func (l *Log) setMirror(mirror func(line string, lines, bytes uint64)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	tail := l.tail()
+	for i, line := range tail {
+		mirror(line, l.lines-uint64(len(tail)-1-i), l.bytes)
+	}
+	l.mirror = mirror
+}
+
+// received keeps lines an isolated FMU logged, the last of them, and
+// takes the counts of everything it logged.
+func (l *Log) received(last []string, lines, bytes uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, line := range last {
+		l.keep(line)
+	}
+	l.lines, l.bytes = lines, bytes
+}
+
 // Tail is the last n messages kept (all kept when n ≤ 0), oldest first.
 func (l *Log) Tail(n int) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make([]string, 0, len(l.ring))
-	out = append(out, l.ring[l.next:]...)
-	out = append(out, l.ring[:l.next]...)
+	out := l.tail()
 	if n > 0 && len(out) > n {
 		out = out[len(out)-n:]
 	}
 	return out
+}
+
+// tail is the lines kept, oldest first.
+func (l *Log) tail() []string {
+	out := make([]string, 0, len(l.ring))
+	out = append(out, l.ring[l.next:]...)
+	return append(out, l.ring[:l.next]...)
 }
 
 // Counts is how many messages the FMU logged, and their bytes, kept or

@@ -30,6 +30,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hilrig/hilrig/emulator/suggest"
+	"github.com/hilrig/hilrig/rig/fmu"
 	"github.com/hilrig/hilrig/rig/record"
 )
 
@@ -40,7 +41,15 @@ const (
 	exitUsage = 2 // usage or input error
 )
 
-func main() { os.Exit(run(os.Args[1:], newPipeOutput(os.Stdout), newPipeOutput(os.Stderr))) }
+func main() {
+	if len(os.Args) == 2 && os.Args[1] == fmu.HostCommand {
+		// An isolated FMU's process (rig/fmu.Isolated starts hilrig again
+		// so), not for people: before anything opens a descriptor that
+		// the FMU's process must not hold.
+		os.Exit(fmu.ServeHost())
+	}
+	os.Exit(run(os.Args[1:], newPipeOutput(os.Stdout), newPipeOutput(os.Stderr)))
+}
 
 // run runs hilrig with args and returns its exit code.
 func run(args []string, stdout, stderr io.Writer) int {

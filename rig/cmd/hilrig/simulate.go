@@ -32,6 +32,7 @@ type simulateFlags struct {
 	iface      string
 	input, out string
 	params     paramFlags
+	inProcess  bool
 }
 
 // maxSimulateRows bounds the rows a simulation writes: a step far too
@@ -65,11 +66,16 @@ row to row for a discrete one (an integer, a Boolean); before the first
 row and after the last, the nearest row holds. --param name=value sets an
 FMU's parameter (or start value) or a built-in model's parameter.
 
+An FMU runs in a process of its own, as on a bench: a crash in it (a
+segmentation fault, an abort) or its exit ends that process, and hilrig
+reports it. --in-process runs it in hilrig's process instead, a few
+microseconds a step faster, where a crash in the FMU ends hilrig.
+
 The exit status is 2 for a problem with the input (the model, the file,
 a flag), 1 when the FMU fails during the run (an error it returns, an
-output that is not a number), with the rows before it written. An FMU
-that ends the simulation itself ends the CSV where it did (exit 0). An
-FMU that crashes in hilrig's process ends it: there is no isolation here.`,
+output that is not a number, a crash), with the rows before it written.
+An FMU that ends the simulation itself ends the CSV where it did (exit
+0).`,
 		Args:              positional(1, 1),
 		ValidArgsFunction: completeSimulateModel,
 	}
@@ -83,6 +89,7 @@ FMU that crashes in hilrig's process ends it: there is no isolation here.`,
 	f.StringVar(&o.input, "input", "", "the inputs from `FILE.csv`: time, then each input by name")
 	f.StringVar(&o.out, "out", "", "write the outputs to `FILE.csv` (default: standard output)")
 	f.Var(o.params, "param", "set a parameter: `name=value` (repeatable)")
+	f.BoolVar(&o.inProcess, "in-process", false, "run an FMU in hilrig's process, not in a child process: faster, and a crash in the FMU ends hilrig")
 	cobra.MarkFlagFilename(f, "input", "csv")
 	cobra.MarkFlagFilename(f, "out", "csv")
 	c.RegisterFlagCompletionFunc("interface", cobra.FixedCompletions([]string{"cs", "me"}, cobra.ShellCompDirectiveNoFileComp))
@@ -222,15 +229,18 @@ func simulateFMU(ctx context.Context, path string, o simulateFlags, w *bufio.Wri
 		cfg.Inputs = table.names
 		cfg.Initial = table.sample(start, nil)
 	}
-	inst, err := u.Instantiate(kind, fmu.Options{})
+	s, err := u.Start(cfg, fmu.Options{Isolate: !o.inProcess})
 	if err != nil {
-		return fail(stderr, exitUsage, err)
-	}
-	s, err := fmi.NewStepper(d, inst, cfg)
-	if err != nil {
-		return fail(stderr, runErrorCode(err), fmt.Errorf("%s: %w", path, err))
+		if !strings.HasPrefix(err.Error(), path+": ") { // the loading's errors name it already
+			err = fmt.Errorf("%s: %w", path, err)
+		}
+		return fail(stderr, runErrorCode(err), err)
 	}
 	defer s.Close()
+	if iso, ok := s.(*fmu.Isolated); ok {
+		// A step that never returns returns when the user stops the run.
+		defer context.AfterFunc(ctx, iso.Kill)()
+	}
 	for _, why := range skippedOutputs(d) {
 		fmt.Fprintf(stderr, "hilrig: note: %s\n", why)
 	}
@@ -260,6 +270,10 @@ func simulateFMU(ctx context.Context, path string, o simulateFlags, w *bufio.Wri
 			tk = stop
 		}
 		if err := s.Step(tk); err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintf(stderr, "hilrig: stopped at t = %g s\n", s.Time())
+				return exitFail
+			}
 			if errors.Is(err, fmi.ErrTerminated) {
 				// The last row is where the FMU ended, if past the rows.
 				if s.Time() > start+float64(k-1)*step {
@@ -308,12 +322,24 @@ func chooseInterface(d *fmi.Description, asked string) (fmi.Kind, error) {
 }
 
 // runErrorCode is the exit status of an error while starting an FMU: 1
-// for the FMU's own failure, 2 for what the user asked (a parameter that
-// does not exist).
+// for the FMU's own failure as it initialises (an error it returns, an
+// output that is not a number, its process's crash), 2 for the FMU that
+// cannot be run (no library for this machine, a refused instantiation:
+// a wrong GUID) and for what the user asked (a parameter that does not
+// exist).
 func runErrorCode(err error) int {
 	var ce *fmi.CallError
 	var oe *fmi.OutputError
-	if errors.As(err, &ce) || errors.As(err, &oe) {
+	var crash *fmu.CrashError
+	var exit *fmu.ExitError
+	var timeout *fmu.TimeoutError
+	switch {
+	case errors.As(err, &ce):
+		if strings.HasPrefix(ce.Function, fmt.Sprintf("fmi%dInstantiate", ce.Version)) {
+			return exitUsage
+		}
+		return exitFail
+	case errors.As(err, &oe), errors.As(err, &crash), errors.As(err, &exit), errors.As(err, &timeout):
 		return exitFail
 	}
 	return exitUsage
@@ -373,6 +399,9 @@ func listOrNone(names []string) string {
 func simulateModel(ctx context.Context, ref string, o simulateFlags, w *bufio.Writer, stderr io.Writer) int {
 	if o.iface != "" {
 		return fail(stderr, exitUsage, fmt.Errorf("--interface chooses an FMU's interface; %s is not an FMU", ref))
+	}
+	if o.inProcess {
+		return fail(stderr, exitUsage, fmt.Errorf("--in-process is for an FMU; %s is not an FMU", ref))
 	}
 	m, err := profiles.LoadModel(ref, o.params)
 	if err != nil {

@@ -1,8 +1,8 @@
 // Package fmutest builds FMUs for tests, in the test run, from C sources
 // written for hilrig (c/): a DC motor (voltage in, speed out), a bouncing
 // ball (a state event at every bounce) and a bad FMU that crashes, fails,
-// hangs, floods its logger, gives NaN or fails fatally as its parameter
-// mode says. Each is built for FMI 2 or 3, offering both Co-Simulation and
+// hangs, floods its logger, gives NaN, fails fatally, aborts or exits as
+// its parameter mode says. Each is built for FMI 2 or 3, offering both Co-Simulation and
 // Model Exchange, with gcc, and zipped with its description. Build skips
 // the test when gcc is missing.
 package fmutest
@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hilrig/hilrig/emulator/plant/fmi"
 )
@@ -51,6 +52,8 @@ const (
 	NotANumber = 5 // gives y as NaN
 	Fatal      = 6 // returns fmiXFatal
 	Ends       = 7 // ends the simulation at at, by a time event
+	Abort      = 8 // calls abort(): SIGABRT
+	Exit       = 9 // calls exit(3): the process ends as if it chose to
 )
 
 // Spec says which FMU to build.
@@ -290,4 +293,30 @@ func BuildIn(dir string, s Spec) (string, error) {
 		return "", err
 	}
 	return path, f.Close()
+}
+
+// Percentiles keeps the times of a benchmark's steps (the first 65 536)
+// and reports their 50th, 99th and 99.9th percentiles: a step's cost is
+// in its tail as much as in its mean.
+type Percentiles struct{ took []time.Duration }
+
+// NewPercentiles makes room for the times before the benchmark's loop.
+func NewPercentiles() *Percentiles { return &Percentiles{took: make([]time.Duration, 0, 1<<16)} }
+
+// Add keeps one step's time; it allocates nothing.
+func (p *Percentiles) Add(d time.Duration) {
+	if len(p.took) < cap(p.took) {
+		p.took = append(p.took, d)
+	}
+}
+
+// Report reports the percentiles as the benchmark's metrics, in ns.
+func (p *Percentiles) Report(b *testing.B) {
+	if len(p.took) == 0 {
+		return
+	}
+	slices.Sort(p.took)
+	for _, q := range []float64{50, 99, 99.9} {
+		b.ReportMetric(float64(p.took[int(q/100*float64(len(p.took)-1))].Nanoseconds()), fmt.Sprintf("p%g-ns", q))
+	}
 }

@@ -4,7 +4,8 @@
  * 2 returns an error, 3 never returns, 4 logs `flood` messages of 1 KiB
  * at every step (and every derivative in Model Exchange), 5 gives y as
  * NaN, 6 returns a fatal error, 7 ends the simulation at `at` (a time
- * event). Mode 0 behaves.
+ * event), 8 calls abort() (SIGABRT), 9 calls exit(3). Modes 1, 8 and 9
+ * log a warning first, as an FMU about to fail might. Mode 0 behaves.
  */
 #define TOKEN "{hilrig-test-bad}"
 #define NX 1
@@ -12,7 +13,7 @@
 #define INTERNAL_STEP 1e-3
 
 enum { VR_TIME, VR_U, VR_Y, VR_DY, VR_TAU, VR_MODE, VR_AT, VR_FLOOD };
-enum { BEHAVE, CRASH, ERROR, HANG, FLOOD, NOT_A_NUMBER, FATAL, ENDS };
+enum { BEHAVE, CRASH, ERROR, HANG, FLOOD, NOT_A_NUMBER, FATAL, ENDS, ABORT, EXIT };
 
 static void reset(Instance *m) {
 	m->x[0] = 0;
@@ -65,6 +66,7 @@ static Status hook(Instance *m, const char *where) {
 	if (m->time < m->v[VR_AT]) return OK;
 	switch (mode) {
 	case CRASH: {
+		say(m, Warning, "logAll", "dereferencing NULL at t = %g in %s", m->time, where);
 		volatile int *nowhere = NULL;
 		*nowhere = 1;
 		break;
@@ -97,6 +99,12 @@ static Status hook(Instance *m, const char *where) {
 		}
 		break;
 	}
+	case ABORT:
+		say(m, Warning, "logAll", "aborting at t = %g in %s", m->time, where);
+		abort();
+	case EXIT:
+		say(m, Warning, "logAll", "exiting at t = %g in %s", m->time, where);
+		exit(3);
 	case FATAL:
 		say(m, Fatal, "logStatusFatal", "deliberate fatal error at t = %g", m->time);
 		return Fatal;
