@@ -30,13 +30,22 @@ type Sink interface {
 	// its device, whatever it brought (frames, bytes no frame takes, an
 	// error): the sink may make the thread wait, so that a device flooding
 	// the rig, with frames or garbage, holds a real-time thread to its
-	// share of the CPU.
-	Read(endpoint int, at time.Duration)
+	// share of the CPU. meter is the calling thread's own: an endpoint
+	// with several reader threads (a GPIO endpoint's pins) gives each its
+	// own, since a thread's CPU is measured apart from the others'.
+	Read(endpoint int, meter *ReaderMeter, at time.Duration)
 	// Notice reports news of an endpoint's device that neither takes it
 	// away nor brings it back: kind is one of the Notice words, err says
 	// what, a *DeviceError naming the device. It is called from the
 	// executor's own thread too, within Write, and must never block.
 	Notice(endpoint int, at time.Duration, kind string, err error)
+}
+
+// ReaderMeter is one reader thread's account of its CPU by windows, for
+// Sink.Read: the thread owns it and passes it on every call, and the sink
+// keeps it. The zero value is ready.
+type ReaderMeter struct {
+	Start, CPU time.Duration // when the window began, and the thread's CPU then
 }
 
 // The notices a Sink hears, as the run's events name them.

@@ -17,10 +17,10 @@ type noticed struct {
 	said []string
 }
 
-func (s *noticed) Frame(int, []byte, time.Duration) {}
-func (s *noticed) Gone(int, time.Duration, error)   {}
-func (s *noticed) Back(int, time.Duration)          {}
-func (s *noticed) Read(int, time.Duration)          {}
+func (s *noticed) Frame(int, []byte, time.Duration)      {}
+func (s *noticed) Gone(int, time.Duration, error)        {}
+func (s *noticed) Back(int, time.Duration)               {}
+func (s *noticed) Read(int, *ReaderMeter, time.Duration) {}
 func (s *noticed) Notice(_ int, at time.Duration, kind string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

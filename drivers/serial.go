@@ -285,6 +285,7 @@ func (s *Serial) read(port serial.Port) {
 	defer close(s.stopped)
 	lockReaderThread(s.cfg.ReaderThread)
 	buf := make([]byte, 4096)
+	var meter ReaderMeter
 	var decoder decoderSum
 	decoder.replace(s.cfg.Framing, s.cfg.MaxFrame)
 	emit := func(frame []byte, at time.Duration) {
@@ -312,7 +313,7 @@ func (s *Serial) read(port serial.Port) {
 			decoder.Feed(buf[:n], at, emit)
 		}
 		s.counts.decoded(decoder.stats())
-		s.sink.Read(s.index, at)
+		s.sink.Read(s.index, &meter, at)
 	}
 }
 

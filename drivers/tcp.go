@@ -132,6 +132,7 @@ func (c *TCP) serve(clock Clock, sink Sink, index int, started time.Duration) {
 	defer close(c.stopped)
 	lockReaderThread(c.cfg.ReaderThread)
 	buf := make([]byte, 4096)
+	var meter ReaderMeter
 	emit := func(frame []byte, at time.Duration) {
 		c.counts.framesIn.Add(1)
 		sink.Frame(index, frame, at)
@@ -169,7 +170,7 @@ func (c *TCP) serve(clock Clock, sink Sink, index int, started time.Duration) {
 		for {
 			n, err := conn.Read(buf)
 			at := clock.Now()
-			sink.Read(index, at)
+			sink.Read(index, &meter, at)
 			if n > 0 {
 				decoder.Feed(buf[:n], at, emit)
 				c.counts.decoded(decoder.stats())

@@ -110,10 +110,11 @@ func (u *UDP) read(clock Clock, sink Sink, index int) {
 	defer close(u.stopped)
 	lockReaderThread(u.cfg.ReaderThread)
 	buf := make([]byte, 1<<16) // any datagram, whole: an oversize one is counted with all its bytes
+	var meter ReaderMeter
 	for {
 		n, from, err := u.conn.ReadFromUDPAddrPort(buf)
 		at := clock.Now()
-		sink.Read(index, at)
+		sink.Read(index, &meter, at)
 		if u.stopping.Load() {
 			return
 		}

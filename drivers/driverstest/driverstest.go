@@ -91,7 +91,7 @@ func (s *Sink) Back(int, time.Duration) {
 }
 
 // Read does nothing: a test's sink holds no reader back.
-func (s *Sink) Read(int, time.Duration) {}
+func (s *Sink) Read(int, *drivers.ReaderMeter, time.Duration) {}
 
 func (s *Sink) Notice(endpoint int, at time.Duration, kind string, err error) {
 	s.mu.Lock()

@@ -1,7 +1,9 @@
 package realtime
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"testing"
@@ -72,4 +74,33 @@ func TestRaiseProcess(t *testing.T) {
 	if after[[2]uint32{unix.SCHED_FIFO, 1}] != 0 || after[[2]uint32{unix.SCHED_FIFO, 5}] != 1 {
 		t.Errorf("restored: %v, want none at 1 and the one at 5 as it was", after)
 	}
+}
+
+// TestMaxRSSIsItsOwn: a process started by one that holds 128 MB (go run,
+// a test harness, os/exec's vfork) reports its own peak, not its
+// parent's: getrusage's Maxrss said at least 128 MB.
+func TestMaxRSSIsItsOwn(t *testing.T) {
+	if os.Getenv("REALTIME_MAXRSS_CHILD") != "" {
+		fmt.Println("maxrss", MaxRSS())
+		return
+	}
+	held := make([]byte, 128<<20)
+	for i := range held {
+		held[i] = 1
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMaxRSSIsItsOwn$")
+	cmd.Env = append(os.Environ(), "REALTIME_MAXRSS_CHILD=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kib int64
+	if _, err := fmt.Sscanf(string(out), "maxrss %d", &kib); err != nil {
+		t.Fatalf("the child said %q: %v", out, err)
+	}
+	t.Logf("the child's peak: %d KiB, beside a parent of %d MB", kib, len(held)>>20)
+	if kib<<10 >= int64(len(held))/2 {
+		t.Errorf("the child's peak is %d MiB: its parent's", kib>>10)
+	}
+	runtime.KeepAlive(held)
 }

@@ -22,9 +22,8 @@ type Ingress struct {
 
 	events chan deviceEvent // endpoints gone and back, for the executor
 
-	// readers are the endpoints' reader threads' accounts of their CPU,
-	// one each, touched by that reader only (but for the counts).
-	readers []readerMeter
+	// readers count the rests of each endpoint's reader threads.
+	readers []readerRests
 
 	// notices are the endpoints' other news, under mu: sent from the
 	// executor's own thread too (a Write), they must never wait for it.
@@ -42,41 +41,41 @@ type Ingress struct {
 // holds its sender back).
 const ReaderBudget = LoadWindow / 4
 
-// readerMeter is a reader thread's account of its CPU by windows.
-type readerMeter struct {
-	start, cpu time.Duration
-	rests      atomic.Uint64
-	rested     atomic.Int64 // ns in all
-	seen       uint64       // rests the executor has reported
+// readerRests are the rests of an endpoint's reader threads, however
+// many it has.
+type readerRests struct {
+	rests  atomic.Uint64
+	rested atomic.Int64 // ns in all
+	seen   uint64       // rests the executor has reported
 }
 
 // meter sets the ingress up for n endpoints' readers.
-func (q *Ingress) meter(n int) { q.readers = make([]readerMeter, n) }
+func (q *Ingress) meter(n int) { q.readers = make([]readerRests, n) }
 
 // Read is called on endpoint's reader thread after each read from its
-// device: it rests once the reader has used its share of the window.
-func (q *Ingress) Read(endpoint int, at time.Duration) {
+// device: it rests once that thread has used its share of the window.
+func (q *Ingress) Read(endpoint int, m *drivers.ReaderMeter, at time.Duration) {
 	if endpoint >= len(q.readers) {
 		return
 	}
-	r := &q.readers[endpoint]
-	if at-r.start < ReaderBudget { // looked at this often, it works at most ReaderBudget at a stretch
+	if at-m.Start < ReaderBudget { // looked at this often, it works at most ReaderBudget at a stretch
 		return
 	}
 	cpu, ok := realtime.ThreadCPU()
 	if !ok {
 		return
 	}
-	if r.start > 0 || r.cpu > 0 {
-		if used := cpu - r.cpu; used >= ReaderBudget*(at-r.start)/LoadWindow {
-			rest := used*LoadWindow/ReaderBudget - (at - r.start)
+	if m.Start > 0 || m.CPU > 0 {
+		if used := cpu - m.CPU; used >= ReaderBudget*(at-m.Start)/LoadWindow {
+			rest := used*LoadWindow/ReaderBudget - (at - m.Start)
 			time.Sleep(rest)
+			r := &q.readers[endpoint]
 			r.rests.Add(1)
 			r.rested.Add(int64(rest))
 			at += rest
 		}
 	}
-	r.start, r.cpu = at, cpu
+	m.Start, m.CPU = at, cpu
 }
 
 type ingressFrame struct {
