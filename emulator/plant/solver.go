@@ -285,9 +285,11 @@ func (it *Integrator) settle() {
 		ev.hit[i] = false
 		b := &p.subs[it.pt.subs[i]]
 		n := len(b.States)
-		if n == 0 {
+		if b.Equations.Update == nil {
 			continue
 		}
+		// A block without states may still act at its hits: an FMU
+		// steps itself (fmi.Block).
 		u := ev.u[:len(b.in)]
 		for j, k := range b.in {
 			u[j] = ev.sig[k]

@@ -1,7 +1,6 @@
 package fmi
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -32,43 +31,56 @@ type Steps interface {
 // outputs are NaN from then on, the plant's integrator reports the failure
 // (plant.Equations.Failure), and the FMU is stepped no more.
 type Block struct {
-	name            string
-	inputs, outputs []string
-	period          time.Duration
-	start           []float64 // the outputs' start values
-	steps           Steps
-	out, in         []float64
-	err             error
+	name     string
+	inputs   []string // the plant's names of its inputs (SignalName)
+	outputs  []string // and of its outputs
+	period   time.Duration
+	start    []float64 // the outputs' start values
+	steps    Steps
+	out, in  []float64
+	err      error
+	fmuNames [2][]string // the FMU's own names of the inputs and outputs
 }
 
 // NewBlock makes a block of the FMU described by d, named name in its
-// plant, reading inputs and giving outputs (variable names of d, each a
-// numeric scalar), acting every period.
+// plant, reading inputs and giving outputs (values of d, each named as
+// Description.Value takes it), acting every period. In the plant, the
+// block's signals go by their SignalName.
 func NewBlock(d *Description, name string, inputs, outputs []string, period time.Duration) (*Block, error) {
-	b := &Block{name: name, inputs: slices.Clone(inputs), outputs: slices.Clone(outputs), period: period}
-	for _, list := range [][]string{inputs, outputs} {
-		sigs, err := d.Signals(list)
-		if err != nil {
-			return nil, err
-		}
-		if len(sigs) != len(list) {
-			return nil, errors.New("an array variable cannot cross a plant model's signals: name its elements")
+	b := &Block{name: name, period: period}
+	for i, list := range [][]string{inputs, outputs} {
+		for _, n := range list {
+			s, err := d.Value(n)
+			if err != nil {
+				return nil, err
+			}
+			b.fmuNames[i] = append(b.fmuNames[i], s.Name)
+			if i == 0 {
+				b.inputs = append(b.inputs, SignalName(s.Name))
+				continue
+			}
+			b.outputs = append(b.outputs, SignalName(s.Name))
+			v := d.Variables[s.Variable]
+			start := 0.0
+			if s.Element < len(v.Start) {
+				start = v.Start[s.Element]
+			}
+			b.start = append(b.start, start)
 		}
 	}
-	outs, _ := d.Signals(outputs)
-	for _, s := range outs {
-		v := d.Variables[s.Variable]
-		start := 0.0
-		if s.Element < len(v.Start) {
-			start = v.Start[s.Element]
-		}
-		b.start = append(b.start, start)
-	}
-	b.out = make([]float64, len(outputs))
-	b.in = make([]float64, len(inputs))
+	b.out = make([]float64, len(b.outputs))
+	b.in = make([]float64, len(b.inputs))
 	copy(b.out, b.start)
 	return b, nil
 }
+
+// FMUInputs and FMUOutputs are the block's inputs and outputs as the FMU
+// names them, in order: what steps it sets and gives (Attach).
+func (b *Block) FMUInputs() []string  { return slices.Clone(b.fmuNames[0]) }
+func (b *Block) FMUOutputs() []string { return slices.Clone(b.fmuNames[1]) }
+
+// Start is the outputs' start values, in order.
+func (b *Block) Start() []float64 { return slices.Clone(b.start) }
 
 // Attach makes s step the block's FMU from now on: its inputs and
 // outputs are the block's, in their order, and it stands at time 0.
