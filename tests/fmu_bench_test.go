@@ -381,11 +381,15 @@ func TestFMURunsAgainstHardwareInRealTime(t *testing.T) {
 	s := readSummary(t, summary)
 	m := s.Models[0]
 	t.Logf("%d exchanges, %d overruns, %d frames of the seat taken; release lateness %v", m.Exchanges, m.Overruns, m.FramesIn, s.Timing.ReleaseLateness)
-	// On a quiet machine no exchange overruns (BENCHMARKS.md); on a
+	// On a quiet machine no exchange overruns (BENCHMARKS.md). On a
 	// loaded one the FMU's process, a round trip at each of the 20 steps
-	// of an exchange, is woken late now and then: 10 of 1500 beside three
-	// other engineers' builds (load 4.5 on 2 cores). 2 % is allowed.
-	if m.Exchanges < 1490 || m.Overruns > m.Exchanges/50 {
+	// of an exchange, is woken late now and then (10 of 1500 beside three
+	// other engineers' builds), and when other real-time processes (other
+	// packages' tests) use up the kernel's real-time share of a second
+	// (sched_rt_runtime_us, 95 %), every SCHED_FIFO thread waits out the
+	// remaining 50 ms: 25 exchanges overrun at once (32 seen). 5 %, three
+	// such stalls, is allowed; the figure is logged.
+	if m.Exchanges < 1490 || m.Overruns > m.Exchanges/20 {
 		t.Errorf("%d exchanges in 3 s at 2 ms, %d overruns", m.Exchanges, m.Overruns)
 	}
 	if m.FramesIn < m.Exchanges*9/10 {
