@@ -8,6 +8,7 @@ import (
 	"github.com/hilrig/hilrig/emulator/plant/fmi"
 	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig/fmu"
+	"github.com/hilrig/hilrig/rig/record"
 )
 
 // runningFMU is the FMU of a bench's FMU endpoint, started for a run.
@@ -15,6 +16,22 @@ type runningFMU struct {
 	endpoint string
 	unit     *fmu.Unit
 	model    fmu.Model
+	kind     fmi.Kind
+	isolated bool
+	// final is the summary taken as it closed.
+	final *record.FMUSummary
+}
+
+// summary is what the FMU did, for its model's summary.
+func (f runningFMU) summary() *record.FMUSummary {
+	st := f.model.Stats()
+	s := &record.FMUSummary{File: f.unit.Path, Interface: f.kind.String(), Isolated: f.isolated,
+		Steps: st.Steps, SolverSteps: st.SolverSteps, Rejected: st.Rejected,
+		Events: st.StateEvents + st.TimeEvents + st.StepEvents + st.InputEvents}
+	if err := f.model.Err(); err != nil {
+		s.Error = err.Error()
+	}
+	return s
 }
 
 // startFMUs starts the FMU of each FMU endpoint of b, in bench order, and
@@ -48,7 +65,7 @@ func startFMUs(b *profiles.LoadedBench, priority int) ([]runningFMU, error) {
 			return nil, fmt.Errorf("%s: starting the FMU %s: %w", name, f.File, err)
 		}
 		f.Block.Attach(m)
-		started = append(started, runningFMU{endpoint: name, unit: u, model: m})
+		started = append(started, runningFMU{endpoint: name, unit: u, model: m, kind: f.Kind, isolated: f.Isolate})
 	}
 	return started, nil
 }
@@ -58,7 +75,8 @@ func startFMUs(b *profiles.LoadedBench, priority int) ([]runningFMU, error) {
 // FMU that failed in the run is not asked again why).
 func closeFMUs(fmus []runningFMU) error {
 	var errs []error
-	for _, f := range slices.Backward(fmus) {
+	for i, f := range slices.Backward(fmus) {
+		fmus[i].final = f.summary()
 		if f.model.Err() == nil {
 			if err := f.model.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("%s: closing the FMU: %w", f.endpoint, err))

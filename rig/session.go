@@ -110,9 +110,11 @@ type Session struct {
 	outputs   []output  // the files above that were asked for
 	replays   []*replay // the players that replay a recording, by name
 	fmus      []runningFMU
-	timing    record.TimingSummary
-	ran       bool
-	refused   bool // the kernel refused a real-time facility for want of privilege
+	// fmuSummaries are the FMUs as they were closed, for the summary.
+	fmuSummaries []runningFMU
+	timing       record.TimingSummary
+	ran          bool
+	refused      bool // the kernel refused a real-time facility for want of privilege
 
 	mu    sync.Mutex
 	final *record.Summary // once the run has ended
@@ -552,6 +554,13 @@ func (s *Session) summary(stopped string, failure error) (record.Summary, error)
 		sum.Bench = s.bench.Name
 	}
 	sum.Summary, sum.Models = s.x.Summary()
+	for _, f := range s.fmuSummaries {
+		for i := range sum.Models {
+			if sum.Models[i].Endpoint == f.endpoint {
+				sum.Models[i].FMU = f.final
+			}
+		}
+	}
 	if ph := s.x.Phases(); ph != nil {
 		sum.Phases = ph.Summary(s.x.Network().Now())
 	}
@@ -615,6 +624,7 @@ func (s *Session) closeFiles() {
 	if err := closeFMUs(s.fmus); err != nil {
 		s.logf("%v", err)
 	}
+	s.fmuSummaries = append(s.fmuSummaries, s.fmus...)
 	s.fmus = nil
 }
 

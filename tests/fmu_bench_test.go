@@ -239,6 +239,9 @@ func TestFMUFailureLeavesTheHardwareSafe(t *testing.T) {
 			if len(s.Failures) != 1 || !strings.Contains(s.Failures[0], "FMU lag failed") {
 				t.Errorf("failures %q", s.Failures)
 			}
+			if f := s.Models[0].FMU; f == nil || !f.Isolated || f.Interface != "Co-Simulation" || !strings.Contains(f.Error, c.says) || f.Steps < 250 {
+				t.Errorf("the summary's FMU: %+v", f)
+			}
 			rows := parseTable(t, mustRead(t, signals))
 			times, safe := rows.column(t, "t", 0), rows.column(t, "lag.hardware.y", 0)
 			last := times[len(times)-1]
