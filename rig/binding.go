@@ -122,14 +122,9 @@ func bind(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, devices []endp
 		if f := bm.FMU; f != nil && standIn && !f.StandIn {
 			return binding{}, fmt.Errorf("%s: nothing stands in for the hardware across the FMU's cut in virtual time: give the endpoint hardware: {model: ..., cut: ...} (a model whose hardware part reads what the FMU sends), or run it against the hardware (hilrig run)", name)
 		}
-		m, err := executor.NewModel(name, bm, toHW, fromHW, standIn)
+		m, err := executor.NewModel(name, ModelSpecOf(bm), toHW, fromHW, standIn)
 		if err != nil {
 			return binding{}, fmt.Errorf("%s: %w", name, err)
-		}
-		if st := bm.Stepping; st != nil {
-			if err := m.SetStepping(stepping(st)); err != nil {
-				return binding{}, err
-			}
 		}
 		for _, f := range []int{toHW, fromHW} {
 			if f >= 0 {
@@ -162,6 +157,24 @@ func modelFlows(b *profiles.LoadedBench, p *profiles.Loaded, name string) (toHW,
 		}
 	}
 	return toHW, fromHW
+}
+
+// ModelSpecOf is a bench's model endpoint (a model or an FMU) in the
+// executor's terms.
+func ModelSpecOf(bm *profiles.BenchModel) *executor.ModelSpec {
+	s := &executor.ModelSpec{
+		Model: bm.Name, Cut: bm.Cut, Plant: bm.Plant, Simulated: bm.Simulated, Hardware: bm.Hardware,
+		Exchange: bm.Exchange, Step: bm.Step, Solver: bm.Solver, SendEvery: bm.SendEvery,
+		Send: bm.Send, Receive: bm.Receive, Output: bm.Output, Reference: bm.FMU == nil,
+	}
+	if st := bm.Stepping; st != nil {
+		es := stepping(st)
+		s.Stepping = &es
+	}
+	if f := bm.FMU; f != nil {
+		s.Failure = &executor.FailurePolicy{Why: f.Block.Err, Safe: f.Safe, Continue: f.Continue}
+	}
+	return s
 }
 
 // stepping turns a bench's stepping into the executor's.

@@ -62,6 +62,9 @@ func TestImportDirection(t *testing.T) {
 			if pkg.ImportPath == module+"firmware/wire" {
 				t.Errorf("firmware/wire imports %s; it must depend on nothing of ours, so that device code can use it", imp)
 			}
+			if strings.HasPrefix(pkg.ImportPath, module+"rig/executor") && to == "profiles" {
+				t.Errorf("%s imports %s: the executor runs in its own terms (executor.ModelSpec, Stepping), which the rig makes of the languages' (rig.ModelSpecOf)", pkg.ImportPath, imp)
+			}
 		}
 	}
 	if packages < 10 {

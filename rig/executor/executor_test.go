@@ -15,6 +15,7 @@ import (
 	"github.com/hilrig/hilrig/drivers"
 	"github.com/hilrig/hilrig/drivers/driverstest"
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/rig"
 	"github.com/hilrig/hilrig/rig/executor"
 	"github.com/hilrig/hilrig/rig/record"
 	"github.com/hilrig/hilrig/rig/supervisor"
@@ -152,7 +153,7 @@ type carLoop struct {
 func newCarLoop(t *testing.T, st *executor.Stepping) *carLoop {
 	p := parse(t, carLink)
 	b := carBench(t, p)
-	car, err := executor.NewModel("car", b.Models["car"], 0, 1, false)
+	car, err := executor.NewModel("car", rig.ModelSpecOf(b.Models["car"]), 0, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +234,7 @@ flows:
   cross: {route: [up], traffic: {poisson: {rate: 200kbit, size: 300B}}}
 `)
 	b := carBench(t, p)
-	car, err := executor.NewModel("car", b.Models["car"], 0, 1, true)
+	car, err := executor.NewModel("car", rig.ModelSpecOf(b.Models["car"]), 0, 1, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +303,7 @@ func TestVirtualIsTheReferenceOfReal(t *testing.T) {
 func TestOverrunsIntegrateThrough(t *testing.T) {
 	p := parse(t, carLink)
 	b := carBench(t, p)
-	car, err := executor.NewModel("car", b.Models["car"], 0, 1, false)
+	car, err := executor.NewModel("car", rig.ModelSpecOf(b.Models["car"]), 0, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/hilrig/hilrig/drivers/driverstest"
 	"github.com/hilrig/hilrig/firmware/wire"
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/rig"
 	"github.com/hilrig/hilrig/rig/executor"
 	"github.com/hilrig/hilrig/rig/record"
 	"github.com/hilrig/hilrig/rig/supervisor"
@@ -55,7 +56,7 @@ bind:
 		t.Fatal(err)
 	}
 	bm := b.Models["car"]
-	car, err := executor.NewModel("car", bm, 0, 1, false)
+	car, err := executor.NewModel("car", rig.ModelSpecOf(bm), 0, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +122,7 @@ bind:
 // 2.593738 s for an event at 2.593307 s).
 func TestAlarmRowAtItsEvent(t *testing.T) {
 	p := parse(t, carLink)
-	car, err := executor.NewModel("car", carBench(t, p).Models["car"], 0, 1, false)
+	car, err := executor.NewModel("car", rig.ModelSpecOf(carBench(t, p).Models["car"]), 0, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +186,7 @@ func TestAlarmRowAtItsEvent(t *testing.T) {
 // car sent NaN to the seat at every exchange and the run went on.
 func TestDivergedModelStopsTheRun(t *testing.T) {
 	p := parse(t, carLink)
-	car, err := executor.NewModel("car", carBench(t, p).Models["car"], 0, 1, false)
+	car, err := executor.NewModel("car", rig.ModelSpecOf(carBench(t, p).Models["car"]), 0, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}

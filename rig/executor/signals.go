@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/hilrig/hilrig/emulator/plant"
-	"github.com/hilrig/hilrig/profiles"
 )
 
 // SignalPart is what a column of the signals file reads.
@@ -39,11 +38,11 @@ const (
 // (standIn: the hardware's part stands in for the device, in virtual time)
 // the hardware's, each what the part computes, what it receives across the
 // cut and the model inputs it reads (their stimulus at the row's time);
-// then the uncut model's signals and inputs (but for an FMU's); then, when the part keeps its
-// own time (it steps on data or is supervised, HasOwnTime), its time and
-// t_diff. It is what the executor records and what an expectation may
+// then, with a reference, the uncut model's signals and inputs; then,
+// when the part keeps its own time (ownTime: it steps on data or is
+// supervised, ModelSpec.OwnTime), its time and t_diff. It is what the executor records and what an expectation may
 // name: both read it.
-func ModelSignals(name string, bm *profiles.BenchModel, standIn, ownTime bool) []ModelSignal {
+func ModelSignals(name string, spec *ModelSpec, standIn, ownTime bool) []ModelSignal {
 	var out []ModelSignal
 	add := func(part SignalPart, prefix string, lists ...[]string) {
 		for _, l := range lists {
@@ -52,12 +51,12 @@ func ModelSignals(name string, bm *profiles.BenchModel, standIn, ownTime bool) [
 			}
 		}
 	}
-	add(RigPart, ".", bm.Simulated.Produces(), bm.Simulated.In(), bm.Simulated.External())
+	add(RigPart, ".", spec.Simulated.Produces(), spec.Simulated.In(), spec.Simulated.External())
 	if standIn {
-		add(StandInPart, ".hardware.", bm.Hardware.Produces(), bm.Hardware.In(), bm.Hardware.External())
+		add(StandInPart, ".hardware.", spec.Hardware.Produces(), spec.Hardware.In(), spec.Hardware.External())
 	}
-	if bm.FMU == nil { // an FMU is not run twice: it has no uncut reference
-		whole := bm.Whole()
+	if spec.Reference {
+		whole := spec.Plant.Whole()
 		add(IdealPart, ".ideal.", whole.Produces(), whole.External())
 	}
 	if ownTime {
@@ -68,17 +67,10 @@ func ModelSignals(name string, bm *profiles.BenchModel, standIn, ownTime bool) [
 	return out
 }
 
-// HasOwnTime reports whether a bench model's part keeps its own time, as
-// the executor's model does once given the bench's stepping (SetStepping):
-// it steps on data, or a supervisor watches it.
-func HasOwnTime(st *profiles.Stepping) bool {
-	return st != nil && (st.Wait || st.Supervisor != nil)
-}
-
 // signalColumns appends the model's signal columns (ModelSignals) to names
 // and what reads them to cols.
 func (m *Model) signalColumns(names []string, cols []signalColumn) ([]string, []signalColumn) {
-	for _, s := range ModelSignals(m.name, m.bm, m.hw != nil, m.wait != nil) {
+	for _, s := range ModelSignals(m.name, m.spec, m.hw != nil, m.wait != nil) {
 		var c signalColumn
 		switch s.Part {
 		case RigPart:

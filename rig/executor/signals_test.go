@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hilrig/hilrig/rig"
 	"github.com/hilrig/hilrig/rig/executor"
 )
 
@@ -20,7 +21,7 @@ func TestSignalsHoldTheInputs(t *testing.T) {
 	p := parse(t, carLink)
 	bm := carBench(t, p).Models["car"]
 	var want []string
-	for _, s := range executor.ModelSignals("car", bm, true, false) {
+	for _, s := range executor.ModelSignals("car", rig.ModelSpecOf(bm), true, false) {
 		want = append(want, s.Column)
 	}
 	if !slices.Equal(header[1:], want) {
@@ -67,7 +68,7 @@ func TestSignalColumnsOfARealRun(t *testing.T) {
 		}
 	}
 	p := parse(t, carLink)
-	for _, s := range executor.ModelSignals("car", carBench(t, p).Models["car"], false, true) {
+	for _, s := range executor.ModelSignals("car", rig.ModelSpecOf(carBench(t, p).Models["car"]), false, true) {
 		if s.Seconds != (s.Part == executor.TimePart) {
 			t.Errorf("%s: seconds %v", s.Column, s.Seconds)
 		}

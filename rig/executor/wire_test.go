@@ -11,6 +11,7 @@ import (
 	"github.com/hilrig/hilrig/firmware/pid"
 	"github.com/hilrig/hilrig/firmware/wire"
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/rig"
 	"github.com/hilrig/hilrig/rig/executor"
 	"github.com/hilrig/hilrig/rig/record"
 )
@@ -449,7 +450,7 @@ bind:
 		if err != nil {
 			t.Fatal(err)
 		}
-		car, err := executor.NewModel("car", b.Models["car"], 0, 1, false)
+		car, err := executor.NewModel("car", rig.ModelSpecOf(b.Models["car"]), 0, 1, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -522,7 +523,7 @@ bind:
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		car, err := executor.NewModel("car", b.Models["car"], 0, 1, false)
+		car, err := executor.NewModel("car", rig.ModelSpecOf(b.Models["car"]), 0, 1, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/hilrig/hilrig/emulator"
 	"github.com/hilrig/hilrig/emulator/suggest"
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/rig"
 	"github.com/hilrig/hilrig/rig/executor"
 	"github.com/hilrig/hilrig/rig/record"
 )
@@ -187,7 +188,8 @@ func NamesOf(p *profiles.Loaded, b *profiles.LoadedBench) *Names {
 func signalsOf(name string, bm *profiles.BenchModel) []Signal {
 	var out []Signal
 	ideal := map[string]bool{}
-	for _, c := range executor.ModelSignals(name, bm, true, executor.HasOwnTime(bm.Stepping)) {
+	spec := rig.ModelSpecOf(bm)
+	for _, c := range executor.ModelSignals(name, spec, true, spec.OwnTime()) {
 		if c.Part == executor.IdealPart {
 			ideal[c.Signal] = true
 			continue
