@@ -256,6 +256,7 @@ func (h *Host) publish() {
 		}
 		if h.mon.Seq() != last && h.mon.Read(&snap) {
 			last = snap.Seq
+			h.s.CountEndpoints(&snap)
 			buf, _ = snap.AppendBinary(buf[:frameHeader])
 			h.wmu.Lock()
 			err := writeFrame(h.conn, kindSnapshot, buf)
