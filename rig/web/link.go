@@ -491,6 +491,7 @@ type remote struct {
 	hello   hello
 	profile *profiles.Loaded
 	mon     *record.Monitor // fed with the host's snapshots
+	history *history        // and so is this
 
 	wmu     sync.Mutex
 	mu      sync.Mutex
@@ -504,8 +505,9 @@ type remote struct {
 	lost    error         // why the link was lost, if it was
 }
 
-// dial reads the host's hello from conn and begins to follow the run.
-func dial(conn net.Conn) (*remote, error) {
+// dial reads the host's hello from conn and begins to follow the run,
+// keeping its history in hist.
+func dial(conn net.Conn, hist *history) (*remote, error) {
 	r := bufio.NewReader(conn)
 	kind, payload, err := readFrame(r, nil)
 	if err != nil {
@@ -514,7 +516,7 @@ func dial(conn net.Conn) (*remote, error) {
 	if kind != kindHello {
 		return nil, fmt.Errorf("the link began with a frame of kind %q, not the run's description", kind)
 	}
-	rm := &remote{conn: conn, mon: &record.Monitor{}, pending: map[uint64]chan linkAnswer{},
+	rm := &remote{conn: conn, mon: &record.Monitor{}, history: hist, pending: map[uint64]chan linkAnswer{},
 		started: make(chan struct{}), ended: make(chan struct{}), closed: make(chan struct{})}
 	if err := json.Unmarshal(payload, &rm.hello); err != nil {
 		return nil, fmt.Errorf("the run's description: %w", err)
@@ -542,6 +544,7 @@ func (rm *remote) follow(r *bufio.Reader) {
 		close(rm.closed)
 	}()
 	var buf []byte
+	var snap record.Snapshot // the latest, for the history
 	for {
 		kind, payload, err := readFrame(r, buf)
 		buf = payload
@@ -555,12 +558,15 @@ func (rm *remote) follow(r *bufio.Reader) {
 		case kindStarted:
 			startOnce.Do(func() { close(rm.started) })
 		case kindSnapshot:
-			var bad error
-			rm.mon.Publish(func(s *record.Snapshot) { bad = s.UnmarshalBinary(payload) })
-			if bad != nil {
-				rm.lost = bad
+			// Decoded once for the history, which takes every snapshot,
+			// and once into the monitor, which skips one while readers
+			// hold its slots.
+			if err := snap.UnmarshalBinary(payload); err != nil {
+				rm.lost = err
 				return
 			}
+			rm.history.add(&snap)
+			rm.mon.Publish(func(s *record.Snapshot) { s.UnmarshalBinary(payload) })
 		case kindAnswer:
 			var a linkAnswer
 			if err := json.Unmarshal(payload, &a); err != nil {

@@ -41,6 +41,12 @@ type Message struct {
 	Models []ModelJSON    `json:"models,omitempty"`
 	Timing *TimingJSON    `json:"timing,omitempty"`
 	Events []record.Event `json:"events,omitempty"` // new since the previous message
+	// Series are the plots' points since the previous message (in the
+	// first, from the run's start: the history); Reset says the client is
+	// sent the history again, having fallen too far behind, and must
+	// forget the points it had.
+	Series []SeriesJSON `json:"series,omitempty"`
+	Reset  bool         `json:"reset,omitempty"`
 	// Summary is the run's, in the last message, once it has ended (the
 	// snapshot may be up to a publication older than its end).
 	Summary *record.Summary `json:"summary,omitempty"`
@@ -222,7 +228,8 @@ type client struct {
 	done     chan struct{}
 	sentLast chan struct{} // closed once the last message is sent
 	closing  atomic.Bool
-	events   int // events sent so far
+	events   int    // events sent so far
+	points   uint64 // the history's snapshots sent so far
 }
 
 // outgoing is a message queued for a client, the last one or not.
@@ -279,6 +286,7 @@ func (c *client) produce() {
 		}
 		lastSeq, lastState = snap.Seq, state
 		m := message(&snap, state)
+		m.Series, c.points, m.Reset = c.srv.history.since(c.points)
 		if last {
 			m.Events = c.srv.eventsSince(c.events) // the run's, from its summary
 			c.events += len(m.Events)
