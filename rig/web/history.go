@@ -1,6 +1,8 @@
 package web
 
 import (
+	"encoding/json"
+	"errors"
 	"math"
 	"net/http"
 	"strconv"
@@ -275,6 +277,32 @@ func (ps pointsJSON) MarshalJSON() ([]byte, error) {
 		b = append(b, ']')
 	}
 	return append(b, ']'), nil
+}
+
+// UnmarshalJSON reads points as MarshalJSON writes them, for Go clients
+// of the stream and the history.
+func (ps *pointsJSON) UnmarshalJSON(b []byte) error {
+	var raw [][]*float64
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*ps = make(pointsJSON, 0, len(raw))
+	for _, r := range raw {
+		if len(r) < 2 || r[0] == nil {
+			return errors.New("a point is [t_s, value], [t_s, mean, min, max] or [t_s, null]")
+		}
+		t := time.Duration(math.Round(*r[0] * 1e9))
+		if r[1] == nil {
+			*ps = append(*ps, valued(t, 0, 0))
+			continue
+		}
+		p := valued(t, *r[1], 1)
+		if len(r) == 4 && r[2] != nil && r[3] != nil {
+			p.Min, p.Max = *r[2], *r[3]
+		}
+		*ps = append(*ps, p)
+	}
+	return nil
 }
 
 // since returns every series' points after the first `after` snapshots

@@ -135,6 +135,11 @@ func TestHistoryMergesWeighted(t *testing.T) {
 	if err != nil || string(b) != `[[0.1,null],[0.2,0],[0.3,0.166667,0,1]]` {
 		t.Errorf("points in JSON: %s, %v", b, err)
 	}
+	var back pointsJSON
+	if err := json.Unmarshal(b, &back); err != nil || len(back) != 3 || back[0].Den != 0 || back[1].Num != 0 || back[1].Den != 1 ||
+		back[2].T != 300*time.Millisecond || back[2].Num != 0.166667 || back[2].Min != 0 || back[2].Max != 1 {
+		t.Errorf("points read back: %+v, %v", back, err)
+	}
 }
 
 // TestHistorySince: a client is sent every point once, the first time

@@ -3,7 +3,9 @@ package web
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,6 +62,8 @@ type hello struct {
 	Seed    uint64    `json:"seed"`
 	End     int64     `json:"end_ns"`
 	Started time.Time `json:"started"` // when the host was made
+	// RunID tells this run from every other: 64 random bits, in hex.
+	RunID string `json:"run_id"`
 }
 
 // linkRequest is a server's question to its host.
@@ -192,7 +196,7 @@ func NewHost(s *rig.Session, mon *record.Monitor, conn net.Conn, log io.Writer) 
 	h := &Host{s: s, mon: mon, conn: conn, ended: make(chan struct{}), served: make(chan struct{}), latest: map[hopParam]*change{},
 		logf: func(format string, args ...any) { fmt.Fprintf(log, "hilrig: "+format+"\n", args...) }}
 	p := s.Profile()
-	hi := hello{Source: p.Source, Profile: p.YAML(), Clock: s.Mode().String(), Seed: s.Executor().Network().Summary().Seed, End: int64(s.Executor().End()), Started: time.Now()}
+	hi := hello{Source: p.Source, Profile: p.YAML(), Clock: s.Mode().String(), Seed: s.Executor().Network().Summary().Seed, End: int64(s.Executor().End()), Started: time.Now(), RunID: newRunID()}
 	if b := s.Bench(); b != nil {
 		hi.Bench = b.Name
 	}
@@ -202,6 +206,14 @@ func NewHost(s *rig.Session, mon *record.Monitor, conn net.Conn, log io.Writer) 
 	go h.answer()
 	go h.publish()
 	return h, nil
+}
+
+// newRunID returns 64 random bits in hex: unique enough to tell runs
+// apart in a Prometheus server's years of series.
+func newRunID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 func (h *Host) write(kind byte, v any) error {

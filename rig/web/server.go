@@ -436,6 +436,7 @@ func notFound(w http.ResponseWriter, r *http.Request) {
 type runInfo struct {
 	Profile  string `json:"profile"`
 	Bench    string `json:"bench,omitempty"`
+	RunID    string `json:"run_id"` // as the metrics' hilrig_run_info labels it
 	Clock    string `json:"clock"`
 	State    string `json:"state"` // waiting, running or ended
 	ReadOnly bool   `json:"read_only"`
@@ -475,7 +476,7 @@ func (s *Server) info() runInfo {
 	p := s.run.profile
 	info := runInfo{
 		Profile: p.Name, Clock: s.run.hello.Clock, State: s.state(), ReadOnly: s.opt.ReadOnly,
-		StartedAt: s.run.hello.Started, Hops: p.Hops.Names, Flows: p.Flows.Names, Bench: s.run.hello.Bench,
+		StartedAt: s.run.hello.Started, Hops: p.Hops.Names, Flows: p.Flows.Names, Bench: s.run.hello.Bench, RunID: s.run.hello.RunID,
 	}
 	for _, ph := range p.Phases() {
 		info.Phases = append(info.Phases, ph.Name)
