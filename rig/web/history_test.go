@@ -185,3 +185,30 @@ func TestHistorySince(t *testing.T) {
 		t.Errorf("far behind: %d series, %d points, %d, %v", series, points, n, reset)
 	}
 }
+
+// FuzzPointsJSON: whatever a client is sent or sends back, points are read
+// without a panic, and points read are written as they were read.
+func FuzzPointsJSON(f *testing.F) {
+	f.Add([]byte(`[[0.1,null],[0.2,0],[0.3,0.166667,0,1]]`))
+	f.Add([]byte(`[[1e300,1e-300,-5,7]]`))
+	f.Add([]byte(`[[0.1]]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var ps pointsJSON
+		if json.Unmarshal(b, &ps) != nil {
+			return
+		}
+		out, err := json.Marshal(ps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var again pointsJSON
+		if err := json.Unmarshal(out, &again); err != nil || len(again) != len(ps) {
+			t.Fatalf("%s written as %s, read back as %+v, %v", b, out, again, err)
+		}
+		for i := range ps {
+			if (ps[i].Den == 0) != (again[i].Den == 0) {
+				t.Fatalf("point %d: %+v, then %+v", i, ps[i], again[i])
+			}
+		}
+	})
+}
