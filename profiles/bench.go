@@ -32,10 +32,16 @@ type Endpoint struct {
 	UDP    *UDPSocket      `yaml:"udp" doc:"a UDP socket: one datagram per frame"`
 	TCP    *TCPSocket      `yaml:"tcp" doc:"a TCP connection, cut into frames as a serial line is"`
 	Model  *ModelEndpoint  `yaml:"model" doc:"a plant model the rig simulates, cut at a coupling point; its frames are the variables that cross the cut"`
+	FMU    *FMUEndpoint    `yaml:"fmu" doc:"an FMU (FMI 2 or 3) the rig runs as its part of the plant; its frames are the values it sends and takes"`
 	Replay *ReplayEndpoint `yaml:"replay" doc:"an endpoint played from a recording of an earlier run (hilrig run --record): the frames its device sent then, at the times they came"`
 }
 
 func (*Endpoint) oneOf() {}
+
+// IsModel reports whether the rig computes the endpoint's frames from a
+// model it runs (a model or an FMU), rather than exchanging them with a
+// device or a recording.
+func (e *Endpoint) IsModel() bool { return e.Model != nil || e.FMU != nil }
 
 // SpeaksWire reports whether the endpoint's frames are wire protocol
 // messages (codec wire).
@@ -356,6 +362,10 @@ func (b *Bench) check(d *decoder, source string, bound []BoundFlow) map[string]*
 			positiveDuration(d, path+".tcp.reconnect", e.TCP.Reconnect)
 		case e.Model != nil:
 			if bm := checkModel(d, path+".model", source, e.Model); bm != nil {
+				models[name] = bm
+			}
+		case e.FMU != nil:
+			if bm := checkFMU(d, path+".fmu", source, e.FMU); bm != nil {
 				models[name] = bm
 			}
 		case e.Replay != nil:

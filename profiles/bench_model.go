@@ -17,16 +17,36 @@ import (
 // ModelEndpoint is a plant model the rig simulates, cut at a coupling
 // point: the variables that cross the cut are its frames.
 type ModelEndpoint struct {
-	Name      string        `yaml:"name,required" doc:"a built-in model (hilrig models lists them) or a model file, relative to the bench"`
-	Cut       string        `yaml:"cut,required" doc:"the coupling point; the rig simulates the part that is not on the bench"`
-	Exchange  *Duration     `yaml:"exchange" doc:"communication step: how often the rig sends the variables that cross the cut and takes up the last ones received" default:"2ms"`
-	SendEvery *Duration     `yaml:"send_every" doc:"how often the rig's part sends what crosses the cut, a whole number of exchanges: a short exchange then takes up what arrives soon after it arrives (a plant taking a command as it comes) while the samples go at their own rate" default:"every exchange"`
-	Step      *Duration     `yaml:"step" doc:"integration step; the exchange step must be a whole number of them" default:"the exchange step"`
-	Solver    *SolverName   `yaml:"solver" doc:"rk4, or trapezoidal (implicit, for stiff models)" default:"trapezoidal"`
-	Params    Map[float64]  `yaml:"params" doc:"a built-in model's parameters changed from their defaults, by name"`
-	Inputs    Map[Stimulus] `yaml:"inputs" doc:"the model's inputs driven otherwise than the model says, by name"`
-	Codec     *CodecSpec    `yaml:"codec" doc:"how the variables travel in a frame: csv, struct, wire, or any of them with settings" default:"csv"`
+	Name   string        `yaml:"name,required" doc:"a built-in model (hilrig models lists them) or a model file, relative to the bench"`
+	Cut    string        `yaml:"cut,required" doc:"the coupling point; the rig simulates the part that is not on the bench"`
+	Params Map[float64]  `yaml:"params" doc:"a built-in model's parameters changed from their defaults, by name"`
+	Inputs Map[Stimulus] `yaml:"inputs" doc:"the model's inputs driven otherwise than the model says, by name"`
+	PartSettings
+}
+
+// PartSettings are how the rig's part of a model endpoint (a model, an
+// FMU) exchanges and steps.
+type PartSettings struct {
+	Exchange  *Duration   `yaml:"exchange" doc:"communication step: how often the rig sends the variables that cross the cut and takes up the last ones received" default:"2ms"`
+	SendEvery *Duration   `yaml:"send_every" doc:"how often the rig's part sends what crosses the cut, a whole number of exchanges: a short exchange then takes up what arrives soon after it arrives (a plant taking a command as it comes) while the samples go at their own rate" default:"every exchange"`
+	Step      *Duration   `yaml:"step" doc:"integration step (an FMU's communication step); the exchange step must be a whole number of them" default:"the exchange step"`
+	Solver    *SolverName `yaml:"solver" doc:"rk4, or trapezoidal (implicit, for stiff models)" default:"trapezoidal"`
+	Codec     *CodecSpec  `yaml:"codec" doc:"how the variables travel in a frame: csv, struct, wire, or any of them with settings" default:"csv"`
 	ModelStepping
+}
+
+// steps are the exchange and integration steps the settings give, or
+// their defaults.
+func (e *PartSettings) steps() (exchange, step time.Duration) {
+	exchange = 2 * time.Millisecond
+	if e.Exchange != nil {
+		exchange = time.Duration(*e.Exchange)
+	}
+	step = exchange
+	if e.Step != nil {
+		step = time.Duration(*e.Step)
+	}
+	return exchange, step
 }
 
 // SolverName is rk4 or trapezoidal.
@@ -136,18 +156,40 @@ type BenchModel struct {
 	// Stepping is how the rig's part steps and who watches it; nil: at
 	// every exchange on the last input received, unwatched.
 	Stepping *Stepping
+	// FMU is the FMU of an FMU endpoint, whose plant is the FMU (the
+	// rig's part) and what stands in for the hardware; nil for a model
+	// endpoint.
+	FMU *FMUModel
 }
 
 // checkModel resolves a model endpoint; it returns nil after reporting a
 // problem.
 func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchModel {
-	ref := e.Name
+	lm := loadBenchModel(d, path, benchSource, "name", e.Name, e.Params, e.Inputs)
+	if lm == nil {
+		return nil
+	}
+	bm := &BenchModel{LoadedModel: lm, Cut: e.Cut}
+	var err error
+	if bm.Simulated, bm.Hardware, err = lm.Plant.Cut(e.Cut); err != nil {
+		d.errorAt(path+".cut", "%v", err)
+		return nil
+	}
+	return e.PartSettings.finish(d, path, bm)
+}
+
+// loadBenchModel loads the model a bench names at path (its keys name,
+// params and inputs): a built-in or a model file relative to the bench,
+// with the bench's parameters and stimuli; nameKey is the key that names
+// it. It returns nil after reporting a problem.
+func loadBenchModel(d *decoder, path, benchSource, nameKey, name string, paramMap Map[float64], inputs Map[Stimulus]) *LoadedModel {
+	ref := name
 	if _, builtin := plant.LookupBuiltin(ref); !builtin && !filepath.IsAbs(ref) && strings.ContainsAny(ref, "/.") {
 		ref = filepath.Join(filepath.Dir(benchSource), ref)
 	}
 	params := map[string]float64{}
-	for i, name := range e.Params.Names {
-		params[name] = *e.Params.Values[i]
+	for i, name := range paramMap.Names {
+		params[name] = *paramMap.Values[i]
 	}
 	if b, builtin := plant.LookupBuiltin(ref); builtin {
 		if _, err := b.Model(params); err != nil {
@@ -165,7 +207,7 @@ func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchMo
 			return nil
 		}
 	} else if len(params) > 0 {
-		d.errorAt(path+".params", "params change a built-in model's parameters; %s is a model file, whose numbers are in the file", e.Name)
+		d.errorAt(path+".params", "params change a built-in model's parameters; %s is a model file, whose numbers are in the file", name)
 		return nil
 	}
 	lm, err := LoadModel(ref, params)
@@ -174,15 +216,15 @@ func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchMo
 		if errors.As(err, &list) {
 			d.add(list...) // at their places in the model file
 		} else {
-			d.errorAt(path+".name", "%v", err)
+			d.errorAt(path+"."+nameKey, "%v", err)
 		}
 		return nil
 	}
 	// The bench's stimuli replace the model's.
-	if e.Inputs.Len() > 0 {
+	if inputs.Len() > 0 {
 		m := lm.Model
 		m.Inputs = slices.Clone(m.Inputs)
-		for i, name := range e.Inputs.Names {
+		for i, name := range inputs.Names {
 			at := slices.IndexFunc(m.Inputs, func(in plant.Input) bool { return in.Name == name })
 			if at < 0 {
 				var names []string
@@ -192,26 +234,23 @@ func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchMo
 				d.errorAt(path+".inputs."+name, "model %s has no input %s%s (its inputs: %s)", m.Name, name, didYouMean(name, names), strings.Join(names, ", "))
 				continue
 			}
-			e.Inputs.Values[i].check(d, path+".inputs."+name)
-			m.Inputs[at].Stimulus = e.Inputs.Values[i].stimulus()
+			inputs.Values[i].check(d, path+".inputs."+name)
+			m.Inputs[at].Stimulus = inputs.Values[i].stimulus()
 		}
 		if lm.Plant, err = plant.New(m); err != nil {
 			reportModelProblems(d, path, err) // a stimulus that is not finite, at its input
 			return nil
 		}
 	}
-	bm := &BenchModel{LoadedModel: lm, Cut: e.Cut, Exchange: 2 * time.Millisecond, SendEvery: 1, Solver: plant.Trapezoidal}
-	if bm.Simulated, bm.Hardware, err = lm.Plant.Cut(e.Cut); err != nil {
-		d.errorAt(path+".cut", "%v", err)
-		return nil
-	}
-	if e.Exchange != nil {
-		bm.Exchange = time.Duration(*e.Exchange)
-	}
-	bm.Step = bm.Exchange
-	if e.Step != nil {
-		bm.Step = time.Duration(*e.Step)
-	}
+	return lm
+}
+
+// finish sets what the settings say of bm's part, its plant already cut,
+// and checks that its parts step and its codecs code what crosses the
+// cut; it returns nil after reporting a problem.
+func (e *PartSettings) finish(d *decoder, path string, bm *BenchModel) *BenchModel {
+	bm.SendEvery, bm.Solver = 1, plant.Trapezoidal
+	bm.Exchange, bm.Step = e.steps()
 	ok := true
 	if bm.Exchange <= 0 {
 		d.errorAt(path+".exchange", "must be positive")
@@ -265,7 +304,7 @@ func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchMo
 		}
 		for _, name := range fields.Names {
 			if !slices.Contains(crossing, name) {
-				d.errorAt(path+".codec."+key+".fields."+name, "is not a variable that crosses cut %s (they are: %s)", e.Cut, strings.Join(crossing, ", "))
+				d.errorAt(path+".codec."+key+".fields."+name, "is not a variable that crosses cut %s (they are: %s)", bm.Cut, strings.Join(crossing, ", "))
 			}
 		}
 		layout := func(signals []string) *wire.Struct {
@@ -331,7 +370,7 @@ func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchMo
 // through exactly the flows its cut needs, to endpoints that carry bytes.
 func (b *Bench) checkModelBindings(d *decoder, models map[string]*BenchModel, bound []BoundFlow) {
 	for i, name := range b.Endpoints.Names {
-		if b.Endpoints.Values[i].Model == nil {
+		if !b.Endpoints.Values[i].IsModel() {
 			continue
 		}
 		path := "endpoints." + name
@@ -348,7 +387,7 @@ func (b *Bench) checkModelBindings(d *decoder, models map[string]*BenchModel, bo
 			}
 			for _, peer := range []string{bf.From, bf.To} {
 				if k := b.Endpoints.Index(peer); peer != name && k >= 0 && (bf.From == name || bf.To == name) {
-					if b.Endpoints.Values[k].Model != nil {
+					if b.Endpoints.Values[k].IsModel() {
 						d.errorAt("bind."+bf.Key, "a model's frames go to hardware: a serial, pty, udp or tcp endpoint, not another model (%s)", peer)
 					}
 				}

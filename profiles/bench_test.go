@@ -58,7 +58,7 @@ func TestMalformedBenches(t *testing.T) {
 		{"missing device", with("device: /dev/ttyUSB0, ", ""),
 			[]string{`x.yaml:2:24: endpoints.controller.serial: missing device: want a device path (e.g. /dev/ttyUSB0)`}},
 		{"two kinds of endpoint", with("{serial: {device: /dev/ttyUSB0, baud: 115200, framing: line}}", "{serial: {device: /dev/ttyUSB0}, pty: {}}"),
-			[]string{`x.yaml:2:15: endpoints.controller: give only one of serial, pty, gpio, udp, tcp, model, replay`}},
+			[]string{`x.yaml:2:15: endpoints.controller: give only one of serial, pty, gpio, udp, tcp, model, fmu, replay`}},
 		{"a key of another framing", with("framing: line}}\n  plant", "framing: line, frame_size: 8B}}\n  plant"),
 			[]string{`x.yaml:2:88: endpoints.controller.serial.frame_size: frame_size goes with framing: fixed`}},
 		{"fixed without a size", with("framing: line}}\n  plant", "framing: fixed}}\n  plant"),

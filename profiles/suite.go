@@ -755,7 +755,7 @@ func checkScript(d *decoder, path string, script []ScriptStep, b *LoadedBench, e
 		case i < 0:
 			d.errorAt(at, "bench %s has no endpoint %q%s", b.Name, name, didYouMean(name, b.Endpoints.Names))
 			return false
-		case b.Endpoints.Values[i].Model != nil:
+		case b.Endpoints.Values[i].IsModel():
 			d.errorAt(at, "%s is a model the rig simulates; a script plays the bench's other endpoints", name)
 			return false
 		}

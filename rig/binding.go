@@ -119,6 +119,9 @@ func bind(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, devices []endp
 		// In virtual time the hardware's part stands in for the device
 		// across the cut, unless the bench's endpoint there is played.
 		standIn := !real && !playedPeer(b, name, players)
+		if f := bm.FMU; f != nil && standIn && !f.StandIn {
+			return binding{}, fmt.Errorf("%s: nothing stands in for the hardware across the FMU's cut in virtual time: give the endpoint hardware: {model: ..., cut: ...} (a model whose hardware part reads what the FMU sends), or run it against the hardware (hilrig run)", name)
+		}
 		m, err := executor.NewModel(name, bm, toHW, fromHW, standIn)
 		if err != nil {
 			return binding{}, fmt.Errorf("%s: %w", name, err)

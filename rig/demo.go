@@ -235,6 +235,20 @@ func seatNode(bm *profiles.BenchModel, uart device.UART, clock device.Clock) (de
 		Watchdog: 100 * time.Millisecond, Heartbeat: 100 * time.Millisecond}, uart, []device.AnalogIn{pins}, []device.AnalogOut{pins})
 }
 
+// StartPlantNode plays the hardware of bench model bm on the device side
+// of the pseudo-terminal at path, once a run has made it: the reference
+// plant node (firmware/plantnode), speaking the wire protocol, its pins
+// wired to the equations of bm's hardware part (one input, one output),
+// on threads of its own and its own clock, as the demo's seat is played.
+// stop ends it, its output at its safe level.
+func StartPlantNode(ctx context.Context, path string, bm *profiles.BenchModel, priority int) (stop func(), err error) {
+	dev, err := startDevice(ctx, path, func(uart device.UART, clock device.Clock) (device.Firmware, error) { return seatNode(bm, uart, clock) }, priority)
+	if err != nil {
+		return nil, err
+	}
+	return dev.stop, nil
+}
+
 // physicsPins are a plant node's output and input wired to a model part's
 // equations, one input and one output: what the output drives is the
 // part's input from that instant, and the input reads the part's output

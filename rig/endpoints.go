@@ -29,7 +29,7 @@ func buildEndpoints(b *profiles.LoadedBench, players map[string]Player, readerTh
 	var out []endpoint
 	for i, name := range b.Endpoints.Names {
 		e := b.Endpoints.Values[i]
-		if _, played := players[name]; e.Model != nil || played {
+		if _, played := players[name]; e.IsModel() || played {
 			continue
 		}
 		var ep endpoint

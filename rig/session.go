@@ -109,9 +109,12 @@ type Session struct {
 	recording *record.Recording
 	outputs   []output  // the files above that were asked for
 	replays   []*replay // the players that replay a recording, by name
-	timing    record.TimingSummary
-	ran       bool
-	refused   bool // the kernel refused a real-time facility for want of privilege
+	fmus      []runningFMU
+	// fmuSummaries are the FMUs as they were closed, for the summary.
+	fmuSummaries []runningFMU
+	timing       record.TimingSummary
+	ran          bool
+	refused      bool // the kernel refused a real-time facility for want of privilege
 
 	mu    sync.Mutex
 	final *record.Summary // once the run has ended
@@ -199,8 +202,20 @@ func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (
 			}
 		}
 	}
+	var err error
+	// In real time the executor waits for an isolated FMU at every step:
+	// its process runs at the readers' priority, below the executor's.
+	fmuPriority := 0
+	if mode == RealTime && opt.Priority > 1 {
+		fmuPriority = opt.Priority - 1
+	}
+	if s.fmus, err = startFMUs(b, fmuPriority); err != nil {
+		s.closeClock()
+		return nil, err
+	}
 	bd, err := bind(p, b, mode, s.devices, opt.Players)
 	if err != nil {
+		s.closeFiles()
 		s.closeClock()
 		return nil, err
 	}
@@ -546,6 +561,11 @@ func (s *Session) summary(stopped string, failure error) (record.Summary, error)
 			runErr.Others = append(runErr.Others, err)
 		}
 	}
+	for _, m := range s.bind.models {
+		if m.Continued() {
+			runErr.Others = append(runErr.Others, m.Failed())
+		}
+	}
 	for _, err := range runErr.all() {
 		sum.Failures = append(sum.Failures, err.Error())
 	}
@@ -553,6 +573,13 @@ func (s *Session) summary(stopped string, failure error) (record.Summary, error)
 		sum.Bench = s.bench.Name
 	}
 	sum.Summary, sum.Models = s.x.Summary()
+	for _, f := range s.fmuSummaries {
+		for i := range sum.Models {
+			if sum.Models[i].Endpoint == f.endpoint {
+				sum.Models[i].FMU = f.final
+			}
+		}
+	}
 	if ph := s.x.Phases(); ph != nil {
 		sum.Phases = ph.Summary(s.x.Network().Now())
 	}
@@ -605,7 +632,7 @@ func (s *Session) summary(stopped string, failure error) (record.Summary, error)
 }
 
 // closeFiles writes out the outputs (what they lost is in their
-// accounts) and closes the recordings replayed.
+// accounts), closes the recordings replayed and ends the FMUs.
 func (s *Session) closeFiles() {
 	for _, o := range s.outputs {
 		o.file.Close()
@@ -613,6 +640,11 @@ func (s *Session) closeFiles() {
 	for _, r := range s.replays {
 		r.close()
 	}
+	if err := closeFMUs(s.fmus); err != nil {
+		s.logf("%v", err)
+	}
+	s.fmuSummaries = append(s.fmuSummaries, s.fmus...)
+	s.fmus = nil
 }
 
 // RunError is what went wrong with a run that ran: the failure that

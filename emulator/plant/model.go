@@ -61,12 +61,18 @@ type LTI struct{ A, B, C, D *mat.Dense }
 // written into next (x and u as they are at the hit, before the jump;
 // next does not alias x). Between hits its state stays put, so it has no
 // Derivative. The period must be a whole number of solver steps.
+//
+// Failure, when set, says why a block that can fail (an FMU whose step
+// returned an error) has: the integrator reports it as the part's first
+// number that is not finite (NonFinite), before any signal the failed
+// block then gives.
 type Equations struct {
 	Derivative  func(t float64, x, u, dx []float64)
 	Output      func(t float64, x, u, y []float64)
 	Feedthrough bool
 	Period      time.Duration
 	Update      func(t float64, x, u, next []float64)
+	Failure     func() error
 }
 
 // Input is a signal from outside the model and how it is stimulated.

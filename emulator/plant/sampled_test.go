@@ -193,3 +193,43 @@ func TestAdvanceBy(t *testing.T) {
 		t.Errorf("%v allocations per AdvanceBy", a)
 	}
 }
+
+// TestStatelessSampledBlockActs: a sampled block without states (an FMU,
+// which keeps its state itself: fmi.Block) is updated at each of its hits,
+// once, with its inputs then; it was skipped, and such a block never
+// stepped.
+func TestStatelessSampledBlockActs(t *testing.T) {
+	var hits []float64
+	var last float64
+	p := mustNew(t, Model{
+		Name: "stateless",
+		Subsystems: []Subsystem{{
+			Name: "fmu", Inputs: []string{"u"}, Outputs: []string{"y"},
+			Equations: &Equations{
+				Period: 10 * time.Millisecond,
+				Output: func(_ float64, _, _, y []float64) { y[0] = last },
+				Update: func(t float64, _, u, _ []float64) { hits, last = append(hits, t), u[0] },
+			},
+		}},
+		Inputs: []Input{{Name: "u", Stimulus: Step{Time: 25 * time.Millisecond, From: 0, To: 1}}},
+	})
+	it, err := NewIntegrator(p.Whole(), RK4, time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 50 {
+		it.Advance()
+	}
+	want := []float64{0, 0.01, 0.02, 0.03, 0.04}
+	if len(hits) != len(want) {
+		t.Fatalf("updated at %v, want %v", hits, want)
+	}
+	for i := range want {
+		if math.Abs(hits[i]-want[i]) > 1e-12 {
+			t.Fatalf("updated at %v, want %v", hits, want)
+		}
+	}
+	if last != 1 {
+		t.Errorf("the last update read u = %v, want 1", last)
+	}
+}

@@ -195,6 +195,13 @@ func (it *Integrator) State() []float64 { return it.x }
 // allocates only to name what it found.
 func (it *Integrator) NonFinite() string {
 	pt := it.pt
+	for _, s := range pt.subs {
+		if b := &pt.plant.subs[s]; b.Equations != nil && b.Equations.Failure != nil {
+			if err := b.Equations.Failure(); err != nil {
+				return fmt.Sprintf("%s failed: %v", b.Name, err)
+			}
+		}
+	}
 	for i, s := range pt.subs {
 		b := &pt.plant.subs[s]
 		for j, v := range it.x[pt.stateOff[i] : pt.stateOff[i]+len(b.States)] {
@@ -278,9 +285,11 @@ func (it *Integrator) settle() {
 		ev.hit[i] = false
 		b := &p.subs[it.pt.subs[i]]
 		n := len(b.States)
-		if n == 0 {
+		if b.Equations.Update == nil {
 			continue
 		}
+		// A block without states may still act at its hits: an FMU
+		// steps itself (fmi.Block).
 		u := ev.u[:len(b.in)]
 		for j, k := range b.in {
 			u[j] = ev.sig[k]

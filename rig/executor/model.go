@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -223,6 +224,7 @@ func (p *Part) endSummary() *record.ModelEndSummary {
 type Model struct {
 	name     string
 	bm       *profiles.BenchModel
+	failed   error // an FMU's failure (fail)
 	sim, hw  *Part // hw is nil when the hardware is real
 	ref      *reference
 	exchange time.Duration
@@ -463,6 +465,9 @@ func (m *Model) send(x *Executor, newest bool) {
 // generates nothing.
 func (m *Model) sendCommand(x *Executor) {
 	if !m.sim.sample(x) {
+		if m.Continued() {
+			x.net.Inject(m.sim.flow, m.sim.frameOf(m.bm.FMU.Safe))
+		}
 		return
 	}
 	d := m.wait
@@ -496,7 +501,7 @@ func (m *Model) sample(x *Executor) {
 		m.hw.sample(x)
 	}
 	m.ref.compare()
-	if r := m.ref; !r.divergedIdeal {
+	if r := m.ref; r.ideal != nil && !r.divergedIdeal {
 		if what := r.ideal.NonFinite(); what != "" {
 			r.divergedIdeal = true
 			m.diverge(x, "the uncut reference", what)
@@ -511,11 +516,54 @@ func (m *Model) sample(x *Executor) {
 // instant, and say so.
 func (m *Model) diverge(x *Executor, role, what string) {
 	now := x.net.Now()
+	if m.bm.FMU != nil && role == m.sim.role {
+		m.fail(x, now, what) // the rig's part is the FMU alone
+		return
+	}
 	x.notify(now, "model_diverged", fmt.Sprintf("%s: in %s, %s: the model is unstable as it runs, or took a value that is not a number", m.name, role, what), true)
 	if x.failure == nil {
 		x.failure = fmt.Errorf("model %s diverged at %v: in %s, %s", m.name, now, role, what)
 	}
 }
+
+// fail tells the run that an FMU endpoint's FMU failed (what: why): an
+// event at the instant, its safe values handed to the hardware at once,
+// past the emulated network (nothing more will cross it: a run that stops
+// must leave the hardware safe), and the run stopped; or, with
+// on_failure: continue, the run gone on with the safe values sent across
+// the network at every exchange in place of the FMU's, as its values were
+// (the frames on their way arrive first), to fail at its end (Failed).
+func (m *Model) fail(x *Executor, now time.Duration, what string) {
+	f := m.bm.FMU
+	if err := f.Block.Err(); err != nil {
+		what = err.Error() // the FMU's own words, not the block's NaN
+	}
+	m.failed = fmt.Errorf("FMU %s failed: %s", m.name, what)
+	var safe []string
+	for i, name := range m.sends {
+		safe = append(safe, fmt.Sprintf("%s = %g", name, f.Safe[i]))
+	}
+	then := "the run stops"
+	if f.Continue {
+		then = "the run goes on (on_failure: continue)"
+	}
+	x.notify(now, "model_failed", fmt.Sprintf("%s: the FMU failed %s; it sends its safe values (%s) and %s", m.name, what, strings.Join(safe, ", "), then), true)
+	if flow := m.sim.flow; !f.Continue && flow >= 0 && x.egress[flow] != nil {
+		payload := m.sim.frameOf(f.Safe)
+		x.egress[flow].deliver(x, &emulator.Frame{Flow: flow, Payload: payload, Sent: now, Done: now})
+	}
+	if !f.Continue && x.failure == nil {
+		x.failure = m.failed
+	}
+}
+
+// Failed is why the model's FMU failed, or nil: the run's failure when it
+// stopped the run, and one to report at its end when the run went on.
+func (m *Model) Failed() error { return m.failed }
+
+// Continued reports whether the model's FMU failed and the run went on
+// (on_failure: continue): its failure is not what stopped the run.
+func (m *Model) Continued() bool { return m.failed != nil && m.bm.FMU.Continue }
 
 // advance integrates the parts that step on the clock to the next
 // exchange.
@@ -883,7 +931,13 @@ type reference struct {
 // newReference compares the output as computed by sim, or by hw when the
 // hardware part computes it (hw is nil when the hardware is real: then
 // there is nothing to compare).
+//
+// An FMU endpoint has none: its FMU, whose state is its own, cannot be
+// run twice in step. Its reference has no ideal and compares nothing.
 func newReference(bm *profiles.BenchModel, sim, hw *plant.Integrator) (*reference, error) {
+	if bm.FMU != nil {
+		return &reference{output: -1, diverged: -1}, nil
+	}
 	ideal, err := plant.NewIntegrator(bm.Whole(), bm.Solver, bm.Step)
 	if err != nil {
 		return nil, err
@@ -906,6 +960,9 @@ func newReference(bm *profiles.BenchModel, sim, hw *plant.Integrator) (*referenc
 // compare samples the uncut model at the cut one's time and accumulates
 // the output's error; the cut integrator was sampled already.
 func (r *reference) compare() {
+	if r.ideal == nil {
+		return
+	}
 	r.ideal.Sample()
 	if r.output < 0 {
 		return
@@ -925,6 +982,9 @@ func (r *reference) compare() {
 }
 
 func (r *reference) advance() {
+	if r.ideal == nil {
+		return
+	}
 	for range r.substeps {
 		r.ideal.Advance()
 	}

@@ -39,7 +39,7 @@ const (
 // (standIn: the hardware's part stands in for the device, in virtual time)
 // the hardware's, each what the part computes, what it receives across the
 // cut and the model inputs it reads (their stimulus at the row's time);
-// then the uncut model's signals and inputs; then, when the part keeps its
+// then the uncut model's signals and inputs (but for an FMU's); then, when the part keeps its
 // own time (it steps on data or is supervised, HasOwnTime), its time and
 // t_diff. It is what the executor records and what an expectation may
 // name: both read it.
@@ -56,8 +56,10 @@ func ModelSignals(name string, bm *profiles.BenchModel, standIn, ownTime bool) [
 	if standIn {
 		add(StandInPart, ".hardware.", bm.Hardware.Produces(), bm.Hardware.In(), bm.Hardware.External())
 	}
-	whole := bm.Whole()
-	add(IdealPart, ".ideal.", whole.Produces(), whole.External())
+	if bm.FMU == nil { // an FMU is not run twice: it has no uncut reference
+		whole := bm.Whole()
+		add(IdealPart, ".ideal.", whole.Produces(), whole.External())
+	}
 	if ownTime {
 		for _, s := range []string{SimTimeSignal, TDiffSignal} {
 			out = append(out, ModelSignal{Column: name + "." + s, Signal: s, Part: TimePart, Seconds: true})

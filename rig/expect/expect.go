@@ -154,7 +154,7 @@ func NamesOf(p *profiles.Loaded, b *profiles.LoadedBench) *Names {
 		if b.Endpoints.Values[i].Replay != nil {
 			n.Played = append(n.Played, name)
 		}
-		if e := b.Endpoints.Values[i]; e.Model == nil {
+		if e := b.Endpoints.Values[i]; !e.IsModel() {
 			n.Endpoints = append(n.Endpoints, name)
 			d := device{wire: e.SpeaksWire()}
 			for _, bound := range b.Bound {

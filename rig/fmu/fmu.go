@@ -75,6 +75,12 @@ type Options struct {
 	// time: past it the child is killed and the step returns a
 	// *TimeoutError. 0 is no budget. In-process, no budget can be kept.
 	Budget time.Duration
+	// Priority, when positive, runs an isolated FMU's process at
+	// SCHED_FIFO this priority (where the kernel allows it; else at
+	// normal priority): a rig whose executor waits for the FMU at every
+	// step in real time must not have it wait behind the machine's other
+	// work. 0 is normal priority.
+	Priority int
 	// StartBudget is the longest an isolated FMU's start (loading,
 	// instantiating, initialising) and its close may each take;
 	// 0 is DefaultStartBudget.

@@ -28,7 +28,8 @@ import (
 //
 // The rig unpacks the FMU (Unit) and the child loads it from there; the
 // unit's Close removes the files whatever became of the child. The child
-// runs at normal priority whatever the thread that starts it, holds no
+// runs at normal priority whatever the thread that starts it (or at the
+// real-time priority Options.Priority asks), holds no
 // descriptor of the rig's but its link, and ends when the rig does.
 //
 // A step is one round trip over shared memory: the inputs and the time in,
@@ -76,7 +77,7 @@ func (u *Unit) startIsolated(cfg fmi.Config, opts Options) (*Isolated, error) {
 		opts.StartBudget = DefaultStartBudget
 	}
 	it := &Isolated{unit: u, log: &Log{}, budget: opts.Budget, closeBudget: opts.StartBudget, report: &headWriter{}, exited: make(chan struct{})}
-	memory, err := it.spawn()
+	memory, err := it.spawn(opts.Priority)
 	if err != nil {
 		return nil, fmt.Errorf("%s: starting the FMU's process: %w", u.Path, err)
 	}
@@ -96,8 +97,9 @@ func (u *Unit) startIsolated(cfg fmi.Config, opts Options) (*Isolated, error) {
 }
 
 // spawn starts the child with its shared memory (returned, to be mapped
-// once the child has sized it) and its control socket.
-func (it *Isolated) spawn() (*os.File, error) {
+// once the child has sized it) and its control socket, at SCHED_FIFO
+// priority when it is positive.
+func (it *Isolated) spawn(priority int) (*os.File, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -126,7 +128,7 @@ func (it *Isolated) spawn() (*os.File, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = time.Second // a grandchild holding its stderr does not hold the rig
 	it.cmd = cmd
-	if err := startAtNormalPriority(cmd); err != nil {
+	if err := startAtPriority(cmd, priority); err != nil {
 		memory.Close()
 		it.control.Close()
 		return nil, err
@@ -135,16 +137,21 @@ func (it *Isolated) spawn() (*os.File, error) {
 	return memory, nil
 }
 
-// startAtNormalPriority starts cmd from a thread of its own set to
-// SCHED_OTHER: a process inherits the scheduling policy of the thread
-// that forks it, and the rig's threads may be SCHED_FIFO when it starts
-// an FMU (the executor's, and the others' during a run, see
+// startAtPriority starts cmd from a thread of its own set to SCHED_FIFO
+// at priority, or to SCHED_OTHER when priority is 0 or the kernel refuses
+// it: a process inherits the scheduling policy of the thread that forks
+// it, and the rig's threads may be SCHED_FIFO when it starts an FMU (the
+// executor's, and the others' during a run, see
 // drivers/realtime.RaiseProcess). The thread is never unlocked: it ends
 // with the goroutine, its policy with it.
-func startAtNormalPriority(cmd *exec.Cmd) error {
+func startAtPriority(cmd *exec.Cmd, priority int) error {
 	done := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
+		if priority > 0 && unix.SchedSetAttr(0, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: uint32(priority)}, 0) == nil {
+			done <- cmd.Start()
+			return
+		}
 		attr, err := unix.SchedGetAttr(0, 0)
 		if err == nil {
 			// A negative nice value goes too; a positive one cannot be

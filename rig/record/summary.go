@@ -266,6 +266,23 @@ type ModelSummary struct {
 	// rig's clock, in virtual time; a device's, mapped through its
 	// endpoint's clock estimate, in real time).
 	Wire *WireSummary `json:"wire,omitempty"`
+	// FMU is, for an FMU endpoint, what its FMU did.
+	FMU *FMUSummary `json:"fmu,omitempty"`
+}
+
+// FMUSummary is what an FMU endpoint's FMU did.
+type FMUSummary struct {
+	File      string `json:"file"`
+	Interface string `json:"interface"` // Co-Simulation or Model Exchange
+	Isolated  bool   `json:"isolated"`
+	Steps     uint64 `json:"steps"` // communication steps taken
+	// SolverSteps, Rejected and Events are hilrig's integrator's, for
+	// Model Exchange.
+	SolverSteps uint64 `json:"solver_steps,omitempty"`
+	Rejected    uint64 `json:"rejected_steps,omitempty"`
+	Events      uint64 `json:"events,omitempty"`
+	// Error is why it failed, if it did.
+	Error string `json:"error,omitempty"`
 }
 
 // MessageCounts are the messages a supervised part generated, one per

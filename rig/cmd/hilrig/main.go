@@ -28,6 +28,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
 
 	"github.com/hilrig/hilrig/emulator/suggest"
 	"github.com/hilrig/hilrig/rig/fmu"
@@ -367,7 +368,10 @@ var (
 type pipeOutput struct{ f *os.File }
 
 func newPipeOutput(std *os.File) io.Writer {
-	fd, err := syscall.Dup(int(std.Fd()))
+	// Close-on-exec, as every descriptor Go opens: a child of hilrig's
+	// (serve-live, an FMU's host, a test's) must not hold hilrig's
+	// output open after hilrig has gone.
+	fd, err := unix.FcntlInt(std.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		return std
 	}

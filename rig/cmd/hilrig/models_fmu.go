@@ -123,7 +123,9 @@ func describeFMU(w io.Writer, path string, a *fmi.Archive) {
 
 	fmt.Fprintln(w, "\nvariables:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  name\tcausality\tvariability\ttype\tunit\tstart\tdescription")
+	// A bench, a trace and an expectation name a value as hilrig does
+	// (fmi.SignalName): said where that is not the FMU's name.
+	fmt.Fprintln(tw, "  name\ton a bench\tcausality\tvariability\ttype\tunit\tstart\tdescription")
 	for i := range d.Variables {
 		v := &d.Variables[i]
 		typ := v.TypeName
@@ -146,7 +148,16 @@ func describeFMU(w io.Writer, path string, a *fmi.Archive) {
 		for _, al := range v.Aliases {
 			name += ", " + al.Name
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, v.Causality, v.Variability, typ, dash(unit), dash(start), v.Description)
+		bench := ""
+		if elems := v.ElementNames(); len(elems) > 1 {
+			bench = fmi.SignalName(elems[0]) + " … " + fmi.SignalName(elems[len(elems)-1])
+		} else if n := fmi.SignalName(v.Name); n != v.Name {
+			bench = n
+		}
+		if !v.Type.Numeric() {
+			bench = "" // not a signal
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, dash(bench), v.Causality, v.Variability, typ, dash(unit), dash(start), v.Description)
 	}
 	tw.Flush()
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -163,6 +164,17 @@ func printSummary(w io.Writer, s record.Summary, d *rig.DemoSetup, files []outpu
 			if o.DivergedS != nil {
 				fmt.Fprintf(w, "  it diverged at %.3f s\n", *o.DivergedS)
 			}
+		}
+		if f := m.FMU; f != nil {
+			where := "in hilrig's process"
+			if f.Isolated {
+				where = "in a process of its own"
+			}
+			fmt.Fprintf(w, "  FMU %s (%s, %s): %d steps", filepath.Base(f.File), f.Interface, where, f.Steps)
+			if f.Error != "" {
+				fmt.Fprintf(w, "; failed: %s", f.Error)
+			}
+			fmt.Fprintln(w)
 		}
 		if x := m.Wire; x != nil && x.OneWayDelay != nil {
 			fmt.Fprintf(w, "  through the network, %s's messages took %s to reach the model at the median, %s at p99, %d missed\n", device, seconds(x.OneWayDelay.P50), seconds(x.OneWayDelay.P99), x.Missed)

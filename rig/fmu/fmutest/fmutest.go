@@ -1,5 +1,6 @@
 // Package fmutest builds FMUs for tests, in the test run, from C sources
-// written for hilrig (c/): a DC motor (voltage in, speed out), a bouncing
+// written for hilrig (c/): a DC motor (voltage in, speed out), the car
+// side of the quarter car (the seat's force in, the body's velocity out), a bouncing
 // ball (a state event at every bounce) and a bad FMU that crashes, fails,
 // hangs, floods its logger, gives NaN, fails fatally, aborts or exits as
 // its parameter mode says. Each is built for FMI 2 or 3, offering both Co-Simulation and
@@ -37,6 +38,13 @@ const (
 	// Ball is a ball dropped from 1 m that bounces with e = 0.7 and rests
 	// below 0.1 m/s. Outputs h, v and resting (a Boolean).
 	Ball Model = "ball"
+	// CarSide is the car side of paper 001's quarter car cut at CP2
+	// (wheel, suspension and body; the seat on the bench), with the
+	// built-in model's parameters: inputs v0 (the road's velocity) and
+	// Fseat, outputs v2, deflection, Fs and body.a (the body's
+	// acceleration). Its Co-Simulation steps by one step of RK4 up to
+	// 1 ms, as the rig's rk4 steps the built-in.
+	CarSide Model = "carside"
 	// Bad is a first-order lag y' = (u − y)/tau that misbehaves from the
 	// time at on, as its parameter mode says (the Mode constants).
 	Bad Model = "bad"
@@ -106,6 +114,27 @@ var models = map[Model]model{
 		{name: "g", vr: 5, causality: "parameter", variability: "fixed", initial: "exact", typ: "Real", start: "-9.81", unit: "m/s2"},
 		{name: "e", vr: 6, causality: "parameter", variability: "tunable", initial: "exact", typ: "Real", start: "0.7"},
 		{name: "resting", vr: 7, causality: "output", variability: "discrete", typ: "Boolean"},
+	}},
+	CarSide: {title: "quarter car, car side", token: "{hilrig-test-carside}", stop: 2, step: 1e-4, outputs: []int{6, 5, 17, 18}, vars: []variable{
+		{name: "time", vr: 0, causality: "independent", variability: "continuous", typ: "Real"},
+		{name: "v0", vr: 1, causality: "input", variability: "continuous", typ: "Real", start: "0", unit: "m/s"},
+		{name: "Fseat", vr: 2, causality: "input", variability: "continuous", typ: "Real", start: "0", unit: "N"},
+		{name: "z1", vr: 3, causality: "local", variability: "continuous", initial: "exact", typ: "Real", start: "0", unit: "m"},
+		{name: "v1", vr: 4, causality: "local", variability: "continuous", initial: "exact", typ: "Real", start: "0", unit: "m/s"},
+		{name: "deflection", vr: 5, causality: "output", variability: "continuous", initial: "exact", typ: "Real", start: "0", unit: "m"},
+		{name: "v2", vr: 6, causality: "output", variability: "continuous", initial: "exact", typ: "Real", start: "0", unit: "m/s"},
+		{name: "der(z1)", vr: 7, causality: "local", variability: "continuous", typ: "Real", unit: "m/s", derivative: 3},
+		{name: "der(v1)", vr: 8, causality: "local", variability: "continuous", typ: "Real", unit: "m/s2", derivative: 4},
+		{name: "der(deflection)", vr: 9, causality: "local", variability: "continuous", typ: "Real", unit: "m/s", derivative: 5},
+		{name: "der(v2)", vr: 10, causality: "local", variability: "continuous", typ: "Real", unit: "m/s2", derivative: 6},
+		{name: "m1", vr: 11, causality: "parameter", variability: "fixed", initial: "exact", typ: "Real", start: "110", unit: "kg"},
+		{name: "m2", vr: 12, causality: "parameter", variability: "fixed", initial: "exact", typ: "Real", start: "900", unit: "kg"},
+		{name: "k1", vr: 13, causality: "parameter", variability: "fixed", initial: "exact", typ: "Real", start: "1e6", unit: "N/m"},
+		{name: "b1", vr: 14, causality: "parameter", variability: "fixed", initial: "exact", typ: "Real", start: "2e5", unit: "N.s/m"},
+		{name: "k2", vr: 15, causality: "parameter", variability: "fixed", initial: "exact", typ: "Real", start: "2.75e5", unit: "N/m"},
+		{name: "b2", vr: 16, causality: "parameter", variability: "fixed", initial: "exact", typ: "Real", start: "3e4", unit: "N.s/m"},
+		{name: "Fs", vr: 17, causality: "output", variability: "continuous", typ: "Real", unit: "N"},
+		{name: "body.a", vr: 18, causality: "output", variability: "continuous", typ: "Real", unit: "m/s2"},
 	}},
 	Bad: {title: "bad lag", token: "{hilrig-test-bad}", stop: 1, step: 0.01, outputs: []int{2}, vars: []variable{
 		{name: "time", vr: 0, causality: "independent", variability: "continuous", typ: "Real"},

@@ -1,0 +1,372 @@
+package profiles
+
+import (
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hilrig/hilrig/emulator/plant"
+	"github.com/hilrig/hilrig/emulator/plant/fmi"
+)
+
+// FMUEndpoint is an FMU (FMI 2 or 3, Co-Simulation or Model Exchange) the
+// rig runs as its part of a plant: what it sends crosses the emulated
+// network to the hardware, and what the hardware sends back are its
+// inputs. Its values go by their hilrig names (fmi.SignalName: body.v is
+// body_v), or by the FMU's own where a key allows.
+type FMUEndpoint struct {
+	File      string         `yaml:"file,required" doc:"the .fmu, relative to the bench"`
+	Interface *FMUInterface  `yaml:"interface" doc:"cs (the FMU's own solver steps it) or me (Model Exchange: the rig integrates it, to the FMU's tolerance)" default:"cs when the FMU offers it, else me"`
+	Sends     []string       `yaml:"sends,required" doc:"the FMU's outputs sent to the hardware, in the frame's order"`
+	Takes     []string       `yaml:"takes" doc:"the FMU's inputs taken from the hardware's frames, in the frame's order" default:"none"`
+	Params    Map[float64]   `yaml:"params" doc:"parameters and start values set before the FMU is initialised, by name"`
+	Inputs    Map[Stimulus]  `yaml:"inputs" doc:"the FMU's other inputs driven by a stimulus, by name" default:"their start values"`
+	Hardware  *FMUHardware   `yaml:"hardware" doc:"what stands in for the hardware in virtual time (hilrig sim): the hardware part of a model cut at a coupling point" default:"none: the FMU then runs in real time only"`
+	Isolate   *bool          `yaml:"isolate" doc:"run the FMU in a child process, so that its crash, hang or exit is the model's failure and not the rig's end" default:"true"`
+	Budget    *Duration      `yaml:"budget" doc:"the longest one step of an isolated FMU may take, in wall time, before it is killed and fails; 0 for none (a virtual-time run on a busy machine)" default:"1s"`
+	OnFailure *FailureAction `yaml:"on_failure" doc:"when the FMU fails: stop the run, or continue it sending the safe values; the run fails (exit 1) either way" default:"stop"`
+	Safe      Map[float64]   `yaml:"safe" doc:"the values sent in place of the FMU's once it has failed, by name of what it sends" default:"their start values"`
+	PartSettings
+}
+
+// FMUHardware names the model whose hardware part stands in for the
+// bench in virtual time.
+type FMUHardware struct {
+	Model  string        `yaml:"model,required" doc:"a built-in model (hilrig models lists them) or a model file, relative to the bench"`
+	Cut    string        `yaml:"cut,required" doc:"the cut whose hardware part stands in: it reads what the FMU sends and gives what it takes"`
+	Params Map[float64]  `yaml:"params" doc:"a built-in model's parameters changed from their defaults, by name"`
+	Inputs Map[Stimulus] `yaml:"inputs" doc:"the model's inputs the hardware part reads, driven otherwise than the model says"`
+}
+
+// FMUInterface is cs or me.
+type FMUInterface string
+
+func (v *FMUInterface) parseScalar(s string) error {
+	return parseEnum(v, s, "an FMU interface", "cs", "me")
+}
+
+func (FMUInterface) typeInfo() typeInfo { return typeInfo{"cs or me", ""} }
+
+// FailureAction is stop or continue.
+type FailureAction string
+
+func (v *FailureAction) parseScalar(s string) error {
+	return parseEnum(v, s, "what to do on failure", "stop", "continue")
+}
+
+func (FailureAction) typeInfo() typeInfo { return typeInfo{"stop or continue", ""} }
+
+// FMUModel is what the rig needs of an FMU endpoint to start its FMU and
+// to act when it fails.
+type FMUModel struct {
+	File        string // its path
+	Description *fmi.Description
+	Kind        fmi.Kind
+	// Block is the FMU in the endpoint's plant: the subsystem fmu, which
+	// the rig attaches the started FMU to.
+	Block *fmi.Block
+	// Params are the values set before initialisation, by the FMU's
+	// names.
+	Params  map[string]float64
+	Isolate bool
+	Budget  time.Duration
+	// Safe are the values sent in place of what the FMU sends once it
+	// has failed, in the frame's order.
+	Safe []float64
+	// Continue is whether the run goes on when the FMU fails.
+	Continue bool
+	// StandIn is whether a model's hardware part stands in for the
+	// hardware, so that the endpoint runs in virtual time.
+	StandIn bool
+}
+
+// FMUSubsystem and PlaceholderSubsystem are the subsystems of an FMU
+// endpoint's plant: the FMU, and what takes the hardware's place in the
+// plant when no model stands in for it.
+const (
+	FMUSubsystem         = "fmu"
+	PlaceholderSubsystem = "hardware"
+)
+
+// FMUCut is the one cut of an FMU endpoint's plant: between the FMU and
+// the hardware.
+const FMUCut = "fmu"
+
+// DefaultFMUBudget is an isolated FMU's step budget when the bench gives
+// none.
+const DefaultFMUBudget = time.Second
+
+// checkFMU resolves an FMU endpoint into a model endpoint whose plant is
+// the FMU and what stands in for the hardware, cut between them; it
+// returns nil after reporting a problem.
+func checkFMU(d *decoder, path, benchSource string, e *FMUEndpoint) *BenchModel {
+	file := e.File
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(filepath.Dir(benchSource), file)
+	}
+	archive, err := readFMUArchive(file)
+	if err != nil {
+		d.errorAt(path+".file", "%v", err)
+		return nil
+	}
+	desc := archive.Description
+	fm := &FMUModel{File: file, Description: desc, Params: map[string]float64{}, Isolate: true, Budget: DefaultFMUBudget}
+	fm.Kind = fmi.CS
+	if desc.Interface(fmi.CS) == nil {
+		fm.Kind = fmi.ME
+	}
+	if e.Interface != nil {
+		fm.Kind = map[FMUInterface]fmi.Kind{"cs": fmi.CS, "me": fmi.ME}[*e.Interface]
+	}
+	if desc.Interface(fm.Kind) == nil {
+		d.errorAt(path+".interface", "%s offers no %s interface", e.File, fm.Kind)
+		return nil
+	}
+	if _, _, err := archive.Library(fm.Kind, runtime.GOOS, runtime.GOARCH); err != nil {
+		d.errorAt(path+".file", "%v", err)
+		return nil
+	}
+	if e.Isolate != nil {
+		fm.Isolate = *e.Isolate
+	}
+	if e.Budget != nil {
+		if fm.Budget = time.Duration(*e.Budget); fm.Budget < 0 {
+			d.errorAt(path+".budget", "must not be negative")
+		} else if !fm.Isolate && fm.Budget > 0 {
+			d.errorAt(path+".budget", "a budget is kept only for an isolated FMU (isolate: true): in the rig's process a step that hangs cannot be stopped")
+		}
+	}
+	if !fm.Isolate && e.Budget == nil {
+		fm.Budget = 0
+	}
+	fm.Continue = e.OnFailure != nil && *e.OnFailure == "continue"
+
+	// The values, by the FMU's names, checked for what each is for.
+	resolve := func(at, name string, want ...fmi.Causality) (fmi.Signal, bool) {
+		s, err := desc.Value(name)
+		if err != nil {
+			d.errorAt(at, "%v", err)
+			return s, false
+		}
+		if c := desc.Variables[s.Variable].Causality; len(want) > 0 && !slices.Contains(want, c) {
+			d.errorAt(at, "%s is a variable of causality %s, not %s", name, c, causalities(want))
+			return s, false
+		}
+		return s, true
+	}
+	var sends, takes, stimulated []string // the FMU's names
+	ok := true
+	for i, name := range e.Sends {
+		s, good := resolve(fmt.Sprintf("%s.sends[%d]", path, i), name, fmi.Output)
+		ok = ok && good
+		sends = append(sends, s.Name)
+	}
+	if len(e.Sends) == 0 {
+		d.errorAt(path+".sends", "an FMU endpoint sends at least one of the FMU's outputs to the hardware")
+		ok = false
+	}
+	for i, name := range e.Takes {
+		s, good := resolve(fmt.Sprintf("%s.takes[%d]", path, i), name, fmi.Input)
+		ok = ok && good
+		takes = append(takes, s.Name)
+	}
+	var inputs []plant.Input
+	for i, name := range e.Inputs.Names {
+		at := path + ".inputs." + name
+		s, good := resolve(at, name, fmi.Input)
+		if good && slices.Contains(takes, s.Name) {
+			d.errorAt(at, "%s is taken from the hardware's frames (takes)", name)
+			good = false
+		}
+		ok = ok && good
+		e.Inputs.Values[i].check(d, at)
+		stimulated = append(stimulated, s.Name)
+		inputs = append(inputs, plant.Input{Name: fmi.SignalName(s.Name), Stimulus: e.Inputs.Values[i].stimulus()})
+	}
+	for i, name := range e.Params.Names {
+		s, good := resolve(path+".params."+name, name)
+		ok = ok && good
+		fm.Params[s.Name] = *e.Params.Values[i]
+	}
+	for _, list := range [][]string{sends, takes, stimulated} {
+		for i, name := range list {
+			if slices.Index(list, name) < i {
+				d.errorAt(path, "%s is listed twice", name)
+				ok = false
+			}
+		}
+	}
+	if !ok {
+		return nil
+	}
+	// The FMU's other outputs are signals of the plant too: the trace's
+	// signals record them.
+	outputs := slices.Clone(sends)
+	for _, k := range desc.Outputs {
+		v := &desc.Variables[k]
+		if !v.Type.Numeric() {
+			continue
+		}
+		for _, name := range v.ElementNames() {
+			if !slices.Contains(outputs, name) {
+				outputs = append(outputs, name)
+			}
+		}
+	}
+	_, step := e.PartSettings.steps()
+	if step <= 0 {
+		d.errorAt(path+".step", "must be positive")
+		return nil
+	}
+	block, err := fmi.NewBlock(desc, FMUSubsystem, slices.Concat(takes, stimulated), outputs, step)
+	if err != nil {
+		d.errorAt(path, "%v", err)
+		return nil
+	}
+	fm.Block = block
+	start := block.Start()
+	fm.Safe = start[:len(sends)]
+	for i, name := range e.Safe.Names {
+		s, err := desc.Value(name)
+		k := -1
+		if err == nil {
+			k = slices.Index(sends, s.Name)
+		}
+		if k < 0 {
+			d.errorAt(path+".safe."+name, "is not a value the FMU sends (sends: %s)", strings.Join(e.Sends, ", "))
+			continue
+		}
+		fm.Safe[k] = *e.Safe.Values[i]
+	}
+
+	m := plant.Model{Name: desc.ModelName, Description: desc.Description, Inputs: inputs, Output: fmi.SignalName(sends[0])}
+	m.Subsystems = append(m.Subsystems, block.Subsystem())
+	var hardware []string
+	if h := e.Hardware; h != nil {
+		stand, names := standIn(d, path+".hardware", benchSource, h, m.Inputs)
+		if stand == nil {
+			return nil
+		}
+		m.Subsystems = append(m.Subsystems, stand.Subsystems...)
+		m.Inputs = append(m.Inputs, stand.Inputs...)
+		hardware = names
+		fm.StandIn = true
+	} else {
+		hardware = []string{PlaceholderSubsystem}
+		m.Subsystems = append(m.Subsystems, placeholder(names(sends), names(takes)))
+	}
+	m.Cuts = []plant.Cut{{Name: FMUCut, Hardware: hardware, Description: "between the FMU and the hardware"}}
+	p, err := plant.New(m)
+	if err != nil {
+		d.errorAt(path, "the FMU and the hardware part do not fit together: %v", err)
+		return nil
+	}
+	bm := &BenchModel{LoadedModel: &LoadedModel{Plant: p, Source: file}, Cut: FMUCut, FMU: fm}
+	if bm.Simulated, bm.Hardware, err = p.Cut(FMUCut); err != nil {
+		d.errorAt(path, "%v", err)
+		return nil
+	}
+	// What crosses is what the bench says, in its order: the hardware
+	// part reads all the FMU sends and gives all it takes.
+	if got, want := bm.Simulated.Out(), names(sends); !slices.Equal(got, want) {
+		d.errorAt(path+".sends", "the FMU sends %s; the hardware part reads %s of them: a stand-in reads each value sent", strings.Join(want, ", "), list(got))
+		return nil
+	}
+	if got, want := bm.Simulated.In(), names(takes); !slices.Equal(got, want) {
+		if slices.Equal(sorted(got), sorted(want)) {
+			d.errorAt(path+".takes", "the hardware part gives %s in this order: list takes so", strings.Join(got, ", "))
+		} else {
+			d.errorAt(path+".takes", "the FMU takes %s; the hardware part gives %s of what it reads", list(want), list(got))
+		}
+		return nil
+	}
+	return e.PartSettings.finish(d, path, bm)
+}
+
+// standIn is the hardware part of the model h names, for an FMU's plant
+// whose inputs are taken already: its subsystems, the model inputs they
+// read, and the subsystems' names.
+func standIn(d *decoder, path, benchSource string, h *FMUHardware, taken []plant.Input) (*plant.Model, []string) {
+	lm := loadBenchModel(d, path, benchSource, "model", h.Model, h.Params, h.Inputs)
+	if lm == nil {
+		return nil, nil
+	}
+	_, hw, err := lm.Plant.Cut(h.Cut)
+	if err != nil {
+		d.errorAt(path+".cut", "%v", err)
+		return nil, nil
+	}
+	out := &plant.Model{}
+	names := hw.Subsystems()
+	for _, s := range lm.Model.Subsystems {
+		if slices.Contains(names, s.Name) {
+			if s.Name == FMUSubsystem {
+				d.errorAt(path+".cut", "the hardware part has a subsystem named %s, which is the FMU's", FMUSubsystem)
+				return nil, nil
+			}
+			out.Subsystems = append(out.Subsystems, s)
+		}
+	}
+	for _, in := range lm.Model.Inputs {
+		if slices.Contains(hw.External(), in.Name) && !slices.ContainsFunc(taken, func(t plant.Input) bool { return t.Name == in.Name }) {
+			out.Inputs = append(out.Inputs, in)
+		}
+	}
+	return out, names
+}
+
+// placeholder is the hardware in an FMU's plant when no model stands in
+// for it: it reads what the FMU sends and gives what it takes, and is
+// never run (a real-time run has the hardware).
+func placeholder(reads, gives []string) plant.Subsystem {
+	return plant.Subsystem{Name: PlaceholderSubsystem, Inputs: reads, Outputs: gives, Equations: &plant.Equations{
+		Output: func(_ float64, _, _, y []float64) { clear(y) },
+	}}
+}
+
+// readFMUArchive reads and checks an .fmu.
+func readFMUArchive(path string) (*fmi.Archive, error) {
+	f, info, err := OpenFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	a, err := fmi.ReadArchive(f, info.Size())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return a, nil
+}
+
+// names is the plant's names of an FMU's values.
+func names(fmuNames []string) []string {
+	out := make([]string, len(fmuNames))
+	for i, n := range fmuNames {
+		out[i] = fmi.SignalName(n)
+	}
+	return out
+}
+
+func causalities(cs []fmi.Causality) string {
+	var s []string
+	for _, c := range cs {
+		s = append(s, string(c))
+	}
+	return strings.Join(s, " or ")
+}
+
+func list(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
