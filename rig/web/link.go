@@ -3,7 +3,9 @@ package web
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,6 +62,8 @@ type hello struct {
 	Seed    uint64    `json:"seed"`
 	End     int64     `json:"end_ns"`
 	Started time.Time `json:"started"` // when the host was made
+	// RunID tells this run from every other: 64 random bits, in hex.
+	RunID string `json:"run_id"`
 }
 
 // linkRequest is a server's question to its host.
@@ -192,7 +196,7 @@ func NewHost(s *rig.Session, mon *record.Monitor, conn net.Conn, log io.Writer) 
 	h := &Host{s: s, mon: mon, conn: conn, ended: make(chan struct{}), served: make(chan struct{}), latest: map[hopParam]*change{},
 		logf: func(format string, args ...any) { fmt.Fprintf(log, "hilrig: "+format+"\n", args...) }}
 	p := s.Profile()
-	hi := hello{Source: p.Source, Profile: p.YAML(), Clock: s.Mode().String(), Seed: s.Executor().Network().Summary().Seed, End: int64(s.Executor().End()), Started: time.Now()}
+	hi := hello{Source: p.Source, Profile: p.YAML(), Clock: s.Mode().String(), Seed: s.Executor().Network().Summary().Seed, End: int64(s.Executor().End()), Started: time.Now(), RunID: newRunID()}
 	if b := s.Bench(); b != nil {
 		hi.Bench = b.Name
 	}
@@ -202,6 +206,14 @@ func NewHost(s *rig.Session, mon *record.Monitor, conn net.Conn, log io.Writer) 
 	go h.answer()
 	go h.publish()
 	return h, nil
+}
+
+// newRunID returns 64 random bits in hex: unique enough to tell runs
+// apart in a Prometheus server's years of series.
+func newRunID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 func (h *Host) write(kind byte, v any) error {
@@ -256,6 +268,7 @@ func (h *Host) publish() {
 		}
 		if h.mon.Seq() != last && h.mon.Read(&snap) {
 			last = snap.Seq
+			h.s.CountEndpoints(&snap)
 			buf, _ = snap.AppendBinary(buf[:frameHeader])
 			h.wmu.Lock()
 			err := writeFrame(h.conn, kindSnapshot, buf)
@@ -490,6 +503,7 @@ type remote struct {
 	hello   hello
 	profile *profiles.Loaded
 	mon     *record.Monitor // fed with the host's snapshots
+	history *history        // and so is this
 
 	wmu     sync.Mutex
 	mu      sync.Mutex
@@ -503,8 +517,9 @@ type remote struct {
 	lost    error         // why the link was lost, if it was
 }
 
-// dial reads the host's hello from conn and begins to follow the run.
-func dial(conn net.Conn) (*remote, error) {
+// dial reads the host's hello from conn and begins to follow the run,
+// keeping its history in hist.
+func dial(conn net.Conn, hist *history) (*remote, error) {
 	r := bufio.NewReader(conn)
 	kind, payload, err := readFrame(r, nil)
 	if err != nil {
@@ -513,7 +528,7 @@ func dial(conn net.Conn) (*remote, error) {
 	if kind != kindHello {
 		return nil, fmt.Errorf("the link began with a frame of kind %q, not the run's description", kind)
 	}
-	rm := &remote{conn: conn, mon: &record.Monitor{}, pending: map[uint64]chan linkAnswer{},
+	rm := &remote{conn: conn, mon: &record.Monitor{}, history: hist, pending: map[uint64]chan linkAnswer{},
 		started: make(chan struct{}), ended: make(chan struct{}), closed: make(chan struct{})}
 	if err := json.Unmarshal(payload, &rm.hello); err != nil {
 		return nil, fmt.Errorf("the run's description: %w", err)
@@ -541,6 +556,7 @@ func (rm *remote) follow(r *bufio.Reader) {
 		close(rm.closed)
 	}()
 	var buf []byte
+	var snap record.Snapshot // the latest, for the history
 	for {
 		kind, payload, err := readFrame(r, buf)
 		buf = payload
@@ -554,12 +570,15 @@ func (rm *remote) follow(r *bufio.Reader) {
 		case kindStarted:
 			startOnce.Do(func() { close(rm.started) })
 		case kindSnapshot:
-			var bad error
-			rm.mon.Publish(func(s *record.Snapshot) { bad = s.UnmarshalBinary(payload) })
-			if bad != nil {
-				rm.lost = bad
+			// Decoded once for the history, which takes every snapshot,
+			// and once into the monitor, which skips one while readers
+			// hold its slots.
+			if err := snap.UnmarshalBinary(payload); err != nil {
+				rm.lost = err
 				return
 			}
+			rm.history.add(&snap)
+			rm.mon.Publish(func(s *record.Snapshot) { s.UnmarshalBinary(payload) })
 		case kindAnswer:
 			var a linkAnswer
 			if err := json.Unmarshal(payload, &a); err != nil {

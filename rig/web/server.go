@@ -60,6 +60,7 @@ type Server struct {
 	run     *remote
 	host    *Host // in this process, the session's side of the link
 	mon     *record.Monitor
+	history *history // the run's plots from its start (history.go)
 	opt     Options
 	handler http.Handler
 	metrics *prometheus.Registry
@@ -115,11 +116,12 @@ func Dial(conn net.Conn, opt Options) (*Server, error) {
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	run, err := dial(conn)
+	hist := newHistory()
+	run, err := dial(conn, hist)
 	if err != nil {
 		return nil, err
 	}
-	srv := &Server{run: run, mon: run.mon, opt: opt, ended: make(chan struct{}), done: make(chan struct{}), fetchEvents: make(chan int, 1)}
+	srv := &Server{run: run, mon: run.mon, history: hist, opt: opt, ended: make(chan struct{}), done: make(chan struct{}), fetchEvents: make(chan int, 1)}
 	srv.limits = newLimits()
 	srv.metrics = newMetrics(srv)
 	mux := http.NewServeMux()
@@ -131,6 +133,7 @@ func Dial(conn net.Conn, opt Options) (*Server, error) {
 	mux.Handle("/api/v1/hops/{hop}/outage", methods{http.MethodPost: srv.postOutage})
 	mux.Handle("/api/v1/phases/{name}", methods{http.MethodPost: srv.postPhase})
 	mux.Handle("/api/v1/events", methods{http.MethodGet: srv.getEvents})
+	mux.Handle("/api/v1/history", methods{http.MethodGet: srv.getHistory})
 	mux.Handle("/api/v1/stream", methods{http.MethodGet: srv.stream})
 	mux.Handle("/metrics", srv.metricsHandler())
 	mux.Handle("/", dashboard())
@@ -433,6 +436,7 @@ func notFound(w http.ResponseWriter, r *http.Request) {
 type runInfo struct {
 	Profile  string `json:"profile"`
 	Bench    string `json:"bench,omitempty"`
+	RunID    string `json:"run_id"` // as the metrics' hilrig_run_info labels it
 	Clock    string `json:"clock"`
 	State    string `json:"state"` // waiting, running or ended
 	ReadOnly bool   `json:"read_only"`
@@ -472,7 +476,7 @@ func (s *Server) info() runInfo {
 	p := s.run.profile
 	info := runInfo{
 		Profile: p.Name, Clock: s.run.hello.Clock, State: s.state(), ReadOnly: s.opt.ReadOnly,
-		StartedAt: s.run.hello.Started, Hops: p.Hops.Names, Flows: p.Flows.Names, Bench: s.run.hello.Bench,
+		StartedAt: s.run.hello.Started, Hops: p.Hops.Names, Flows: p.Flows.Names, Bench: s.run.hello.Bench, RunID: s.run.hello.RunID,
 	}
 	for _, ph := range p.Phases() {
 		info.Phases = append(info.Phases, ph.Name)
