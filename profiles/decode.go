@@ -14,6 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
+	"github.com/hilrig/hilrig/emulator"
 	"github.com/hilrig/hilrig/emulator/suggest"
 )
 
@@ -382,13 +383,22 @@ func fieldsOf(t reflect.Type) []field {
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
+		doc, def := sf.Tag.Get("doc"), sf.Tag.Get("default")
+		if _, isHopKey := sf.Tag.Lookup("hop"); isHopKey {
+			// A hop's key is declared by the engine, with its meaning.
+			k, ok := emulator.LookupHopKey(name)
+			if !ok {
+				panic("profiles: " + t.Name() + "." + sf.Name + " is not one of the engine's hop keys")
+			}
+			doc, def = k.Doc, k.Default
+		}
 		fs = append(fs, field{
 			name:     name,
 			index:    []int{i},
 			typ:      sf.Type,
 			required: opts == "required",
-			doc:      sf.Tag.Get("doc"),
-			def:      sf.Tag.Get("default"),
+			doc:      doc,
+			def:      def,
 		})
 	}
 	fieldCache.Store(t, fs)

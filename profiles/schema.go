@@ -27,17 +27,19 @@ type Profile struct {
 }
 
 // HopSettings are a hop's parameters; the schedule can change each of them.
+// Each is one of the engine's hop keys (hop tag): their meaning and default
+// are the engine's (emulator.HopKeys).
 type HopSettings struct {
-	Rate      *HopRate     `yaml:"rate" doc:"serialisation rate, a bit rate or a UART line ({baud, format}, see Serial lines): a frame takes (size+overhead)·8/rate to send; without a rate the hop has no queue and only delays" default:"none"`
-	Delay     *HopDelay    `yaml:"delay" doc:"propagation delay, added after serialisation: a duration, or {trace: FILE} to replay a recorded series frame by frame (see Trace-driven hops)" default:"0s"`
-	Queue     *Limit       `yaml:"queue" doc:"limit on what waits for the serialiser, in bytes or frames (not counting the frame being sent); a frame that would exceed it is dropped (tail drop)" default:"unlimited"`
-	Overhead  *Size        `yaml:"overhead" doc:"bytes added to every frame for serialisation only (headers, preamble)" default:"0B"`
-	PerFrame  *Duration    `yaml:"per_frame" doc:"time every frame takes to send whatever its size, added to its time at the rate: a relay that forwards one message every γ, a gateway's processing; with it a hop without a rate queues" default:"0s"`
-	Loss      *Loss        `yaml:"loss" doc:"which frames are lost as they enter the hop" default:"none"`
-	Jitter    *Jitter      `yaml:"jitter" doc:"random extra delay added to delay; the total is never negative" default:"none"`
-	Reorder   *Reorder     `yaml:"reorder" doc:"in_order: a frame never leaves before the frame of its flow ahead of it; allowed: jitter may reorder; {p, gap}: netem-style, see Semantics" default:"in_order"`
-	Duplicate *Probability `yaml:"duplicate" doc:"probability that a frame entering the hop is duplicated; the copy follows the original through the rest of the route" default:"0%"`
-	Corrupt   *Corrupt     `yaml:"corrupt" doc:"bit errors; corrupted frames are still delivered, with status corrupted" default:"none"`
+	Rate      *HopRate     `yaml:"rate" hop:""`
+	Delay     *HopDelay    `yaml:"delay" hop:""`
+	Queue     *Limit       `yaml:"queue" hop:""`
+	Overhead  *Size        `yaml:"overhead" hop:""`
+	PerFrame  *Duration    `yaml:"per_frame" hop:""`
+	Loss      *Loss        `yaml:"loss" hop:""`
+	Jitter    *Jitter      `yaml:"jitter" hop:""`
+	Reorder   *Reorder     `yaml:"reorder" hop:""`
+	Duplicate *Probability `yaml:"duplicate" hop:""`
+	Corrupt   *Corrupt     `yaml:"corrupt" hop:""`
 }
 
 // Loss is one of the loss models.
