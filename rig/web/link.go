@@ -397,9 +397,9 @@ func (h *Host) change(ctx context.Context, q linkRequest) linkAnswer {
 			return
 		}
 		h.note(x, now, q.Event, posted, &a)
-		for _, f := range hopFields {
-			if c.set&f.field != 0 {
-				h.latest[hopParam{i, f.field}] = c
+		for _, k := range emulator.HopKeys() {
+			if c.set&k.Field != 0 {
+				h.latest[hopParam{i, k.Field}] = c
 			}
 		}
 		a.Hop, _ = json.Marshal(hopSettings(x.Network().HopNow(i)))
