@@ -39,6 +39,8 @@ type HopParams struct {
 	Duplicate float64 `hop:"duplicate" unit:"probability" default:"0%" doc:"probability that a frame entering the hop is duplicated; the copy follows the original through the rest of the route"`
 	// Corrupt flips bits of frames entering the hop.
 	Corrupt Corruption `hop:"corrupt" unit:"" default:"none" doc:"bit errors; corrupted frames are still delivered, with status corrupted"`
+	// Flap makes the rate flap (see Flap).
+	Flap Flap `hop:"flap" unit:"" default:"none" doc:"{rate, every, for}: in every every, the hop serialises at rate for for, then at its own rate again; the windows count from when the flap takes effect, and a frame that crosses a window's edge sends its bits at each rate in turn (see Rate flapping)"`
 }
 
 // check reports parameters that are out of range.
@@ -54,7 +56,7 @@ func (p *HopParams) check() error {
 			return err
 		}
 	}
-	return errors.Join(p.Jitter.check(), p.Reorder.check(), checkProbabilities(p.Duplicate), p.Corrupt.check(), checkDelayTrace(p.DelayTrace))
+	return errors.Join(p.Jitter.check(), p.Reorder.check(), checkProbabilities(p.Duplicate), p.Corrupt.check(), checkDelayTrace(p.DelayTrace), p.Flap.check())
 }
 
 // HopField names one of a hop's keys (see HopKeys), for partial changes:
@@ -73,6 +75,7 @@ const (
 	FieldReorder
 	FieldDuplicate
 	FieldCorrupt
+	FieldFlap
 )
 
 // HopConfig is a hop as built.
@@ -123,6 +126,8 @@ type hop struct {
 	// rule or delay, so that each flow restarts that model's state (or its
 	// place in a delay trace).
 	lossEpoch, jitterEpoch, reorderEpoch, delayEpoch uint32
+	// flapSince is when the flap took effect: its windows count from it.
+	flapSince time.Duration
 
 	stats HopStats
 }
@@ -131,7 +136,7 @@ type hop struct {
 // and so may queue.
 func (h *hop) serialises() bool { return h.HopParams.serialises() }
 
-func (p *HopParams) serialises() bool { return p.Rate > 0 || p.PerFrame > 0 }
+func (p *HopParams) serialises() bool { return p.Rate > 0 || p.PerFrame > 0 || p.Flap.active() }
 
 // serialise starts sending f at t and returns when it finishes.
 func (h *hop) serialise(f *Frame, t time.Duration) time.Duration {
@@ -139,7 +144,11 @@ func (h *hop) serialise(f *Frame, t time.Duration) time.Duration {
 		h.carry = 0 // the link went idle: nothing to carry
 	}
 	var d time.Duration
-	if h.Rate > 0 {
+	switch {
+	case h.Flap.active():
+		// Windows' edges fall on whole nanoseconds; nothing to carry.
+		d, h.carry = h.Flap.sendTime(int64(f.Size+h.Overhead), h.Rate, t-h.flapSince), 0
+	case h.Rate > 0:
 		d, h.carry = transmitTime(int64(f.Size+h.Overhead), h.Rate, h.carry)
 	}
 	d += h.PerFrame

@@ -15,13 +15,13 @@ func TestHopKeysFromTags(t *testing.T) {
 			t.Errorf("key %s has no doc or default", k.Key)
 		}
 	}
-	want := []string{"rate", "delay", "queue", "overhead", "per_frame", "loss", "jitter", "reorder", "duplicate", "corrupt"}
+	want := []string{"rate", "delay", "queue", "overhead", "per_frame", "loss", "jitter", "reorder", "duplicate", "corrupt", "flap"}
 	if !slices.Equal(keys, want) {
 		t.Fatalf("keys %v, want %v", keys, want)
 	}
 	// The named constants are the keys' bits.
 	for key, field := range map[string]HopField{"rate": FieldRate, "delay": FieldDelay, "queue": FieldQueue, "overhead": FieldOverhead, "per_frame": FieldPerFrame,
-		"loss": FieldLoss, "jitter": FieldJitter, "reorder": FieldReorder, "duplicate": FieldDuplicate, "corrupt": FieldCorrupt} {
+		"loss": FieldLoss, "jitter": FieldJitter, "reorder": FieldReorder, "duplicate": FieldDuplicate, "corrupt": FieldCorrupt, "flap": FieldFlap} {
 		if k, _ := LookupHopKey(key); k.Field != field {
 			t.Errorf("%s: field %b, want %b", key, k.Field, field)
 		}
@@ -34,7 +34,7 @@ func TestHopKeysFromTags(t *testing.T) {
 func TestCopyFieldsCopiesOnlyTheNamedKeys(t *testing.T) {
 	src := HopParams{Rate: 5, Delay: 6, DelayTrace: []time.Duration{1}, Queue: Limit{N: 7, Unit: Frames}, Overhead: 8, PerFrame: 9,
 		Loss: Bernoulli{P: 0.1}, Jitter: Jitter{Dist: Normal{Sigma: 1}}, Reorder: Reorder{Mode: ReorderAllowed}, Duplicate: 0.2,
-		Corrupt: Corruption{BER: 0.3}}
+		Corrupt: Corruption{BER: 0.3}, Flap: Flap{Rate: 1, Every: 2, For: 1}}
 	for _, k := range HopKeys() {
 		var dst HopParams
 		dst.copyFields(&src, k.Field)
@@ -64,6 +64,7 @@ func TestDefaultMatters(t *testing.T) {
 		{HopParams{}, true, false, false},
 		{HopParams{Rate: Mbitps}, true, true, false},
 		{HopParams{PerFrame: ms}, true, true, false},
+		{HopParams{Flap: Flap{Rate: 1, Every: 2, For: 1}}, true, true, false},
 	} {
 		if got := [3]bool{reorder.DefaultMatters(&tc.p), queue.DefaultMatters(&tc.p), loss.DefaultMatters(&tc.p)}; got != [3]bool{tc.reorder, tc.queue, tc.loss} {
 			t.Errorf("%+v: reorder, queue, loss matter %v", tc.p, got)

@@ -181,24 +181,24 @@ type SetHop struct {
 func (c SetHop) apply(n *Network, saved *savedState) {
 	h := &n.hops[c.Hop]
 	saved.params = h.HopParams
-	h.set(&c.Params, c.Set)
+	h.set(&c.Params, c.Set, n.now)
 }
 
-func (c SetHop) revert(n *Network, saved *savedState) { n.hops[c.Hop].set(&saved.params, c.Set) }
+func (c SetHop) revert(n *Network, saved *savedState) { n.hops[c.Hop].set(&saved.params, c.Set, n.now) }
 
 func (c SetHop) check(n *Network) error {
 	if err := n.checkHop(c.Hop); err != nil {
 		return err
 	}
-	if n.hops[c.Hop].bus != nil && c.Set&(FieldRate|FieldQueue|FieldOverhead|FieldPerFrame) != 0 {
-		return errorf("hop %q is a bus: its rate, queue, overhead and time per frame are the bus's own", n.hops[c.Hop].name)
+	if n.hops[c.Hop].bus != nil && c.Set&(FieldRate|FieldQueue|FieldOverhead|FieldPerFrame|FieldFlap) != 0 {
+		return errorf("hop %q is a bus: its rate, queue, overhead, time per frame and flap are the bus's own", n.hops[c.Hop].name)
 	}
 	return c.Params.check()
 }
 
-// set changes the parameters named in fields and restarts what depended on
-// the old values.
-func (h *hop) set(src *HopParams, fields HopField) {
+// set changes the parameters named in fields at now and restarts what
+// depended on the old values.
+func (h *hop) set(src *HopParams, fields HopField, now time.Duration) {
 	h.HopParams.copyFields(src, fields)
 	if fields&(FieldRate|FieldOverhead) != 0 {
 		h.carry = 0 // the remainder was in units of the old rate
@@ -214,6 +214,9 @@ func (h *hop) set(src *HopParams, fields HopField) {
 	}
 	if fields&FieldReorder != 0 {
 		h.reorderEpoch++
+	}
+	if fields&FieldFlap != 0 {
+		h.flapSince = now
 	}
 }
 

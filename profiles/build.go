@@ -29,7 +29,7 @@ func (p *Profile) build(d *decoder) emulator.Config {
 			for _, given := range []struct {
 				key string
 				set bool
-			}{{"rate", h.Rate != nil}, {"queue", h.Queue != nil}, {"overhead", h.Overhead != nil}, {"per_frame", h.PerFrame != nil}} {
+			}{{"rate", h.Rate != nil}, {"queue", h.Queue != nil}, {"overhead", h.Overhead != nil}, {"per_frame", h.PerFrame != nil}, {"flap", h.Flap != nil}} {
 				if given.set {
 					d.errorAt(path+"."+given.key, "a bus has its own %s: give it under bus", given.key)
 				}
@@ -118,6 +118,15 @@ func (s *HopSettings) apply(d *decoder, path string, base emulator.HopParams) (e
 	}
 	if s.Corrupt != nil {
 		base.Corrupt, set = s.Corrupt.build(), set|emulator.FieldCorrupt
+	}
+	if f := s.Flap; f != nil {
+		if f.Every <= 0 {
+			d.errorAt(path+".flap.every", "must be positive")
+		}
+		if f.Every > 0 && (f.For <= 0 || f.For > f.Every) {
+			d.errorAt(path+".flap.for", "must be positive and at most every (%v)", f.Every)
+		}
+		base.Flap, set = emulator.Flap{Rate: emulator.Rate(f.Rate), Every: time.Duration(f.Every), For: time.Duration(f.For)}, set|emulator.FieldFlap
 	}
 	return base, set
 }

@@ -43,7 +43,8 @@ func TestHopValueWritesEveryKey(t *testing.T) {
 			Reorder: emulator.Reorder{Mode: emulator.ReorderGap, P: 0.2, Gap: 3}, Duplicate: 0.005, Corrupt: emulator.Corruption{BER: 1e-6}},
 		{Rate: 9600, Queue: emulator.Limit{N: 3000, Unit: emulator.Bytes}, Loss: emulator.Bernoulli{P: 0.05}, Jitter: emulator.Jitter{Dist: emulator.Normal{Sigma: 7}},
 			Reorder: emulator.Reorder{Mode: emulator.ReorderAllowed}, Corrupt: emulator.Corruption{FrameP: 0.5}},
-		{Rate: emulator.Gbitps, Loss: emulator.Markov4{P13: 0.01, P31: 0.5, P32: 0.1, P23: 0.4, P14: 0.002}, Jitter: emulator.Jitter{Dist: emulator.Uniform{Spread: 5}}},
+		{Rate: emulator.Gbitps, Loss: emulator.Markov4{P13: 0.01, P31: 0.5, P32: 0.1, P23: 0.4, P14: 0.002}, Jitter: emulator.Jitter{Dist: emulator.Uniform{Spread: 5}},
+			Flap: emulator.Flap{Rate: 100 * emulator.Kbitps, Every: 100000000, For: 50000000}},
 	} {
 		body := map[string]any{}
 		for _, k := range emulator.HopKeys() {

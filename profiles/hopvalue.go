@@ -35,6 +35,10 @@ var hopWriters = map[string]func(p *emulator.HopParams) (any, bool){
 	"reorder":   writeReorder,
 	"duplicate": func(p *emulator.HopParams) (any, bool) { return Probability(p.Duplicate).String(), true },
 	"corrupt":   writeCorrupt,
+	"flap": func(p *emulator.HopParams) (any, bool) {
+		f := p.Flap
+		return map[string]any{"rate": f.Rate.String(), "every": durationText(f.Every), "for": durationText(f.For)}, f != emulator.Flap{}
+	},
 }
 
 func durationText(d time.Duration) string { return Duration(d).String() }

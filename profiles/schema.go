@@ -40,6 +40,14 @@ type HopSettings struct {
 	Reorder   *Reorder     `yaml:"reorder" hop:""`
 	Duplicate *Probability `yaml:"duplicate" hop:""`
 	Corrupt   *Corrupt     `yaml:"corrupt" hop:""`
+	Flap      *Flap        `yaml:"flap" hop:""`
+}
+
+// Flap is a rate that flaps.
+type Flap struct {
+	Rate  Rate     `yaml:"rate,required" doc:"the rate in each window"`
+	Every Duration `yaml:"every,required" doc:"a window opens every every"`
+	For   Duration `yaml:"for,required" doc:"how long each window lasts (at most every)"`
 }
 
 // Loss is one of the loss models.
