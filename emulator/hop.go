@@ -128,6 +128,12 @@ type hop struct {
 	lossEpoch, jitterEpoch, reorderEpoch, delayEpoch uint32
 	// flapSince is when the flap took effect: its windows count from it.
 	flapSince time.Duration
+	// planned is the parameters as the configuration and its schedule
+	// set them, without ApplyNow's changes (Network.Planned).
+	planned HopParams
+	// changes counts the changes to the parameters, so that a reader of
+	// snapshots knows when to read them again.
+	changes uint64
 
 	stats HopStats
 }

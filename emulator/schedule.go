@@ -143,6 +143,7 @@ func (n *Network) applyScheduled(i int) {
 	s.applied++
 	start, rank := s.At+time.Duration(k)*s.Every, s.first+uint64(k)*s.stride
 	s.Change.apply(n, &s.saved)
+	n.plan(i, true)
 	if s.For > 0 {
 		n.events.pushControl(event{at: start + s.For, kind: evRevert, index: int32(i)}, rank+1)
 	}
@@ -150,6 +151,32 @@ func (n *Network) applyScheduled(i int) {
 		n.events.pushControl(event{at: start + s.Every, kind: evApply, index: int32(i)}, rank+s.stride)
 	}
 }
+
+// plan follows schedule entry i, applied or undone, in its hop's planned
+// parameters, when the configuration gave it (ApplyNow's changes are not
+// the profile's).
+func (n *Network) plan(i int, apply bool) {
+	if i >= len(n.plannedSaved) {
+		return
+	}
+	c, ok := n.schedule[i].Change.(SetHop)
+	if !ok {
+		return
+	}
+	h := &n.hops[c.Hop]
+	if apply {
+		n.plannedSaved[i] = h.planned
+		h.planned.copyFields(&c.Params, c.Set)
+	} else {
+		h.planned.copyFields(&n.plannedSaved[i], c.Set)
+	}
+}
+
+// Planned returns hop i's parameters as the configuration and its
+// schedule set them now: what they would be had ApplyNow changed none.
+// Resetting a hop to them (ApplyNow of a SetHop with them) undoes the
+// changes made by hand.
+func (n *Network) Planned(i int) HopParams { return n.hops[i].planned }
 
 // A Change is one kind of timed change: a hop parameter, an outage, a
 // source switched on or off.
@@ -200,6 +227,7 @@ func (c SetHop) check(n *Network) error {
 // depended on the old values.
 func (h *hop) set(src *HopParams, fields HopField, now time.Duration) {
 	h.HopParams.copyFields(src, fields)
+	h.changes++
 	if fields&(FieldRate|FieldOverhead) != 0 {
 		h.carry = 0 // the remainder was in units of the old rate
 	}

@@ -34,7 +34,7 @@ func (p *Profile) build(d *decoder) emulator.Config {
 					d.errorAt(path+"."+given.key, "a bus has its own %s: give it under bus", given.key)
 				}
 			}
-		} else if h.Rate == nil {
+		} else if h.Rate == nil || h.Rate.none {
 			if h.Queue != nil && h.PerFrame == nil {
 				d.errorAt(path+".queue", "a hop without a rate or a time per frame has no queue; give it one or remove the queue")
 			}
@@ -119,7 +119,9 @@ func (s *HopSettings) apply(d *decoder, path string, base emulator.HopParams) (e
 	if s.Corrupt != nil {
 		base.Corrupt, set = s.Corrupt.build(), set|emulator.FieldCorrupt
 	}
-	if f := s.Flap; f != nil {
+	if f := s.Flap; f != nil && f.none {
+		base.Flap, set = emulator.Flap{}, set|emulator.FieldFlap
+	} else if f != nil {
 		if f.Every <= 0 {
 			d.errorAt(path+".flap.every", "must be positive")
 		}
@@ -133,6 +135,8 @@ func (s *HopSettings) apply(d *decoder, path string, base emulator.HopParams) (e
 
 func (l *Loss) build(d *decoder, path string) emulator.LossModel {
 	switch {
+	case l.none:
+		return nil
 	case l.Random != nil:
 		return emulator.Bernoulli{P: float64(*l.Random)}
 	case l.Gilbert != nil:
@@ -165,6 +169,9 @@ var jitterKeys = map[JitterDist]struct{ needs, accepts []string }{
 
 func (j *Jitter) build(d *decoder, path string) emulator.Jitter {
 	var out emulator.Jitter
+	if j.none {
+		return out
+	}
 	if j.Correlation != nil {
 		out.Correlation = float64(*j.Correlation)
 	}
@@ -228,6 +235,8 @@ func (r *Reorder) build(d *decoder, path string) emulator.Reorder {
 
 func (c *Corrupt) build() emulator.Corruption {
 	switch {
+	case c.none:
+		return emulator.Corruption{}
 	case c.BER != nil:
 		return emulator.Corruption{BER: float64(*c.BER)}
 	case c.Frame != nil:

@@ -36,6 +36,14 @@ type nodeDecoder interface {
 	decodeNode(d *decoder, n *yaml.Node, path string)
 }
 
+// absence is a key whose default is the absence of an impairment (no loss,
+// no jitter, no corruption, no flap): written none, it removes it, as a
+// schedule entry or a change made live (DELETE's reset) may need to.
+type absence interface {
+	setNone()
+	isNone() bool
+}
+
 // oneOf marks a struct whose fields are alternatives: exactly one is given.
 type oneOf interface{ oneOf() }
 
@@ -227,6 +235,10 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 			return
 		}
 		v.Set(reflect.New(v.Type().Elem()))
+		if a, ok := v.Interface().(absence); ok && n.Kind == yaml.ScalarNode && n.Value == "none" {
+			a.setNone()
+			return
+		}
 		d.decode(n, v.Elem(), path)
 	case reflect.Struct:
 		d.decodeStruct(n, v, path)

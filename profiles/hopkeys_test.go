@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hilrig/hilrig/emulator"
@@ -45,6 +46,7 @@ func TestHopValueWritesEveryKey(t *testing.T) {
 			Reorder: emulator.Reorder{Mode: emulator.ReorderAllowed}, Corrupt: emulator.Corruption{FrameP: 0.5}},
 		{Rate: emulator.Gbitps, Loss: emulator.Markov4{P13: 0.01, P31: 0.5, P32: 0.1, P23: 0.4, P14: 0.002}, Jitter: emulator.Jitter{Dist: emulator.Uniform{Spread: 5}},
 			Flap: emulator.Flap{Rate: 100 * emulator.Kbitps, Every: 100000000, For: 50000000}},
+		{Rate: emulator.Mbitps}, // none of the impairments: written none
 	} {
 		body := map[string]any{}
 		for _, k := range emulator.HopKeys() {
@@ -66,5 +68,29 @@ func TestHopValueWritesEveryKey(t *testing.T) {
 				t.Errorf("%s: %s read back as %v, want %v", text, k.Key, k.Value(&set.Params), k.Value(&params))
 			}
 		}
+	}
+}
+
+// TestNoneRemovesAnImpairment: none, where a key's default is the absence
+// of an impairment, removes it in a schedule entry and is written back.
+func TestNoneRemovesAnImpairment(t *testing.T) {
+	p, err := Parse("x.yaml", []byte(`duration: 10s
+hops: {h: {rate: 1Mbit, loss: {random: 5%}, jitter: {dist: normal, sigma: 1ms}, corrupt: {frame: 1%}, flap: {rate: 1kbit, every: 1s, for: 1ms}}}
+flows: {f: {route: [h]}}
+schedule:
+  - {at: 2s, for: 1s, hop: h, loss: none, jitter: none, corrupt: none, flap: none}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := p.Config.Schedule[0].Change.(emulator.SetHop)
+	if want := emulator.FieldLoss | emulator.FieldJitter | emulator.FieldCorrupt | emulator.FieldFlap; set.Set != want {
+		t.Errorf("sets %v, want %v", set.Set, want)
+	}
+	if none := (emulator.HopParams{}); !reflect.DeepEqual(set.Params, none) {
+		t.Errorf("params %+v, want none", set.Params)
+	}
+	if text := string(p.YAML()); !strings.Contains(text, "loss: none, jitter: none, corrupt: none, flap: none") {
+		t.Errorf("not written back as none:\n%s", text)
 	}
 }

@@ -11,8 +11,9 @@ import (
 // a change's body in the profile language does (JSON-ready: strings, and
 // maps of them), the inverse of what a profile's key builds. ok is false
 // when the profile language cannot write it inline: a recorded series or
-// measured delays, which only a file gives, and "none" for a key whose
-// absence is its value (no loss, no jitter, no corruption, no flap).
+// measured delays, which only a file gives. A key whose absence is its
+// value (no rate, no loss, no jitter, no corruption, no flap) is written
+// none.
 func HopValue(key string, p *emulator.HopParams) (v any, ok bool) {
 	write, known := hopWriters[key]
 	if !known {
@@ -23,7 +24,12 @@ func HopValue(key string, p *emulator.HopParams) (v any, ok bool) {
 
 // hopWriters write each of the engine's hop keys (TestHopValueWritesEveryKey).
 var hopWriters = map[string]func(p *emulator.HopParams) (any, bool){
-	"rate":  func(p *emulator.HopParams) (any, bool) { return p.Rate.String(), p.Rate > 0 },
+	"rate": func(p *emulator.HopParams) (any, bool) {
+		if p.Rate == 0 {
+			return "none", true
+		}
+		return p.Rate.String(), true
+	},
 	"delay": func(p *emulator.HopParams) (any, bool) { return durationText(p.Delay), p.DelayTrace == nil },
 	"queue": func(p *emulator.HopParams) (any, bool) {
 		return Limit(p.Queue).String(), p.Queue.Unit != emulator.Unlimited
@@ -37,7 +43,10 @@ var hopWriters = map[string]func(p *emulator.HopParams) (any, bool){
 	"corrupt":   writeCorrupt,
 	"flap": func(p *emulator.HopParams) (any, bool) {
 		f := p.Flap
-		return map[string]any{"rate": f.Rate.String(), "every": durationText(f.Every), "for": durationText(f.For)}, f != emulator.Flap{}
+		if f == (emulator.Flap{}) {
+			return "none", true
+		}
+		return map[string]any{"rate": f.Rate.String(), "every": durationText(f.Every), "for": durationText(f.For)}, true
 	},
 }
 
@@ -46,6 +55,8 @@ func probabilityText(p float64) string    { return Probability(p).String() }
 
 func writeLoss(p *emulator.HopParams) (any, bool) {
 	switch m := p.Loss.(type) {
+	case nil:
+		return "none", true
 	case emulator.Bernoulli:
 		return map[string]any{"random": probabilityText(m.P)}, true
 	case emulator.GilbertElliott:
@@ -53,12 +64,14 @@ func writeLoss(p *emulator.HopParams) (any, bool) {
 	case emulator.Markov4:
 		return map[string]any{"markov4": map[string]string{"p13": probabilityText(m.P13), "p31": probabilityText(m.P31), "p32": probabilityText(m.P32), "p23": probabilityText(m.P23), "p14": probabilityText(m.P14)}}, true
 	}
-	return nil, false // none, or a recorded series
+	return nil, false // a recorded series
 }
 
 func writeJitter(p *emulator.HopParams) (any, bool) {
 	var out map[string]any
 	switch d := p.Jitter.Dist.(type) {
+	case nil:
+		return "none", true
 	case emulator.Uniform:
 		out = map[string]any{"dist": "uniform", "spread": durationText(d.Spread)}
 	case emulator.Normal:
@@ -68,7 +81,7 @@ func writeJitter(p *emulator.HopParams) (any, bool) {
 	case emulator.ParetoNormal:
 		out = map[string]any{"dist": "paretonormal", "mean": durationText(d.Mean), "sigma": durationText(d.Sigma)}
 	default:
-		return nil, false // none, or an empirical distribution
+		return nil, false // an empirical distribution
 	}
 	if c := p.Jitter.Correlation; c != 0 {
 		out["correlation"] = strconv.FormatFloat(c, 'g', -1, 64)
@@ -93,5 +106,5 @@ func writeCorrupt(p *emulator.HopParams) (any, bool) {
 	case c.FrameP > 0:
 		return map[string]any{"frame": probabilityText(c.FrameP)}, true
 	}
-	return nil, false
+	return "none", true
 }

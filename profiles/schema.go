@@ -48,7 +48,20 @@ type Flap struct {
 	Rate  Rate     `yaml:"rate,required" doc:"the rate in each window"`
 	Every Duration `yaml:"every,required" doc:"a window opens every every"`
 	For   Duration `yaml:"for,required" doc:"how long each window lasts (at most every)"`
+
+	none bool // written none: no flap
 }
+
+func (l *Loss) setNone()       { *l = Loss{none: true} }
+func (l *Loss) isNone() bool   { return l.none }
+func (j *Jitter) setNone()     { *j = Jitter{none: true} }
+func (j *Jitter) isNone() bool { return j.none }
+func (c *Corrupt) setNone()    { *c = Corrupt{none: true} }
+func (c *Corrupt) isNone() bool {
+	return c.none
+}
+func (f *Flap) setNone()     { *f = Flap{none: true} }
+func (f *Flap) isNone() bool { return f.none }
 
 // Loss is one of the loss models.
 type Loss struct {
@@ -56,6 +69,8 @@ type Loss struct {
 	Gilbert *Gilbert     `yaml:"gilbert" doc:"Gilbert–Elliott two-state model (netem's gemodel)"`
 	Markov4 *Markov4     `yaml:"markov4" doc:"4-state model of Salsano et al. (netem's loss state)"`
 	Trace   *TraceRef    `yaml:"trace" doc:"a recorded series of which frames were lost, replayed in order: the k-th frame of each flow through the hop takes the k-th fate (see Trace-driven hops)"`
+
+	none bool // written none: no loss
 }
 
 func (*Loss) oneOf() {}
@@ -88,6 +103,7 @@ type Jitter struct {
 	Correlation *Correlation `yaml:"correlation" doc:"ρ of the AR(1) process on the extra delay, in (−1, 1)" default:"0"`
 
 	readFrom string // the file the empirical delays were read from
+	none     bool   // written none: no jitter
 }
 
 // Reorder is "in_order", "allowed", or {p, gap}.
@@ -117,6 +133,8 @@ func (Reorder) typeInfo() typeInfo {
 type Corrupt struct {
 	BER   *BitErrorRate `yaml:"ber" doc:"bit error rate: every bit flips independently with this probability"`
 	Frame *Probability  `yaml:"frame" doc:"probability that a frame has exactly one flipped bit"`
+
+	none bool // written none: no corruption
 }
 
 func (*Corrupt) oneOf() {}

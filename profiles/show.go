@@ -185,6 +185,9 @@ type renderer struct{ source string }
 // node renders v; depth decides the layout: the top level and flows are
 // blocks, anything deeper is written on one line.
 func (r renderer) node(v reflect.Value, depth int) *yaml.Node {
+	if a, ok := v.Addr().Interface().(absence); ok && a.isNone() {
+		return scalar("none")
+	}
 	switch x := v.Addr().Interface().(type) {
 	case *Jitter:
 		if x.File != nil {

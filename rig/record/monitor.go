@@ -178,6 +178,7 @@ type HopProgress struct {
 	Outage      emulator.OutageMode
 	Rate        emulator.Rate
 	Delay       time.Duration
+	Changes     uint64 // to its parameters so far (emulator.HopState.Changes)
 }
 
 // ModelProgress is a model endpoint so far.
@@ -316,7 +317,7 @@ func (s *Snapshot) AddHandedFlow(name string, st *emulator.FlowStats, h *Handed)
 func (s *Snapshot) AddHop(h emulator.HopState) {
 	s.Hops = append(s.Hops, HopProgress{
 		Name: h.Name, QueueBytes: h.QueueBytes, QueueFrames: h.QueueFrames, HeldFrames: h.HeldFrames,
-		Outage: h.Outage, Rate: h.Params.Rate, Delay: h.Params.Delay,
+		Outage: h.Outage, Rate: h.Params.Rate, Delay: h.Params.Delay, Changes: h.Changes,
 	})
 }
 

@@ -52,6 +52,7 @@ func (s *Snapshot) AppendBinary(b []byte) ([]byte, error) {
 		e.uint(uint64(h.Outage))
 		e.int(int64(h.Rate))
 		e.dur(h.Delay)
+		e.uint(h.Changes)
 	}
 	e.uint(uint64(len(s.Models)))
 	for i := range s.Models {
@@ -150,6 +151,7 @@ func (s *Snapshot) UnmarshalBinary(b []byte) error {
 		h.Outage = emulator.OutageMode(d.uint())
 		h.Rate = emulator.Rate(d.int())
 		h.Delay = d.dur()
+		h.Changes = d.uint()
 	}
 	s.Models = resize(s.Models, d.count())
 	for i := range s.Models {
