@@ -181,3 +181,39 @@ func TestResetToTheProfile(t *testing.T) {
 		t.Errorf("replayed: up %+v, down %+v\n%s", up, down, body)
 	}
 }
+
+// TestAsRunInTimeOrder: ?as-run lists the schedule in time order, the
+// changes made by hand among the profile's entries, and loads.
+func TestAsRunInTimeOrder(t *testing.T) {
+	l := startLive(t, `duration: 60s
+hops:
+  down: {delay: 20ms}
+  up:   {delay: 20ms, rate: 10Mbit, queue: 100 frames}
+flows:
+  m2s: {route: [down], role: to-plant}
+  s2m: {route: [up], role: to-controller}
+schedule:
+  - {at: 50s, for: 1s, phase: handover}
+  - {at: 30s, hop: up, delay: 25ms}
+  - {at: 0s, for: 40s, hop: down, delay: 30ms}
+`, web.Options{})
+	l.waitFor("the run to start", func(s *record.Snapshot) bool { return s.Time > 0 })
+	if code, body := l.request("PATCH", "/api/v1/hops/up", `{"delay": "100ms"}`); code != 200 {
+		t.Fatalf("PATCH: %d %s", code, body)
+	}
+	_, body := l.request("GET", "/api/v1/profile?as-run", "")
+	if _, err := profiles.Parse("as-run.yaml", []byte(body)); err != nil {
+		t.Fatalf("the as-run profile does not load: %v\n%s", err, body)
+	}
+	_, schedule, _ := strings.Cut(body, "\nschedule:\n")
+	var ats []string
+	for line := range strings.Lines(schedule) {
+		if at, ok := strings.CutPrefix(strings.TrimSpace(line), "- {at: "); ok {
+			at, _, _ = strings.Cut(at, ",")
+			ats = append(ats, at)
+		}
+	}
+	if len(ats) != 4 || ats[0] != "0s" || ats[2] != "30s" || ats[3] != "50s" || !strings.Contains(schedule, "hop: up, delay: 100ms}") {
+		t.Errorf("as-run schedule out of time order: %v\n%s", ats, schedule)
+	}
+}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -40,16 +41,20 @@ func (s *Server) getProfile(w http.ResponseWriter, r *http.Request) {
 	p := *s.run.profile
 	prof := *p.Profile
 	end := time.Duration(s.run.hello.End)
-	prof.Seed, prof.Duration, prof.Schedule = s.run.hello.Seed, profiles.Duration(end), within(prof.Schedule, end)
-	byHand := s.asRun.entries() // the changes made by hand
-	if len(byHand) > 0 {
-		prof.Schedule = append(prof.Schedule, asRunMarker)
-	}
+	byHand, times := s.asRun.entriesAndTimes() // the changes made by hand
+	var groups []int
+	prof.Seed, prof.Duration = s.run.hello.Seed, profiles.Duration(end)
+	prof.Schedule, groups = asRunSchedule(within(prof.Schedule, end), end, times)
 	p.Profile = &prof
 	text := p.YAML()
-	if len(byHand) > 0 {
+	for g, n := range groups {
+		var lines []byte
+		for range n {
+			line, rest, _ := bytes.Cut(byHand, []byte("\n"))
+			lines, byHand = append(append(lines, line...), '\n'), rest
+		}
 		var err error
-		if text, err = spliceChanges(text, s.renderEntry(asRunMarker), byHand); err != nil {
+		if text, err = spliceChanges(text, s.renderEntry(asRunMarkerN(g)), lines); err != nil {
 			writeError(w, http.StatusInternalServerError, "writing the as-run profile: "+err.Error(), "")
 			return
 		}
