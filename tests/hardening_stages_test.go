@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/hilrig/hilrig/emulator"
 	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig/record"
@@ -216,4 +218,47 @@ schedule:
 	if len(ats) != 4 || ats[0] != "0s" || ats[2] != "30s" || ats[3] != "50s" || !strings.Contains(schedule, "hop: up, delay: 100ms}") {
 		t.Errorf("as-run schedule out of time order: %v\n%s", ats, schedule)
 	}
+}
+
+// TestDashboardHopViewInBrowser: the control strip shows what the chosen
+// hop has (no loss is "none", not an example value), follows a change, and
+// its Reset button returns the hop to the profile's values.
+func TestDashboardHopViewInBrowser(t *testing.T) {
+	ctx := browser(t)
+	l := startLive(t, twoWay, web.Options{})
+	if err := chromedp.Do(ctx, chromedp.Navigate(l.url+"/")); err != nil {
+		t.Fatal(err)
+	}
+	evaluateUntil(t, ctx, "telemetry in the page", `hilrig.messages > 2`)
+	placeholders := func() string {
+		text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`["delay", "loss", "rate"].map((id) => document.getElementById(id).placeholder).join(" | ")`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return text
+	}
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.ID("hop"), "up")); err != nil {
+		t.Fatal(err)
+	}
+	evaluateUntil(t, ctx, "up's settings", `document.getElementById("rate").placeholder === "10Mbit"`)
+	if got := placeholders(); got != "20ms | none | 10Mbit" {
+		t.Errorf("up, without loss: %q", got)
+	}
+	if code, body := l.request("PATCH", "/api/v1/hops/up", `{"loss": {"random": "5%"}, "delay": "35ms"}`); code != 200 {
+		t.Fatalf("PATCH: %d %s", code, body)
+	}
+	evaluateUntil(t, ctx, "the change in the strip", `document.getElementById("loss").placeholder === "5%"`)
+	if got := placeholders(); got != "35ms | 5% | 10Mbit" {
+		t.Errorf("up, changed: %q", got)
+	}
+	screenshot(t, ctx, "dashboard-hop-changed.png")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("reset"))); err != nil {
+		t.Fatal(err)
+	}
+	evaluateUntil(t, ctx, "the reset to be answered", `document.getElementById("message").textContent.includes("hop up reset to the profile")`)
+	evaluateUntil(t, ctx, "the reset in the strip", `document.getElementById("loss").placeholder === "none"`)
+	if got := placeholders(); got != "20ms | none | 10Mbit" {
+		t.Errorf("up, reset: %q", got)
+	}
+	screenshot(t, ctx, "dashboard-hop-reset.png")
 }
