@@ -104,3 +104,30 @@ func TestFlapCountsFromItsChange(t *testing.T) {
 		t.Errorf("left at %v, want %v", got, want)
 	}
 }
+
+// FuzzFlapSendTime: a flapping hop takes no less than the faster of its
+// two rates would and no more than the slower would (outside its windows
+// a hop without a rate of its own takes nothing), and a longer frame never
+// takes less time.
+func FuzzFlapSendTime(f *testing.F) {
+	f.Add(int64(100_000), int64(1_000_000), int64(100e6), int64(50e6), int64(125), int64(45e6))
+	f.Add(int64(1), int64(0), int64(1), int64(1), int64(MaxFrameSize), int64(0))
+	f.Fuzz(func(t *testing.T, rate, own, every, length, nbytes, since int64) {
+		fl := Flap{Rate: Rate(rate), Every: time.Duration(every), For: time.Duration(length)}
+		if fl.check() != nil || !fl.active() || own < 0 || nbytes < 0 || nbytes > 2*MaxFrameSize || since < 0 || since > int64(MaxDuration) {
+			return
+		}
+		got := fl.sendTime(nbytes, Rate(own), time.Duration(since))
+		at := func(r Rate) time.Duration { d, _ := transmitTime(nbytes, r, 0); return d }
+		slow, fast := at(min(fl.Rate, max(Rate(own), 1))), time.Duration(0)
+		if own > 0 {
+			slow, fast = min(at(min(fl.Rate, Rate(own))), MaxDuration), at(max(fl.Rate, Rate(own)))
+		}
+		if got < 0 || got > MaxDuration || got+1 < fast || own > 0 && got > slow+1 {
+			t.Fatalf("%+v own %d: %d B from %v took %v, not within [%v, %v]", fl, own, nbytes, time.Duration(since), got, fast, slow)
+		}
+		if nbytes > 0 && fl.sendTime(nbytes-1, Rate(own), time.Duration(since)) > got {
+			t.Fatalf("%+v own %d: %d B take less than %d B from %v", fl, own, nbytes, nbytes-1, time.Duration(since))
+		}
+	})
+}
