@@ -14,18 +14,12 @@ import (
 	"github.com/hilrig/hilrig/rig/web"
 )
 
+// twoWayNetwork is twoWay without its schedule.
+var twoWayNetwork = strings.Split(twoWay, "schedule:")[0]
+
 // scheduledDelay is twoWay with a schedule that sets up's delay from the
 // start, so that the profile's values now are not its hops' own.
-const scheduledDelay = `duration: 60s
-hops:
-  down: {delay: 20ms}
-  up:   {delay: 20ms, rate: 10Mbit, queue: 100 frames}
-flows:
-  m2s: {route: [down], role: to-plant}
-  s2m: {route: [up], role: to-controller}
-schedule:
-  - {at: 0s, hop: up, delay: 30ms}
-`
+var scheduledDelay = twoWayNetwork + "schedule:\n  - {at: 0s, hop: up, delay: 30ms}\n"
 
 // hopParamsOf reads the params of the hop named hop from a JSON answer:
 // a hop, a list of them, or an object with the hop under "hop".
@@ -187,14 +181,7 @@ func TestResetToTheProfile(t *testing.T) {
 // TestAsRunInTimeOrder: ?as-run lists the schedule in time order, the
 // changes made by hand among the profile's entries, and loads.
 func TestAsRunInTimeOrder(t *testing.T) {
-	l := startLive(t, `duration: 60s
-hops:
-  down: {delay: 20ms}
-  up:   {delay: 20ms, rate: 10Mbit, queue: 100 frames}
-flows:
-  m2s: {route: [down], role: to-plant}
-  s2m: {route: [up], role: to-controller}
-schedule:
+	l := startLive(t, twoWayNetwork+`schedule:
   - {at: 50s, for: 1s, phase: handover}
   - {at: 30s, hop: up, delay: 25ms}
   - {at: 0s, for: 40s, hop: down, delay: 30ms}
