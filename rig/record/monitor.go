@@ -183,7 +183,8 @@ type HopProgress struct {
 	Delay       time.Duration
 	// Loss is the long-run fraction of frames its loss model loses as set
 	// now (emulator.LossModel.LossRate; 0 without one).
-	Loss float64
+	Loss    float64
+	Changes uint64 // to its parameters so far (emulator.HopState.Changes)
 }
 
 // EndpointProgress is a device endpoint so far: whether its device is
@@ -343,7 +344,7 @@ func (s *Snapshot) AddHop(h emulator.HopState) {
 	}
 	s.Hops = append(s.Hops, HopProgress{
 		Name: h.Name, QueueBytes: h.QueueBytes, QueueFrames: h.QueueFrames, HeldFrames: h.HeldFrames,
-		Outage: h.Outage, Rate: h.Params.Rate, Delay: h.Params.Delay, Loss: loss,
+		Outage: h.Outage, Rate: h.Params.Rate, Delay: h.Params.Delay, Loss: loss, Changes: h.Changes,
 	})
 }
 

@@ -53,6 +53,7 @@ func (s *Snapshot) AppendBinary(b []byte) ([]byte, error) {
 		e.int(int64(h.Rate))
 		e.dur(h.Delay)
 		e.float(h.Loss)
+		e.uint(h.Changes)
 	}
 	e.uint(uint64(len(s.Models)))
 	for i := range s.Models {
@@ -166,6 +167,7 @@ func (s *Snapshot) UnmarshalBinary(b []byte) error {
 		h.Rate = emulator.Rate(d.int())
 		h.Delay = d.dur()
 		h.Loss = d.float()
+		h.Changes = d.uint()
 	}
 	s.Models = resize(s.Models, d.count())
 	for i := range s.Models {

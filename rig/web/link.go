@@ -81,6 +81,9 @@ type linkRequest struct {
 	For   int64  `json:"for_ns,omitempty"`
 	// Events: those after the first Since.
 	Since int `json:"since,omitempty"`
+	// A reset: the keys to return to the profile's values (all: none) of
+	// Hop (all: empty).
+	Keys []string `json:"keys,omitempty"`
 }
 
 // linkAnswer is a host's answer.
@@ -96,6 +99,10 @@ type linkAnswer struct {
 	Queued int64           `json:"queued_ns,omitempty"`
 	Wall   time.Time       `json:"wall,omitzero"`
 	Hop    json.RawMessage `json:"hop,omitempty"`
+	// The hops as they are now ([]HopJSON).
+	Hops json.RawMessage `json:"hops,omitempty"`
+	// A reset: each hop's part, in the order applied.
+	Resets []resetDone `json:"resets,omitempty"`
 	// The summary so far, the events, or the profile as it runs now.
 	Summary *record.Summary `json:"summary,omitempty"`
 	Events  []record.Event  `json:"events,omitempty"`
@@ -355,6 +362,20 @@ func (h *Host) do(q linkRequest) linkAnswer {
 		return linkAnswer{Profile: text}
 	case "change":
 		return h.change(ctx, q)
+	case "reset":
+		return h.reset(ctx, q)
+	case "hops":
+		hops, err := h.hopsNow(ctx)
+		if err != nil {
+			return linkAnswer{Error: &linkError{Code: http.StatusServiceUnavailable, Msg: err.Error()}}
+		}
+		out := make([]HopJSON, len(hops))
+		for i, hs := range hops {
+			out[i] = hopJSON(hs)
+		}
+		a := linkAnswer{}
+		a.Hops, _ = json.Marshal(out)
+		return a
 	case "phase":
 		return h.phase(ctx, q)
 	}
@@ -410,12 +431,12 @@ func (h *Host) change(ctx context.Context, q linkRequest) linkAnswer {
 			return
 		}
 		h.note(x, now, q.Event, posted, &a)
-		for _, f := range hopFields {
-			if c.set&f.field != 0 {
-				h.latest[hopParam{i, f.field}] = c
+		for _, k := range emulator.HopKeys() {
+			if c.set&k.Field != 0 {
+				h.latest[hopParam{i, k.Field}] = c
 			}
 		}
-		a.Hop, _ = json.Marshal(hopSettings(x.Network().HopNow(i)))
+		a.Hop, _ = json.Marshal(hopJSON(x.Network().HopNow(i)))
 	})
 	if !ok {
 		return linkAnswer{Ended: true}
@@ -454,6 +475,33 @@ func (h *Host) note(x *executor.Executor, now time.Duration, event string, poste
 	h.applied++
 }
 
+// hopsNow reads the hops as they are now on the executor, or as the run
+// left them.
+func (h *Host) hopsNow(ctx context.Context) ([]emulator.HopState, error) {
+	var hops []emulator.HopState
+	if !h.started.Load() { // as the profile sets them
+		for _, hc := range h.s.Profile().Config.Hops {
+			hops = append(hops, emulator.HopState{Name: hc.Name, Params: hc.HopParams})
+		}
+		return hops, nil
+	}
+	read := func(x *executor.Executor, _ time.Duration) { hops = networkHops(x.Network()) }
+	select {
+	case <-h.ended: // the executor has stopped: its network may be read here
+		read(h.s.Executor(), 0)
+	default:
+		if !h.onExecutor(ctx, read) {
+			select {
+			case <-h.ended:
+				read(h.s.Executor(), 0)
+			default:
+				return nil, errors.New("the executor did not answer in time, or the run has not started")
+			}
+		}
+	}
+	return hops, nil
+}
+
 // profileNow writes the resolved profile as it runs now (see getProfile):
 // the hops' parameters as they are at this instant, read on the executor
 // (or as the run left them); written here, off the executor.
@@ -461,7 +509,7 @@ func (h *Host) profileNow(ctx context.Context) (string, error) {
 	p := *h.s.Profile()
 	prof := *p.Profile
 	end := h.s.Executor().End()
-	prof.Seed, prof.Duration, prof.Schedule = h.s.Executor().Network().Summary().Seed, profiles.Duration(end), within(prof.Schedule, end)
+	prof.Seed, prof.Duration, prof.Schedule = h.s.Executor().Network().Seed(), profiles.Duration(end), within(prof.Schedule, end)
 	var now time.Duration
 	var hops []emulator.HopState
 	var latest map[hopParam]*change

@@ -73,6 +73,7 @@ type Server struct {
 	mu     sync.Mutex
 	events []record.Event // the run's events, as far as fetched
 	asRun  asRunRecord    // the changes made by hand; it has a lock of its own
+	params paramsCache    // the hops' parameters as written; a lock of its own
 
 	clients     atomic.Int64
 	dropped     atomic.Uint64
@@ -128,8 +129,9 @@ func Dial(conn net.Conn, opt Options) (*Server, error) {
 	mux.Handle("/api/", methods{"": notFound})
 	mux.Handle("/api/v1/run", methods{http.MethodGet: srv.getRun})
 	mux.Handle("/api/v1/profile", methods{http.MethodGet: srv.getProfile})
-	mux.Handle("/api/v1/hops", methods{http.MethodGet: srv.getHops})
-	mux.Handle("/api/v1/hops/{hop}", methods{http.MethodGet: srv.getHop, http.MethodPatch: srv.patchHop})
+	mux.Handle("/api/v1/hops", methods{http.MethodGet: srv.getHops, http.MethodDelete: srv.deleteHops})
+	mux.Handle("/api/v1/hops/{hop}", methods{http.MethodGet: srv.getHop, http.MethodPatch: srv.patchHop, http.MethodDelete: srv.deleteHop})
+	mux.Handle("/api/v1/hops/{hop}/{key}", methods{http.MethodDelete: srv.deleteHopKey})
 	mux.Handle("/api/v1/hops/{hop}/outage", methods{http.MethodPost: srv.postOutage})
 	mux.Handle("/api/v1/phases/{name}", methods{http.MethodPost: srv.postPhase})
 	mux.Handle("/api/v1/events", methods{http.MethodGet: srv.getEvents})

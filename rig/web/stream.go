@@ -81,17 +81,6 @@ type DelayJSON struct {
 	Mean  float64 `json:"mean"`
 }
 
-// HopJSON is what a hop holds now and how it is set.
-type HopJSON struct {
-	Name        string  `json:"name"`
-	QueueBytes  int64   `json:"queue_bytes"`
-	QueueFrames int     `json:"queue_frames"`
-	HeldFrames  int     `json:"held_frames"`
-	Outage      string  `json:"outage,omitempty"` // drop or hold while down
-	RateBps     int64   `json:"rate_bps,omitempty"`
-	DelayS      float64 `json:"delay_s"`
-}
-
 // ModelJSON is a model endpoint's output against the uncut reference,
 // and its supervisor's state.
 type ModelJSON struct {
@@ -174,8 +163,9 @@ func message(s *record.Snapshot, state string) Message {
 		})
 	}
 	for _, h := range s.Hops {
+		// The parameters are the session's to write (Server.hopsOf).
 		m.Hops = append(m.Hops, HopJSON{
-			Name: h.Name, QueueBytes: h.QueueBytes, QueueFrames: h.QueueFrames, HeldFrames: h.HeldFrames,
+			Name: h.Name, Changes: h.Changes, QueueBytes: h.QueueBytes, QueueFrames: h.QueueFrames, HeldFrames: h.HeldFrames,
 			Outage: outageNames[h.Outage], RateBps: int64(h.Rate), DelayS: h.Delay.Seconds(),
 		})
 	}
@@ -337,6 +327,7 @@ func (c *client) produce() {
 		lastSeq, lastState = snap.Seq, state
 		m := message(&snap, state)
 		m.Series, c.points, m.Reset = c.srv.history.since(c.points)
+		m.Hops = c.srv.hopsOf(&snap)
 		if last {
 			m.Events = c.srv.eventsSince(c.events) // the run's, from its summary
 			c.events += len(m.Events)

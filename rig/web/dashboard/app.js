@@ -197,13 +197,25 @@ $("window").addEventListener("change", () => { view.window = $("window").value; 
 $("delay-axis").addEventListener("change", () => { view.log = $("delay-axis").value === "log"; setView(); });
 setView();
 
-// showHop puts the chosen hop's settings as the control strip's
-// placeholders.
+// showHop puts the chosen hop's settings, as the profile language
+// writes them (the hop's params), as the control strip's placeholders:
+// what the hop has now, "none" where it has none.
 function showHop() {
   const h = hilrig.last && hilrig.last.hops.find((h) => h.name === $("hop").value);
-  if (!h) return;
-  $("delay").placeholder = profileDuration(h.delay_s);
-  $("rate").placeholder = h.rate_bps ? profileRate(h.rate_bps) : "none";
+  if (!h || !h.params) return;
+  $("delay").placeholder = paramText(h.params.delay);
+  $("rate").placeholder = paramText(h.params.rate);
+  $("loss").placeholder = paramText(h.params.loss);
+  $("hop-form").title = Object.entries(h.params).map(([k, v]) => k + ": " + paramText(v)).join("\n");
+}
+
+// paramText writes a parameter as the profile language does: random
+// loss as its probability, other structures as {key: value, ...}.
+function paramText(v) {
+  if (typeof v === "string") return v;
+  if (v && typeof v.random === "string") return v.random;
+  if (v && typeof v === "object") return "{" + Object.entries(v).map(([k, x]) => k + ": " + paramText(x)).join(", ") + "}";
+  return String(v);
 }
 
 function profileDuration(s) {
@@ -307,6 +319,12 @@ $("hop-form").addEventListener("submit", (ev) => {
   const hop = $("hop").value;
   send($("apply"), "PATCH", "/api/v1/hops/" + encodeURIComponent(hop), body,
     (j) => "hop " + hop + " changed at " + j.at_s.toFixed(3) + " s");
+});
+
+$("reset").addEventListener("click", () => {
+  const hop = $("hop").value;
+  send($("reset"), "DELETE", "/api/v1/hops/" + encodeURIComponent(hop), undefined,
+    (j) => j.entries.length ? "hop " + hop + " reset to the profile at " + j.at_s.toFixed(3) + " s" : "hop " + hop + " has the profile's values");
 });
 
 $("outage-form").addEventListener("submit", (ev) => {
