@@ -351,7 +351,7 @@ func TestReportMemoryFlat(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("report: %v: %s", err, out)
 	}
-	peak := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // kB on Linux
+	peak := int64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) << 10 // kB on Linux; int32 on 32-bit
 	if peak > info.Size()/2 {
 		t.Errorf("the report of a %d MB trace peaked at %d MB resident", info.Size()>>20, peak>>20)
 	}

@@ -389,7 +389,7 @@ func TestReplayMemoryDoesNotGrowWithTheRecording(t *testing.T) {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%v: %s", err, out)
 		}
-		return cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10, readLossSummary(t, summary)
+		return int64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) << 10, readLossSummary(t, summary)
 	}
 	base, _ := peak(small)
 	used, s := peak(large)

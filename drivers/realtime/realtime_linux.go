@@ -69,7 +69,7 @@ func MaxRSS() int64 {
 	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
 		return 0
 	}
-	return ru.Maxrss
+	return int64(ru.Maxrss) // int32 on 32-bit Linux
 }
 
 // Waiter puts a thread to sleep until a deadline, or until another
