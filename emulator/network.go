@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -424,7 +423,7 @@ func (n *Network) propagate(f *Frame, h *hop, t time.Duration) {
 		if s.jitterEpoch != h.jitterEpoch {
 			s.jitterEpoch, s.jitterPrimed = h.jitterEpoch, false
 		}
-		delay = time.Duration(max(0, math.Round(float64(delay)+h.Jitter.next(s, n.rand(f, jitterRand)))))
+		delay = nanoseconds(float64(delay) + h.Jitter.next(s, n.rand(f, jitterRand)))
 	}
 	exit := t + delay
 	if h.Reorder.Mode != ReorderAllowed {

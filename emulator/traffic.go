@@ -80,6 +80,18 @@ func (p Period) draw(r *Stream) time.Duration {
 	case ParetoPeriod:
 		d = r.Pareto(float64(p.Mean)*(p.Shape-1)/p.Shape, p.Shape)
 	}
+	return nanoseconds(d)
+}
+
+// nanoseconds is a draw d, in nanoseconds, rounded to a Duration and
+// clamped to [0, 2⁶¹ ns] (73 years, which a time may still be added to):
+// a heavy tail's draw can be larger than a Duration holds, and a float
+// converted out of an integer's range is its most negative value on
+// amd64 but saturates on arm64.
+func nanoseconds(d float64) time.Duration {
+	if !(d > 0) { // NaN too
+		return 0
+	}
 	return time.Duration(math.Min(math.Round(d), math.MaxInt64/4))
 }
 
@@ -137,7 +149,7 @@ func (p Poisson) newSource() source {
 func (s *poissonSource) first(t time.Duration, r *Stream) time.Duration { return s.next(t, r) }
 
 func (s *poissonSource) next(t time.Duration, r *Stream) time.Duration {
-	return t + time.Duration(math.Round(r.Exp(s.mean)))
+	return t + nanoseconds(r.Exp(s.mean))
 }
 
 func (s *poissonSource) frameSize() int { return s.size }
