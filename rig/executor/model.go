@@ -24,7 +24,7 @@ import (
 type Part struct {
 	it            *plant.Integrator
 	send, receive wire.Codec
-	substeps      int
+	substeps      int64 // solver steps an exchange; int is 32 bits on arm and 386
 	out, in       []float64
 	payload       []byte
 	flow          int // the flow it sends on, or -1
@@ -35,7 +35,7 @@ type Part struct {
 	// replies: sends at once in answer to each frame it takes up, not at
 	// the exchanges.
 	replies    bool
-	replySteps int           // solver steps a reply advances the part by
+	replySteps int64         // solver steps a reply advances the part by
 	data       *dataStepping // its model's, when it steps on data
 	// wire is set when the codec is the wire protocol.
 	wire *partWire
@@ -57,7 +57,7 @@ func NewPart(part *plant.Part, bm *profiles.BenchModel, send, receive wire.Codec
 	if err != nil {
 		return nil, err
 	}
-	p := &Part{it: it, send: send, receive: receive, substeps: int(bm.Exchange / bm.Step), flow: -1,
+	p := &Part{it: it, send: send, receive: receive, substeps: int64(bm.Exchange / bm.Step), flow: -1,
 		out: make([]float64, len(part.Out())), in: make([]float64, len(part.In())), payload: make([]byte, 0, 256)}
 	p.wire = newPartWire(p)
 	return p, nil
@@ -344,7 +344,7 @@ func (m *Model) SetStepping(st Stepping) error {
 	m.stepping = st
 	if st.Replies && m.hw != nil {
 		m.hw.replies = true
-		m.hw.replySteps = m.hw.substeps * max(m.bm.SendEvery, 1)
+		m.hw.replySteps = m.hw.substeps * int64(max(m.bm.SendEvery, 1))
 	}
 	if !st.Wait && st.Supervisor == nil {
 		return nil
@@ -870,7 +870,7 @@ func (m *Model) progress() record.ModelProgress {
 // cause together.
 type reference struct {
 	ideal               *plant.Integrator
-	substeps            int
+	substeps            int64
 	output              int               // signal index, or -1
 	cut                 *plant.Integrator // the integrator computing the output in the cut run
 	name                string
@@ -888,7 +888,7 @@ func newReference(bm *profiles.BenchModel, sim, hw *plant.Integrator) (*referenc
 	if err != nil {
 		return nil, err
 	}
-	r := &reference{ideal: ideal, substeps: int(bm.Exchange / bm.Step), output: -1, name: bm.Output, diverged: -1}
+	r := &reference{ideal: ideal, substeps: int64(bm.Exchange / bm.Step), output: -1, name: bm.Output, diverged: -1}
 	if bm.Output == "" {
 		return r, nil
 	}
@@ -920,7 +920,7 @@ func (r *reference) compare() {
 	}
 	r.peak = max(r.peak, math.Abs(ref))
 	r.maxErr = max(r.maxErr, math.Abs(e))
-	r.sumSq += e * e
+	r.sumSq += float64(e * e) // not fused: the same sum on every machine (emulator/detmath)
 	r.samples++
 }
 

@@ -193,7 +193,7 @@ const sparse = 60
 // lines do not cover the data.
 func headroom(p *plot.Plot, top float64, entries int) {
 	if top > 0 {
-		p.Y.Max = top * (1 + 0.09*float64(entries))
+		p.Y.Max = top * (1 + float64(0.09*float64(entries)))
 	}
 }
 
@@ -356,7 +356,7 @@ func signalPlot(sd *signalsData, endpoint, signal string) (Figure, bool, error) 
 		caption += ", against the uncut model run alongside (dashed)"
 	}
 	if hi > lo {
-		p.Y.Min, p.Y.Max = lo, hi+(hi-lo)*0.25
+		p.Y.Min, p.Y.Max = lo, hi+float64((hi-lo)*0.25)
 	}
 	svg, err := svg(p)
 	return Figure{Title: title, Caption: caption + ".", SVG: svg}, true, err

@@ -215,7 +215,7 @@ func parseTrace(r io.ReadSeeker, minEnd float64) (*traceData, error) {
 		switch {
 		case row.delivered:
 			fs.delay.add(row.sent, (row.recv-row.sent)*1e3)
-			fs.spread.add((row.recv - row.sent) * 1e3)
+			fs.spread.add(float64((row.recv - row.sent) * 1e3)) // rounded here: add subtracts from it
 			if !math.IsNaN(row.due) {
 				fs.late.add(row.due, (row.recv-row.due)*1e6)
 			}
@@ -363,8 +363,8 @@ func (td *traceData) addInFlight(fs *flowSeries, a, b float64) {
 		fs.inFlight[first] += b - a
 		return
 	}
-	fs.inFlight[first] += float64(first+1)*width - a
-	fs.inFlight[last] += b - float64(last)*width
+	fs.inFlight[first] += float64(float64(first+1)*width) - a
+	fs.inFlight[last] += b - float64(float64(last)*width)
 	fs.carried[first+1] += width
 	fs.carried[last] -= width
 }
@@ -589,7 +589,7 @@ func (h *histogram) cdf() (x, y []float64) {
 			continue
 		}
 		cum += c
-		x, y = append(x, h.lo+float64(k+1)*h.width), append(y, float64(cum)/float64(total))
+		x, y = append(x, h.lo+float64(float64(k+1)*h.width)), append(y, float64(cum)/float64(total))
 	}
 	x[len(x)-1] = h.hi
 	return x, y
