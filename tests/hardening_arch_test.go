@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -172,4 +173,38 @@ func TestSameBitsOnEveryArchitecture(t *testing.T) {
 		t.Fatalf("go build printed the assembly of %d functions:\n%.2000s", functions, out)
 	}
 	t.Logf("arm64: %d functions, %d fused multiply-adds (math.FMA's) and %d calls of architecture-dependent functions (those allowed)", functions, fused, calls)
+}
+
+// TestSystemdUnit: the unit README.md's "On a board" gives a rig that
+// runs its bench unattended is one systemd accepts, without a warning
+// (systemd-analyze verify, from Debian's systemd, which .ci/run installs;
+// without it the check is skipped, except in CI), and runs the command
+// and flags hilrig has.
+func TestSystemdUnit(t *testing.T) {
+	const unit = "../rig/cmd/hilrig/systemd/hilrig.service"
+	b, err := os.ReadFile(unit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"hilrig run --bench ", "--trace ", "--signals ", "--summary ", "--listen ", "--token-file ", "RestartPreventExitStatus=2", "AmbientCapabilities=CAP_SYS_NICE CAP_IPC_LOCK"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the unit has no %q", want)
+		}
+	}
+	for _, flag := range []string{"--bench", "--trace", "--signals", "--summary", "--listen", "--token-file"} {
+		if out := runHilrig(t, "run", "--help"); !strings.Contains(out.stdout, flag+" ") {
+			t.Errorf("hilrig run has no %s", flag)
+		}
+	}
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("systemd-analyze is missing: install systemd")
+		}
+		t.Skip("systemd-analyze is missing (Debian's systemd): the unit is not verified")
+	}
+	out, err := exec.Command(analyze, "verify", unit).CombinedOutput()
+	if err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Errorf("systemd-analyze verify %s: %v\n%s", unit, err, out)
+	}
 }
