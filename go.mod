@@ -12,6 +12,7 @@ require (
 
 require (
 	github.com/chromedp/chromedp v0.23.0
+	github.com/ebitengine/purego v0.11.3
 	github.com/gorilla/websocket v1.5.3
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3

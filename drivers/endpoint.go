@@ -3,7 +3,6 @@ package drivers
 import (
 	"errors"
 	"fmt"
-	"io"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -27,7 +26,41 @@ type Sink interface {
 	Gone(endpoint int, at time.Duration, err error)
 	// Back reports that an endpoint reconnected.
 	Back(endpoint int, at time.Duration)
+	// Read is called on an endpoint's reader thread after each read from
+	// its device, whatever it brought (frames, bytes no frame takes, an
+	// error): the sink may make the thread wait, so that a device flooding
+	// the rig, with frames or garbage, holds a real-time thread to its
+	// share of the CPU. meter is the calling thread's own: an endpoint
+	// with several reader threads (a GPIO endpoint's pins) gives each its
+	// own, since a thread's CPU is measured apart from the others'.
+	Read(endpoint int, meter *ReaderMeter, at time.Duration)
+	// Notice reports news of an endpoint's device that neither takes it
+	// away nor brings it back: kind is one of the Notice words, err says
+	// what, a *DeviceError naming the device. It is called from the
+	// executor's own thread too, within Write, and must never block.
+	Notice(endpoint int, at time.Duration, kind string, err error)
 }
+
+// ReaderMeter is one reader thread's account of its CPU by windows, for
+// Sink.Read: the thread owns it and passes it on every call, and the sink
+// keeps it. The zero value is ready.
+type ReaderMeter struct {
+	Start, CPU time.Duration // when the window began, and the thread's CPU then
+}
+
+// The notices a Sink hears, as the run's events name them.
+const (
+	// NoticeNotReading: the device stopped taking the frames written to
+	// it (Counts.NotTaken); said once a stretch, at its first frame.
+	NoticeNotReading = "device_not_reading"
+	// NoticeReading: the device took frames again, and every one for a
+	// second since the last it did not: the stretch is over, said at the
+	// first frame it took, with the frames it did not.
+	NoticeReading = "device_reading"
+	// NoticeReopenFailed: a device that went away could not be opened
+	// again, and why; said once a gap, as the endpoint goes on trying.
+	NoticeReopenFailed = "device_reopen_failed"
+)
 
 // A Reader reads its device on goroutines of its own and reports what
 // arrives (frames, the device going away and coming back) to a Sink.
@@ -42,8 +75,11 @@ type Reader interface {
 
 // A Writer sends frames to its device.
 type Writer interface {
-	// Write sends one frame's payload now. It is called from one
-	// goroutine (the executor) and must not allocate.
+	// Write sends one frame's payload now, in one attempt that never
+	// waits: a frame the device does not take (its side is full) is
+	// refused with ErrNotReading, and counted. It is called from one
+	// goroutine (the executor) and allocates nothing but the notices of
+	// a stretch of not reading, once a stretch.
 	Write(payload []byte) error
 }
 
@@ -93,7 +129,17 @@ type Counts struct {
 	BadBytes            uint64
 	IdleBytes           uint64
 	PendingBytes        uint64
-	WriteErrors         uint64
+	// WriteErrors are the frames Write refused, whatever the reason: the
+	// device away, not reading, or failing.
+	WriteErrors uint64
+	// NotTaken are the frames of WriteErrors the device did not take
+	// because it was not reading (ErrNotReading).
+	NotTaken uint64
+	// CutFrames are the frames whose head the device took and whose rest
+	// never followed: it went away, or the run stopped, first. A frame
+	// whose rest is still to be written is in neither FramesOut nor
+	// CutFrames.
+	CutFrames uint64
 }
 
 // ErrDisconnected is returned by Write while an endpoint is reconnecting.
@@ -123,28 +169,22 @@ func lockReaderThread(setup func()) {
 	}
 }
 
-// writeFramed encodes payload with the framing into the endpoint's own
-// buffer (no allocation once it has grown) and writes it to w, counting
-// what happened; a nil w is a device that is away.
-func writeFramed(w io.Writer, f wire.Framing, scratch *[]byte, c *atomicCounts, payload []byte) error {
-	*scratch = f.Append((*scratch)[:0], payload)
-	if w == nil {
-		c.writeErrors.Add(1)
-		return ErrDisconnected
-	}
-	if _, err := w.Write(*scratch); err != nil {
-		c.writeErrors.Add(1)
-		return err
-	}
-	c.framesOut.Add(1)
-	c.bytesOut.Add(uint64(len(*scratch)))
-	return nil
-}
-
 // atomicCounts are Counts updated from several goroutines.
 type atomicCounts struct {
 	framesIn, framesOut, bytesIn, bytesOut, writeErrors atomic.Uint64
 	frameBytes, badFrames, badBytes, idleBytes, pending atomic.Uint64
+	notTaken, cutFrames                                 atomic.Uint64
+	// restOwed is a frame whose head was written and whose rest is still
+	// to write: whoever clears it counts the frame, whole or cut.
+	restOwed atomic.Bool
+}
+
+// cutRest counts the frame whose rest is owed, if one is, as cut: its
+// device is gone, or the run stopped.
+func (c *atomicCounts) cutRest() {
+	if c.restOwed.Swap(false) {
+		c.cutFrames.Add(1)
+	}
 }
 
 func (c *atomicCounts) snapshot() Counts {
@@ -153,6 +193,7 @@ func (c *atomicCounts) snapshot() Counts {
 		BytesIn: c.bytesIn.Load(), BytesOut: c.bytesOut.Load(),
 		FrameBytes: c.frameBytes.Load(), BadFrames: c.badFrames.Load(), BadBytes: c.badBytes.Load(),
 		IdleBytes: c.idleBytes.Load(), PendingBytes: c.pending.Load(), WriteErrors: c.writeErrors.Load(),
+		NotTaken: c.notTaken.Load(), CutFrames: c.cutFrames.Load(),
 	}
 }
 

@@ -138,6 +138,7 @@ func (g *GPIO) watch(i int, p gpio.PinIO, clock Clock, sink Sink, index int) {
 	lockReaderThread(g.cfg.ReaderThread)
 	stamper, stamps := p.(EdgeStamper)
 	var frame [EdgeFrameSize]byte
+	var meter ReaderMeter
 	for !g.stopping.Load() {
 		if !p.WaitForEdge(100 * time.Millisecond) {
 			continue // a timeout, so that stopping is noticed
@@ -157,6 +158,7 @@ func (g *GPIO) watch(i int, p gpio.PinIO, clock Clock, sink Sink, index int) {
 		g.counts.framesIn.Add(1)
 		g.counts.bytesIn.Add(EdgeFrameSize)
 		sink.Frame(index, EdgeFrame(frame[:0], i, level), at)
+		sink.Read(index, &meter, at)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 
 	"go.bug.st/serial/enumerator"
 	"periph.io/x/conn/v3/gpio/gpioreg"
@@ -31,8 +32,14 @@ type PortInfo struct {
 	VID, PID, Serial, Product string
 }
 
+// enumeratePorts asks go.bug.st/serial for the ports. It opens each ttyS
+// placeholder to see whether it is a port, without O_CLOEXEC: holding
+// syscall.ForkLock keeps a process the rig starts meanwhile from
+// inheriting one.
 func enumeratePorts() ([]PortInfo, error) {
+	syscall.ForkLock.RLock()
 	list, err := enumerator.GetDetailedPortsList()
+	syscall.ForkLock.RUnlock()
 	if err != nil {
 		return nil, err
 	}

@@ -217,35 +217,6 @@ func ptsOpen(t *testing.T) map[string]bool {
 	return open
 }
 
-// openTerminal opens a pseudo-terminal as a terminal emulator or `script`
-// does, in raw mode so that what the test reads is what was written to its
-// slave, and returns its master (non-blocking) and number.
-func openTerminal(t *testing.T) (int, int) {
-	t.Helper()
-	m, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals: %v", err)
-	}
-	t.Cleanup(func() { unix.Close(m) })
-	if err := unix.IoctlSetPointerInt(m, unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetUint32(m, unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tio, err := unix.IoctlGetTermios(m, unix.TCGETS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tio.Lflag &^= unix.ECHO | unix.ICANON
-	tio.Oflag &^= unix.OPOST
-	if err := unix.IoctlSetTermios(m, unix.TCSETS, tio); err != nil {
-		t.Fatal(err)
-	}
-	return m, int(n)
-}
-
 // TestPtyNeverAdoptsAnotherTerminal is the hardening issue's pty item: the
 // program on the device side closes it, and then another program on the
 // machine opens a terminal of its own, which the kernel numbers with the
@@ -285,7 +256,7 @@ func TestPtyNeverAdoptsAnotherTerminal(t *testing.T) {
 	// rig's number was not free.
 	var terminals []int
 	for len(terminals) < 256 {
-		m, n := openTerminal(t)
+		m, n := driverstest.OpenTerminal(t)
 		terminals = append(terminals, m)
 		if n >= rigSide {
 			t.Logf("the rig's side was /dev/pts/%d; the last terminal opened got %d", rigSide, n)
@@ -423,7 +394,7 @@ func TestPtyRemovesOnlyItsOwnLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Stop()
-	other, n := openTerminal(t)
+	other, n := driverstest.OpenTerminal(t)
 	os.Remove(link)
 	os.Symlink(fmt.Sprintf("/dev/pts/%d", n), link)
 	dev := attach(t, link) // a program that opens the link now opens the other terminal

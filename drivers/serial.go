@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -75,17 +77,28 @@ func (c SerialConfig) CharTime() time.Duration {
 // Serial is a serial port, read and written through go.bug.st/serial. A
 // pseudo-terminal endpoint runs exactly this code on its device.
 type Serial struct {
-	cfg      SerialConfig
-	clock    Clock
-	sink     Sink
-	index    int
-	mu       sync.Mutex // guards port and lock against reconnection
+	cfg   SerialConfig
+	clock Clock
+	sink  Sink
+	index int
+	// mu guards port, its opening number and lock against reconnection;
+	// Write holds it for its one attempt, so that a port is never closed
+	// under a write (its descriptor's number could be another file's by
+	// the time the write is made).
+	mu       sync.Mutex
 	port     serial.Port
+	opening  uint64      // how many times a port was opened
 	lock     *deviceLock // held while the port is open
-	scratch  []byte      // the executor's encoding buffer
+	out      streamOut   // the executor's
 	stopping atomic.Bool
 	stopped  chan struct{} // closed when the reader returns
 	counts   atomicCounts
+	// A Pty's rig side: pluggedIn says whether there is a pair to open
+	// (until there is, trying makes and removes a lock file for nothing),
+	// and a failed reopening is left unsaid (the Pty says why it cannot
+	// plug a pair in).
+	pluggedIn   func() bool
+	quietReopen bool
 }
 
 var (
@@ -100,7 +113,9 @@ func NewSerial(cfg SerialConfig) *Serial {
 		cfg.MaxFrame = 4096
 	}
 	cfg.Virtual = cfg.Virtual || isPseudoTerminal(cfg.Device)
-	return &Serial{cfg: cfg, scratch: make([]byte, 0, 2*cfg.MaxFrame+16)}
+	s := &Serial{cfg: cfg}
+	s.out = newStreamOut(cfg.Framing, cfg.MaxFrame, &s.counts)
+	return s
 }
 
 func (s *Serial) Name() string { return s.cfg.Name }
@@ -109,16 +124,18 @@ func (s *Serial) mode() *serial.Mode {
 	return &serial.Mode{BaudRate: s.cfg.Baud, DataBits: s.cfg.DataBits, Parity: s.cfg.Parity, StopBits: s.cfg.StopBits}
 }
 
-// open locks the device and opens it.
+// open locks the device and opens it. Its error is as the system or the
+// library gave it: explainOpen lists the serial ports, which Start does
+// once and a reconnecting endpoint once a gap, not at every attempt.
 func (s *Serial) open() (serial.Port, error) {
 	lock, err := lockDevice(s.cfg.Device)
 	if err != nil {
-		return nil, &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.label(), Err: explainOpen(err)}
+		return nil, err
 	}
-	port, err := serial.Open(s.cfg.Device, s.mode())
+	port, err := openPort(s.cfg.Device, s.mode())
 	if err != nil {
 		lock.release()
-		return nil, &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.label(), Err: explainOpen(err)}
+		return nil, err
 	}
 	if _, idle := s.cfg.Framing.(wire.Idle); idle {
 		err = port.SetReadTimeout(s.silence())
@@ -128,12 +145,75 @@ func (s *Serial) open() (serial.Port, error) {
 	if err != nil {
 		port.Close()
 		lock.release()
-		return nil, &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.label(), Err: err}
+		return nil, err
 	}
 	s.mu.Lock()
 	s.lock = lock
 	s.mu.Unlock()
 	return port, nil
+}
+
+// openPort opens a serial port whose descriptors are closed on exec (the
+// rig starts processes of its own: a child must never hold a device) and
+// whose writes never wait. go.bug.st/serial (v1.8.0) opens the device and
+// the pipe that ends its blocking reads without O_CLOEXEC, and leaves the
+// device blocking; it has no way to reach them but its unexported fields.
+// syscall.ForkLock, held from the open to the flags being set, keeps a
+// fork from taking the descriptors in between.
+func openPort(device string, mode *serial.Mode) (serial.Port, error) {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	port, err := serial.Open(device, mode)
+	if err != nil {
+		return nil, err
+	}
+	fds, err := portDescriptors(port)
+	if err == nil {
+		for _, fd := range fds {
+			unix.CloseOnExec(fd)
+		}
+		err = unix.SetNonblock(fds[0], true) // the library's reads wait in select, never in read
+	}
+	if err != nil {
+		port.Close()
+		return nil, err
+	}
+	return port, nil
+}
+
+// portDescriptors are the descriptors of a port go.bug.st/serial opened
+// on Unix: the device's first, then its close-signal pipe's. They are in
+// its unexported fields (unixPort.handle, closeSignal.rd and .wr), read
+// here through reflect; TestPortDescriptors fails on a version of the
+// library that moves them.
+func portDescriptors(port serial.Port) ([]int, error) {
+	errLibrary := fmt.Errorf("go.bug.st/serial's %T keeps its descriptors where the rig does not know to find them", port)
+	v := reflect.ValueOf(port)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return nil, errLibrary
+	}
+	handle, pipe := v.Elem().FieldByName("handle"), v.Elem().FieldByName("closeSignal")
+	if handle.Kind() != reflect.Int || pipe.Kind() != reflect.Pointer || pipe.IsNil() || pipe.Elem().Kind() != reflect.Struct {
+		return nil, errLibrary
+	}
+	rd, wr := pipe.Elem().FieldByName("rd"), pipe.Elem().FieldByName("wr")
+	if rd.Kind() != reflect.Int || wr.Kind() != reflect.Int {
+		return nil, errLibrary
+	}
+	return []int{int(handle.Int()), int(rd.Int()), int(wr.Int())}, nil
+}
+
+// deviceError names the endpoint and its device in err.
+func (s *Serial) deviceError(err error) error {
+	return &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.label(), Err: err}
+}
+
+// use makes port the one Write writes to: a new opening of the device.
+func (s *Serial) use(port serial.Port) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.port = port
+	s.opening++
 }
 
 // unlock releases the device's lock once its port is closed.
@@ -169,6 +249,8 @@ func explainOpen(err error) error {
 	return err
 }
 
+// portList names the serial ports there are. It is costly (the library
+// reads sysfs and opens each ttyS placeholder): never once an attempt.
 func portList() string {
 	ports, err := SerialPorts()
 	if err != nil || len(ports) == 0 {
@@ -183,14 +265,15 @@ func portList() string {
 
 func (s *Serial) Start(clock Clock, sink Sink, index int) error {
 	if s.cfg.Baud <= 0 {
-		return &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.label(), Err: errors.New("no baud rate")}
+		return s.deviceError(errors.New("no baud rate"))
 	}
 	port, err := s.open()
 	if err != nil {
-		return err
+		return s.deviceError(explainOpen(err))
 	}
 	s.clock, s.sink, s.index = clock, sink, index
-	s.port = port
+	s.out.notices = newNotices(clock, sink, index, s.cfg.Name, s.cfg.label())
+	s.use(port)
 	s.stopped = make(chan struct{})
 	go s.read(port)
 	return nil
@@ -202,6 +285,7 @@ func (s *Serial) read(port serial.Port) {
 	defer close(s.stopped)
 	lockReaderThread(s.cfg.ReaderThread)
 	buf := make([]byte, 4096)
+	var meter ReaderMeter
 	var decoder decoderSum
 	decoder.replace(s.cfg.Framing, s.cfg.MaxFrame)
 	emit := func(frame []byte, at time.Duration) {
@@ -214,6 +298,10 @@ func (s *Serial) read(port serial.Port) {
 		switch {
 		case s.stopping.Load():
 			return
+		case errors.Is(err, unix.EAGAIN):
+			// The descriptor is non-blocking for the executor's
+			// writes; the library's select said readable, but
+			// nothing was: read again.
 		case err != nil:
 			if port = s.reconnect(port, at, err); port == nil {
 				return
@@ -225,6 +313,7 @@ func (s *Serial) read(port serial.Port) {
 			decoder.Feed(buf[:n], at, emit)
 		}
 		s.counts.decoded(decoder.stats())
+		s.sink.Read(s.index, &meter, at)
 	}
 }
 
@@ -236,21 +325,28 @@ func (s *Serial) reconnect(port serial.Port, at time.Duration, err error) serial
 	s.mu.Unlock()
 	port.Close()
 	s.unlock()
-	s.sink.Gone(s.index, at, &DeviceError{Endpoint: s.cfg.Name, Device: s.cfg.label(), Err: describeReadError(err)})
+	s.sink.Gone(s.index, at, s.deviceError(describeReadError(err)))
 	if s.cfg.Reconnect <= 0 {
 		return nil
 	}
+	explained := s.quietReopen
 	for !s.stopping.Load() {
 		time.Sleep(s.cfg.Reconnect)
 		if s.stopping.Load() {
 			return nil
 		}
-		if p, err := s.open(); err == nil {
-			s.mu.Lock()
-			s.port = p
-			s.mu.Unlock()
+		if s.pluggedIn != nil && !s.pluggedIn() {
+			continue
+		}
+		p, err := s.open()
+		if err == nil {
+			s.use(p)
 			s.sink.Back(s.index, s.clock.Now())
 			return p
+		}
+		if !explained {
+			explained = true
+			s.out.notices.tellNow(NoticeReopenFailed, s.deviceError(fmt.Errorf("cannot open it again: %w; trying again every %v", explainOpen(err), s.cfg.Reconnect)))
 		}
 	}
 	return nil
@@ -267,13 +363,16 @@ func describeReadError(err error) error {
 	return fmt.Errorf("read failed: %w", err)
 }
 
-// Write encodes payload with the framing and writes it. It allocates
-// nothing: the encoding buffer is the endpoint's own.
+// Write encodes payload with the framing and writes it, in one attempt on
+// the port's non-blocking descriptor. It allocates nothing: the encoding
+// buffer is the endpoint's own.
 func (s *Serial) Write(payload []byte) error {
 	s.mu.Lock()
-	port := s.port
-	s.mu.Unlock()
-	return writeFramed(port, s.cfg.Framing, &s.scratch, &s.counts, payload)
+	defer s.mu.Unlock()
+	if s.port == nil {
+		return s.out.write(nil, s.opening, payload)
+	}
+	return s.out.write(s.port, s.opening, payload)
 }
 
 // isPseudoTerminal reports whether path, after its symbolic links, is the
@@ -324,6 +423,7 @@ func (s *Serial) Stop() error {
 	}
 	s.mu.Lock()
 	port := s.port
+	s.port = nil // no write reaches it once it is closed
 	s.mu.Unlock()
 	var err error
 	if port != nil {
@@ -333,6 +433,7 @@ func (s *Serial) Stop() error {
 		<-s.stopped
 	}
 	s.unlock()
+	s.counts.cutRest()
 	return err
 }
 

@@ -28,9 +28,13 @@ type TCPConfig struct {
 type TCP struct {
 	cfg      TCPConfig
 	listener net.Listener
+	// mu guards the connection, its writer and its number; Write holds it
+	// for its one attempt.
 	mu       sync.Mutex
 	conn     net.Conn
-	scratch  []byte
+	raw      *rawWriter // conn's
+	opening  uint64     // how many connections there were
+	out      streamOut  // the executor's
 	stopping atomic.Bool
 	stop     context.Context // done once Stop is called: ends a dial or a wait to dial again
 	cancel   context.CancelFunc
@@ -48,7 +52,8 @@ func NewTCP(cfg TCPConfig) *TCP {
 	if cfg.MaxFrame <= 0 {
 		cfg.MaxFrame = 4096
 	}
-	c := &TCP{cfg: cfg, scratch: make([]byte, 0, 2*cfg.MaxFrame+16)}
+	c := &TCP{cfg: cfg}
+	c.out = newStreamOut(cfg.Framing, cfg.MaxFrame, &c.counts)
 	c.stop, c.cancel = context.WithCancel(context.Background())
 	return c
 }
@@ -64,12 +69,16 @@ func (c *TCP) where() string {
 
 func (c *TCP) Start(clock Clock, sink Sink, index int) error {
 	fail := func(err error) error { return &DeviceError{Endpoint: c.cfg.Name, Device: c.where(), Err: err} }
+	c.out.notices = newNotices(clock, sink, index, c.cfg.Name, c.where())
 	if c.cfg.Dial != "" {
 		conn, err := c.dial()
 		if err != nil {
 			return fail(err)
 		}
-		c.conn = conn
+		if err := c.connected(conn); err != nil {
+			conn.Close()
+			return fail(err)
+		}
 	} else {
 		l, err := net.Listen("tcp", c.cfg.Listen)
 		if err != nil {
@@ -79,6 +88,25 @@ func (c *TCP) Start(clock Clock, sink Sink, index int) error {
 	}
 	c.stopped = make(chan struct{})
 	go c.serve(clock, sink, index, clock.Now())
+	return nil
+}
+
+// connected makes conn the endpoint's connection, with the writer that
+// writes it in one attempt; the caller closes a conn it refuses. Once Stop
+// has begun it refuses them all (told under mu: else Stop would not close
+// it).
+func (c *TCP) connected(conn net.Conn) error {
+	raw, err := newRawWriter(conn)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err == nil && c.stopping.Load() {
+		err = net.ErrClosed
+	}
+	if err != nil {
+		return err
+	}
+	c.conn, c.raw = conn, raw
+	c.opening++
 	return nil
 }
 
@@ -104,6 +132,7 @@ func (c *TCP) serve(clock Clock, sink Sink, index int, started time.Duration) {
 	defer close(c.stopped)
 	lockReaderThread(c.cfg.ReaderThread)
 	buf := make([]byte, 4096)
+	var meter ReaderMeter
 	emit := func(frame []byte, at time.Duration) {
 		c.counts.framesIn.Add(1)
 		sink.Frame(index, frame, at)
@@ -129,14 +158,11 @@ func (c *TCP) serve(clock Clock, sink Sink, index int, started time.Duration) {
 				sink.Gone(index, clock.Now(), &DeviceError{Endpoint: c.cfg.Name, Device: c.where(), Err: err})
 				return
 			}
-			c.mu.Lock()
-			stopping := c.stopping.Load() // under mu: else Stop closes c.conn
-			if !stopping {
-				c.conn = conn
-			}
-			c.mu.Unlock()
-			if stopping {
+			if err := c.connected(conn); err != nil {
 				conn.Close()
+				if !c.stopping.Load() {
+					sink.Gone(index, clock.Now(), &DeviceError{Endpoint: c.cfg.Name, Device: c.where(), Err: err})
+				}
 				return
 			}
 			sink.Back(index, clock.Now())
@@ -144,6 +170,7 @@ func (c *TCP) serve(clock Clock, sink Sink, index int, started time.Duration) {
 		for {
 			n, err := conn.Read(buf)
 			at := clock.Now()
+			sink.Read(index, &meter, at)
 			if n > 0 {
 				decoder.Feed(buf[:n], at, emit)
 				c.counts.decoded(decoder.stats())
@@ -153,7 +180,7 @@ func (c *TCP) serve(clock Clock, sink Sink, index int, started time.Duration) {
 			}
 		}
 		c.mu.Lock()
-		c.conn = nil
+		c.conn, c.raw = nil, nil
 		c.mu.Unlock()
 		conn.Close()
 		if c.stopping.Load() {
@@ -191,11 +218,16 @@ func (c *TCP) connect() (net.Conn, error) {
 	}
 }
 
+// Write encodes payload with the framing and writes it, in one attempt on
+// the socket: a peer that stopped reading (its window and the socket's
+// buffer full) does not take it.
 func (c *TCP) Write(payload []byte) error {
 	c.mu.Lock()
-	conn := c.conn
-	c.mu.Unlock()
-	return writeFramed(conn, c.cfg.Framing, &c.scratch, &c.counts, payload)
+	defer c.mu.Unlock()
+	if c.raw == nil {
+		return c.out.write(nil, c.opening, payload)
+	}
+	return c.out.write(c.raw, c.opening, payload)
 }
 
 func (c *TCP) Stop() error {
@@ -214,6 +246,10 @@ func (c *TCP) Stop() error {
 	if c.stopped != nil {
 		<-c.stopped
 	}
+	c.mu.Lock()
+	c.conn, c.raw = nil, nil
+	c.mu.Unlock()
+	c.counts.cutRest()
 	return nil
 }
 

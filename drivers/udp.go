@@ -1,12 +1,16 @@
 package drivers
 
 import (
+	"cmp"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // UDPConfig describes a UDP endpoint: each datagram is a frame.
@@ -32,6 +36,12 @@ type UDP struct {
 	stopping atomic.Bool
 	stopped  chan struct{}
 	counts   atomicCounts
+	// The executor's: the socket written in one attempt, its address
+	// family, the peer its destination was made for, and the account.
+	raw    *rawWriter
+	family int
+	sentTo netip.AddrPort
+	out    deviceOut
 }
 
 var _ Endpoint = (*UDP)(nil)
@@ -77,9 +87,20 @@ func (u *UDP) Start(clock Clock, sink Sink, index int) error {
 			}
 		}
 	}
+	if err == nil {
+		u.raw, err = newRawWriter(u.conn)
+	}
+	if err == nil {
+		ctlErr := u.raw.raw.Control(func(fd uintptr) { u.family, err = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_DOMAIN) })
+		err = cmp.Or(ctlErr, err)
+	}
 	if err != nil {
+		if u.conn != nil {
+			u.conn.Close()
+		}
 		return fail(err)
 	}
+	u.out = deviceOut{counts: &u.counts, notices: newNotices(clock, sink, index, u.cfg.Name, u.where())}
 	u.stopped = make(chan struct{})
 	go u.read(clock, sink, index)
 	return nil
@@ -89,9 +110,11 @@ func (u *UDP) read(clock Clock, sink Sink, index int) {
 	defer close(u.stopped)
 	lockReaderThread(u.cfg.ReaderThread)
 	buf := make([]byte, 1<<16) // any datagram, whole: an oversize one is counted with all its bytes
+	var meter ReaderMeter
 	for {
 		n, from, err := u.conn.ReadFromUDPAddrPort(buf)
 		at := clock.Now()
+		sink.Read(index, &meter, at)
 		if u.stopping.Load() {
 			return
 		}
@@ -124,27 +147,55 @@ func (u *UDP) read(clock Clock, sink Sink, index int) {
 	}
 }
 
+// Write sends payload as one datagram, in one attempt on the socket: a
+// socket whose send buffer is full (a slow interface's queue) does not
+// take it.
 func (u *UDP) Write(payload []byte) error {
-	var err error
-	if u.dialed {
-		_, err = u.conn.Write(payload)
-	} else {
+	if u.raw == nil {
+		return u.out.away()
+	}
+	if !u.dialed {
 		u.mu.Lock()
 		peer, ok := u.peer, u.hasPeer
 		u.mu.Unlock()
 		if !ok {
-			u.counts.writeErrors.Add(1)
-			return ErrDisconnected // nobody has sent anything yet: no one to answer
+			return u.out.away() // nobody has sent anything yet: no one to answer
 		}
-		_, err = u.conn.WriteToUDPAddrPort(payload, peer)
+		if peer != u.sentTo || u.raw.to == nil {
+			to, err := sockaddrOf(u.family, peer) // allocates, once a peer
+			if err != nil {
+				return u.out.refuse(err)
+			}
+			u.raw.to, u.sentTo = to, peer
+		}
 	}
+	n, err := u.raw.Write(payload)
 	if err != nil {
-		u.counts.writeErrors.Add(1)
-		return err
+		return u.out.refuse(err)
 	}
-	u.counts.framesOut.Add(1)
-	u.counts.bytesOut.Add(uint64(len(payload)))
+	u.counts.bytesOut.Add(uint64(n))
+	u.out.taken()
 	return nil
+}
+
+// sockaddrOf is peer as a socket of family addresses it.
+func sockaddrOf(family int, peer netip.AddrPort) (unix.Sockaddr, error) {
+	a := peer.Addr()
+	switch {
+	case family == unix.AF_INET && a.Unmap().Is4():
+		return &unix.SockaddrInet4{Port: int(peer.Port()), Addr: a.Unmap().As4()}, nil
+	case family == unix.AF_INET6 && a.IsValid():
+		sa := &unix.SockaddrInet6{Port: int(peer.Port()), Addr: a.As16()}
+		if zone := a.Zone(); zone != "" {
+			ifi, err := net.InterfaceByName(zone)
+			if err != nil {
+				return nil, err
+			}
+			sa.ZoneId = uint32(ifi.Index)
+		}
+		return sa, nil
+	}
+	return nil, fmt.Errorf("cannot send to %v from a socket of address family %d", peer, family)
 }
 
 func (u *UDP) Stop() error {

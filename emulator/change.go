@@ -1,6 +1,9 @@
 package emulator
 
-import "fmt"
+import (
+	"fmt"
+	"math/bits"
+)
 
 // ApplyNow makes changes while the network runs, at its current time,
 // between two of its events: what a schedule entry at that instant would
@@ -22,11 +25,14 @@ func (n *Network) ApplyNow(changes ...Scheduled) error {
 		if s.For > 0 {
 			perOccurrence++
 		}
-		if n.liveRank > MaxScheduledChanges-perOccurrence*uint64(s.occurrences()) {
+		// The product can pass 2^64 (a change every nanosecond for a
+		// century, with its undo), and liveRank is at most the bound.
+		hi, all := bits.Mul64(perOccurrence, uint64(s.occurrences()))
+		if hi != 0 || all > MaxScheduledChanges-n.liveRank {
 			return fmt.Errorf("the run has made more than %d changes", uint64(MaxScheduledChanges))
 		}
 		n.schedule = append(n.schedule, scheduleEntry{Scheduled: s, first: n.liveRank, stride: perOccurrence})
-		n.liveRank += perOccurrence * uint64(s.occurrences())
+		n.liveRank += all
 		n.applyScheduled(len(n.schedule) - 1)
 	}
 	return nil

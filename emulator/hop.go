@@ -46,6 +46,9 @@ func (p *HopParams) check() error {
 	if p.Rate < 0 || p.Delay < 0 || p.Overhead < 0 || p.Queue.N < 0 || p.PerFrame < 0 {
 		return errorf("negative parameter")
 	}
+	if p.Delay > MaxDuration || p.PerFrame > MaxDuration {
+		return errorf("a delay or time per frame past the longest duration, %v", MaxDuration)
+	}
 	if p.Loss != nil {
 		if err := p.Loss.check(); err != nil {
 			return err
@@ -172,6 +175,8 @@ func (h *hop) serialise(f *Frame, t time.Duration) time.Duration {
 	}
 	d += h.PerFrame
 	h.sending = f
-	h.lastFinish = t + d
+	// A long queue at a slow rate can be sent past the last instant of
+	// any run: it is in flight at the end.
+	h.lastFinish = later(t, d)
 	return h.lastFinish
 }

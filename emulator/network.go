@@ -423,9 +423,9 @@ func (n *Network) propagate(f *Frame, h *hop, t time.Duration) {
 		if s.jitterEpoch != h.jitterEpoch {
 			s.jitterEpoch, s.jitterPrimed = h.jitterEpoch, false
 		}
-		delay = nanoseconds(float64(delay) + h.Jitter.next(s, n.rand(f, jitterRand)))
+		delay = durationOf(float64(delay) + h.Jitter.next(s, n.rand(f, jitterRand)))
 	}
-	exit := t + delay
+	exit := later(t, delay)
 	if h.Reorder.Mode != ReorderAllowed {
 		exit = max(exit, at.lastExit)
 		at.lastExit = exit

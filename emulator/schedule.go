@@ -2,7 +2,6 @@ package emulator
 
 import (
 	"fmt"
-	"math"
 	"math/bits"
 	"time"
 )
@@ -106,23 +105,26 @@ func (n *Network) checkScheduled(s *Scheduled) error {
 	switch {
 	case s.At < 0 || s.For < 0 || s.Every < 0:
 		return errorf("negative time")
+	case s.At > MaxDuration || s.For > MaxDuration || s.Every > MaxDuration:
+		return errorf("a time past the longest duration, %v", MaxDuration)
 	case s.Every == 0 && s.Count > 1:
 		return errorf("%d occurrences need a period", s.Count)
 	case s.Every > 0 && s.Count < 1:
 		return errorf("a period needs at least one occurrence")
 	case s.Every > 0 && s.For > s.Every:
 		return errorf("lasts %v, longer than its period %v", s.For, s.Every)
-	case s.Every > 0 && !fitsTime(s.At+s.For, s.Every, s.Count-1):
-		return errorf("occurrence %d is past the largest time", s.Count)
+	case s.Every > 0 && !withinTime(s.At, s.Every, s.Count-1):
+		return errorf("occurrence %d starts past the longest duration, %v", s.Count, MaxDuration)
 	}
 	return nil
 }
 
-// fitsTime reports whether t + k·every is a time.Duration, for t, every,
-// k ≥ 0.
-func fitsTime(t, every time.Duration, k int64) bool {
+// withinTime reports whether t + k·every is at most MaxDuration, for t,
+// every, k ≥ 0. (An occurrence's start within it, its undo, at most
+// MaxDuration later, still fits an int64.)
+func withinTime(t, every time.Duration, k int64) bool {
 	hi, lo := bits.Mul64(uint64(every), uint64(k))
-	return hi == 0 && lo <= math.MaxInt64-uint64(t)
+	return hi == 0 && t <= MaxDuration && lo <= uint64(MaxDuration-t)
 }
 
 // queueSchedule queues each entry's first occurrence.

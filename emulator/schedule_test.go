@@ -166,10 +166,15 @@ func TestScheduleMistakes(t *testing.T) {
 		{"longer than its period", []Scheduled{{At: 0, For: 2 * ms, Every: ms, Count: 2, Change: outage}}, "longer than its period"},
 		{"a period without occurrences", []Scheduled{{At: 0, Every: ms, Change: outage}}, "at least one occurrence"},
 		{"occurrences without a period", []Scheduled{{At: 0, Count: 3, Change: outage}}, "need a period"},
-		{"past the largest time", []Scheduled{{At: 0, Every: time.Hour, Count: 1 << 40, Change: outage}}, "past the largest time"},
+		{"past the longest duration", []Scheduled{{At: 0, Every: time.Hour, Count: 1 << 40, Change: outage}}, "starts past the longest duration"},
+		{"the last occurrence a nanosecond too late", []Scheduled{{At: 1, Every: MaxDuration / 2, Count: 3, Change: outage}}, "occurrence 3 starts past the longest duration"},
+		{"a start past the longest duration", []Scheduled{{At: MaxDuration + 1, Change: outage}}, "past the longest duration"},
+		{"a length past the longest duration", []Scheduled{{At: 0, For: MaxDuration + 1, Change: outage}}, "past the longest duration"},
 		{"a part of nothing", []Scheduled{{At: 0, WithPrevious: true, Change: outage}}, "previous entry's occurrences"},
 		{"a part with another period", []Scheduled{{At: 0, Every: ms, Count: 2, Change: outage}, {At: 0, Every: 2 * ms, Count: 2, WithPrevious: true, Change: outage}}, "previous entry's occurrences"},
-		{"too many changes", []Scheduled{{At: 0, For: 1, Every: 1, Count: 1 << 62, Change: outage}}, "more than 4611686018427387904 changes"},
+		// 3·10^18 occurrences of a change and its undo, every nanosecond
+		// for 95 years.
+		{"too many changes", []Scheduled{{At: 0, For: 1, Every: 1, Count: 3e18, Change: outage}}, "more than 4611686018427387904 changes"},
 	}
 	for _, tc := range tests {
 		cfg := oneHop(HopParams{})

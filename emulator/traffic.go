@@ -1,9 +1,6 @@
 package emulator
 
-import (
-	"math"
-	"time"
-)
+import "time"
 
 // Traffic describes a flow's synthetic source: the stand-in for real
 // hardware in virtual-time runs. Sources are switched on at Start (and by
@@ -80,19 +77,7 @@ func (p Period) draw(r *Stream) time.Duration {
 	case ParetoPeriod:
 		d = r.Pareto(float64(p.Mean)*(p.Shape-1)/p.Shape, p.Shape)
 	}
-	return nanoseconds(d)
-}
-
-// nanoseconds is a draw d, in nanoseconds, rounded to a Duration and
-// clamped to [0, 2⁶¹ ns] (73 years, which a time may still be added to):
-// a heavy tail's draw can be larger than a Duration holds, and a float
-// converted out of an integer's range is its most negative value on
-// amd64 but saturates on arm64.
-func nanoseconds(d float64) time.Duration {
-	if !(d > 0) { // NaN too
-		return 0
-	}
-	return time.Duration(math.Min(math.Round(d), math.MaxInt64/4))
+	return durationOf(d)
 }
 
 func (c CBR) Window() (time.Duration, time.Duration)     { return c.Start, c.Stop }
@@ -133,7 +118,7 @@ func (s *cbrSource) first(t time.Duration, _ *Stream) time.Duration {
 	return t
 }
 
-func (s *cbrSource) next(t time.Duration, _ *Stream) time.Duration { return t + s.step() }
+func (s *cbrSource) next(t time.Duration, _ *Stream) time.Duration { return later(t, s.step()) }
 func (s *cbrSource) frameSize() int                                { return s.size }
 
 type poissonSource struct {
@@ -149,7 +134,7 @@ func (p Poisson) newSource() source {
 func (s *poissonSource) first(t time.Duration, r *Stream) time.Duration { return s.next(t, r) }
 
 func (s *poissonSource) next(t time.Duration, r *Stream) time.Duration {
-	return t + nanoseconds(r.Exp(s.mean))
+	return later(t, durationOf(r.Exp(s.mean)))
 }
 
 func (s *poissonSource) frameSize() int { return s.size }
@@ -166,15 +151,15 @@ func (o OnOff) newSource() source {
 
 func (s *onOffSource) first(t time.Duration, r *Stream) time.Duration {
 	s.restart()
-	s.onEnd = t + s.on.draw(r)
+	s.onEnd = later(t, s.on.draw(r))
 	return t
 }
 
 func (s *onOffSource) next(t time.Duration, r *Stream) time.Duration {
-	if c := t + s.step(); c < s.onEnd {
+	if c := later(t, s.step()); c < s.onEnd {
 		return c
 	}
-	return s.first(s.onEnd+s.off.draw(r), r)
+	return s.first(later(s.onEnd, s.off.draw(r)), r)
 }
 
 func (s *onOffSource) frameSize() int { return s.size }

@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"math"
 	"math/bits"
 	"strconv"
 	"time"
@@ -91,3 +92,29 @@ func (l Limit) String() string {
 // duration, both within it, never wraps; arithmetic that can go further
 // saturates at it.
 const MaxDuration = 36525 * 24 * time.Hour
+
+// DurationInRange reports whether d is a duration hilrig takes: from 0 to
+// MaxDuration. What reads durations from outside (a profile, a flag, a
+// live change) refuses the others.
+func DurationInRange(d time.Duration) bool { return 0 <= d && d <= MaxDuration }
+
+// later is the instant d after t, or MaxDuration when that is later: an
+// instant no run reaches (a run ends by MaxDuration, and what happens at
+// its end does not happen). t and d are at least 0.
+func later(t, d time.Duration) time.Duration {
+	if d > MaxDuration-t {
+		return MaxDuration
+	}
+	return t + d
+}
+
+// durationOf is a duration worked out in floating point (a random draw),
+// rounded to the nanosecond and held within [0, MaxDuration]: converting a
+// float beyond an int64's range to one is undefined in Go, and wraps on
+// amd64.
+func durationOf(ns float64) time.Duration {
+	if !(ns > 0) { // NaN too
+		return 0
+	}
+	return time.Duration(min(math.Round(ns), float64(MaxDuration)))
+}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"reflect"
 	"slices"
 	"strconv"
@@ -37,6 +36,20 @@ type Endpoint struct {
 }
 
 func (*Endpoint) oneOf() {}
+
+// SpeaksWire reports whether the endpoint's frames are wire protocol
+// messages (codec wire).
+func (e *Endpoint) SpeaksWire() bool {
+	switch {
+	case e.Serial != nil:
+		return e.Serial.Spec().Wire
+	case e.Pty != nil:
+		return e.Pty.Spec().Wire
+	case e.TCP != nil:
+		return e.TCP.Spec().Wire
+	}
+	return false
+}
 
 func (Endpoint) typeInfo() typeInfo {
 	return typeInfo{"an endpoint", "{serial: {device: /dev/ttyUSB0, baud: 115200, framing: line}}"}
@@ -225,7 +238,7 @@ func (b *LoadedBench) Binding(flow string) (BoundFlow, bool) {
 // run with: the flows it binds must be the profile's. Every problem is
 // reported at once, each at its line and column.
 func LoadBench(path string, profile *Loaded) (*LoadedBench, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path, MaxFileBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +257,7 @@ func ParseBench(source string, data []byte, profile *Loaded) (*LoadedBench, erro
 	}
 	bound := b.resolveBindings(d, profile)
 	models := b.check(d, source, bound)
-	if err := d.errs.err(); err != nil {
+	if err := d.err(); err != nil {
 		return nil, err
 	}
 	return &LoadedBench{Bench: b, Source: source, Models: models, Bound: bound}, nil
@@ -263,12 +276,12 @@ func (b *Bench) resolveBindings(d *decoder, profile *Loaded) []BoundFlow {
 		if profile != nil && profile.Flows.Index(key) < 0 {
 			if slices.Contains(roles, key) {
 				if bf.Flow = profile.FlowWithRole(FlowRole(key)); bf.Flow == "" {
-					d.errorAt(path, "profile %s has no flow with role %s (its flows are %s): give one of them role: %s, or bind a flow by its name", profile.Name, key, strings.Join(profile.Flows.Names, ", "), key)
+					d.errorAt(path, "profile %s has no flow with role %s (its flows are %s): give one of them role: %s, or bind a flow by its name", profile.Name, key, listed(profile.Flows.Names), key)
 				}
 			} else {
-				hint := didYouMean(key, slices.Concat(profile.Flows.Names, roles))
+				hint := didYouMean(key, slices.Concat(profile.Flows.Names, roles)).String()
 				if hint == "" {
-					hint = "; its flows are " + strings.Join(profile.Flows.Names, ", ") + ", and a bench may bind a role: " + strings.Join(roles, " or ")
+					hint = "; its flows are " + listed(profile.Flows.Names) + ", and a bench may bind a role: " + strings.Join(roles, " or ")
 				}
 				d.errorAt(path, "profile %s has no flow %q%s", profile.Name, key, hint)
 			}

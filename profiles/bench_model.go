@@ -172,7 +172,7 @@ func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchMo
 	if err != nil {
 		var list ErrorList
 		if errors.As(err, &list) {
-			d.errs = append(d.errs, list...) // at their places in the model file
+			d.add(list...) // at their places in the model file
 		} else {
 			d.errorAt(path+".name", "%v", err)
 		}

@@ -44,17 +44,20 @@ func (l *Loaded) ParseChange(source string, body []byte, hop string) ([]emulator
 	}
 	var entry ScheduleEntry
 	var made []emulator.Change
-	if len(d.errs) == 0 {
+	if d.problems() == 0 {
 		entry = ScheduleEntry{For: c.For, Hop: HopName(hop), Outage: c.Outage, HoldLimit: c.HoldLimit, HopSettings: c.HopSettings}
+		// Its defaults, as a profile's schedule entry has them (a
+		// gilbert loss given only p takes netem's r, 1-h and 1-k).
+		entry.HopSettings.resolveDefaults()
 		made, _ = l.scheduleChanges(d, &entry, changePath) // no ramps: a live change has none
 		if c.For != nil && *c.For <= 0 {
 			d.errorAt(changePath+".for", "must be positive")
 		}
-		if len(made) == 0 && len(d.errs) == 0 {
+		if len(made) == 0 && d.problems() == 0 {
 			d.errorAt(changePath, "changes nothing: give some of %s", keyList(fieldsOf(reflect.TypeFor[LiveChange]())))
 		}
 	}
-	if err := d.errs.err(); err != nil {
+	if err := d.err(); err != nil {
 		for _, e := range err.(ErrorList) {
 			e.Path = strings.TrimPrefix(strings.TrimPrefix(e.Path, changePath), ".")
 		}

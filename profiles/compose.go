@@ -44,13 +44,14 @@ func (d *decoder) overlay(base, over *yaml.Node, t reflect.Type, path string) *y
 		return over
 	}
 	merged := d.copyNode(base)
+	keys := newKeyIndex(merged)
 	for i := 0; i+1 < len(over.Content); i += 2 {
 		key, value := over.Content[i], over.Content[i+1]
-		at := mappingIndex(merged, key.Value)
+		at := keys.find(key.Value)
 		switch {
 		case isNull(resolve(value)):
 			if at >= 0 {
-				merged.Content = append(merged.Content[:at], merged.Content[at+2:]...)
+				keys.remove(at)
 				d.noteRemoval(join(path, key.Value), d.posOf(value))
 			}
 		case at >= 0:
@@ -63,13 +64,90 @@ func (d *decoder) overlay(base, over *yaml.Node, t reflect.Type, path string) *y
 			}
 			merged.Content[at+1] = d.overlay(merged.Content[at+1], value, fieldType(t, key.Value), join(path, key.Value))
 		default:
-			merged.Content = append(merged.Content, key, value)
+			keys.append(key, value)
 		}
 	}
+	keys.compact()
 	if over.LineComment != "" {
 		merged.LineComment = over.LineComment
 	}
 	return merged
+}
+
+// keyIndex finds the keys of a mapping node that an overlay changes: by a
+// map when the mapping is large (a base of a hundred thousand hops, each
+// overridden), by looking through it when it is small. Removed pairs are
+// left as holes until compact, so that removing is not a copy of the rest.
+type keyIndex struct {
+	n     *yaml.Node
+	index map[string]int // key → its first pair's index in n.Content; nil: small
+	dups  bool           // a key is there twice (an error, reported later)
+	holes bool
+}
+
+// indexedKeys is the size from which a mapping's keys are looked up in a map.
+const indexedKeys = 16
+
+func newKeyIndex(n *yaml.Node) *keyIndex {
+	k := &keyIndex{n: n}
+	if len(n.Content) >= 2*indexedKeys {
+		k.index = make(map[string]int, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := resolve(n.Content[i]).Value
+			if _, seen := k.index[key]; seen {
+				k.dups = true
+				continue
+			}
+			k.index[key] = i
+		}
+	}
+	return k
+}
+
+// find returns the index in the node's Content of key's first pair, or -1.
+func (k *keyIndex) find(key string) int {
+	if k.index == nil {
+		return mappingIndex(k.n, key)
+	}
+	if i, ok := k.index[key]; ok {
+		return i
+	}
+	return -1
+}
+
+func (k *keyIndex) remove(at int) {
+	if k.index == nil {
+		k.n.Content = append(k.n.Content[:at], k.n.Content[at+2:]...)
+		return
+	}
+	key := resolve(k.n.Content[at]).Value
+	k.n.Content[at], k.n.Content[at+1] = nil, nil
+	k.holes = true
+	delete(k.index, key)
+	if k.dups { // the next pair of that key is found now, as it would be
+		for i := at + 2; i+1 < len(k.n.Content); i += 2 {
+			if c := k.n.Content[i]; c != nil && resolve(c).Value == key {
+				k.index[key] = i
+				break
+			}
+		}
+	}
+}
+
+func (k *keyIndex) append(key, value *yaml.Node) {
+	k.n.Content = append(k.n.Content, key, value)
+	if k.index != nil {
+		if _, there := k.index[resolve(key).Value]; !there {
+			k.index[resolve(key).Value] = len(k.n.Content) - 2
+		}
+	}
+}
+
+// compact closes the holes removals left.
+func (k *keyIndex) compact() {
+	if k.holes {
+		k.n.Content = slices.DeleteFunc(k.n.Content, func(c *yaml.Node) bool { return c == nil })
+	}
 }
 
 // joinComments joins comment blocks, one after the other.
@@ -190,7 +268,14 @@ func (d *decoder) resolveExtends(root *yaml.Node, source string, chain []string)
 	}
 	refNode := resolve(root.Content[i+1])
 	fail := func(format string, args ...any) error {
-		return ErrorList{{Pos: d.posOf(refNode), Path: "extends", Msg: fmt.Sprintf(format, args...)}}
+		return ErrorList{{Pos: d.posOf(refNode), Path: "extends", Msg: message(format, args)}}
+	}
+	// Only the first is taken out and resolved: a second would be left in
+	// the result, as if it were the merged profile's own.
+	for j := i + 2; j+1 < len(root.Content); j += 2 {
+		if k := resolve(root.Content[j]); k.Value == "extends" {
+			return nil, ErrorList{{Pos: d.posOf(k), Path: "extends", Msg: "given twice"}}
+		}
 	}
 	if refNode.Kind != yaml.ScalarNode || isNull(refNode) || refNode.Value == "" {
 		return nil, fail("want the name or path of a profile, got %s", describe(refNode))
@@ -199,7 +284,7 @@ func (d *decoder) resolveExtends(root *yaml.Node, source string, chain []string)
 	if err != nil {
 		hint := ""
 		if ref := refNode.Value; !strings.ContainsAny(ref, `/\`) && filepath.Ext(ref) == "" {
-			hint = didYouMean(ref, Shipped()) // a shipped profile's name, mistyped
+			hint = didYouMean(ref, Shipped()).String() // a shipped profile's name, mistyped
 		}
 		return nil, fail("%v%s", err, hint)
 	}
@@ -287,7 +372,7 @@ func readProfileRef(ref, source string) ([]byte, string, error) {
 	if !filepath.IsAbs(ref) {
 		path = filepath.Join(filepath.Dir(source), ref)
 	}
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path, MaxFileBytes)
 	if err == nil {
 		if abs, absErr := filepath.Abs(path); absErr == nil {
 			path = abs
@@ -323,8 +408,8 @@ type pathStep struct {
 func (d *decoder) applySet(root *yaml.Node, arg string, n int) *yaml.Node {
 	at := func(col int) Pos { return Pos{File: SetFile, Line: n, Col: col} }
 	fail := func(col int, path, format string, args ...any) *yaml.Node {
-		d.errs = append(d.errs, &Error{Pos: at(col), Path: path, Msg: fmt.Sprintf(format, args...)})
-		d.failed[path] = true
+		d.fail(path)
+		d.report(at(col), path, format, args...)
 		return root
 	}
 	path, text, ok := strings.Cut(arg, "=")
@@ -394,8 +479,8 @@ func (d *decoder) setPath(n *yaml.Node, t reflect.Type, steps []pathStep, done s
 		d.files[n] = SetFile
 	}
 	if n.Kind != yaml.MappingNode {
-		d.errs = append(d.errs, &Error{Pos: at(step.col), Path: done, Msg: "is " + describe(n) + ", not a mapping with keys"})
-		d.failed[done] = true
+		d.fail(done)
+		d.report(at(step.col), done, "is %s, not a mapping with keys", describe(n))
 		return n
 	}
 	n = d.copyNode(n)
@@ -472,8 +557,8 @@ func (d *decoder) setIndex(n *yaml.Node, t reflect.Type, step pathStep, path str
 			entries = "entry"
 		}
 		at := at(step.col + len(step.key) + 1) // the index, after the [
-		d.errs = append(d.errs, &Error{Pos: at, Path: path, Msg: fmt.Sprintf("has %d %s; [%d] is not one of them", size, entries, step.index)})
-		d.failed[path] = true
+		d.fail(path)
+		d.report(at, path, "has %d %s; [%d] is not one of them", size, entries, step.index)
 		return n
 	}
 	if t = derefType(t); t != nil && t.Kind() == reflect.Slice {
@@ -523,18 +608,37 @@ func (d *decoder) citeRemovals() {
 			if r.set {
 				elsewhere := e.Pos.File != r.setAt.File || e.Pos.Line != r.setAt.Line
 				if elsewhere && e.Path != "" && (near || within(e.Path, r.path)) && !cited[r.by] {
-					e.Msg += fmt.Sprintf(" (%s sets %s)", r.by, r.path)
+					e.Msg += fmt.Sprintf(" (%s sets %s)", r.by, clip(r.path, maxNamed))
 					cited[r.by] = true
 				}
 				continue
 			}
 			key := r.path[strings.LastIndexAny(r.path, ".[")+1:]
-			named := regexp.MustCompile(`(^|[^\w-])` + regexp.QuoteMeta(key) + `($|[^\w-])`).MatchString(e.Msg)
-			if named && near || strings.Contains(e.Msg, strconv.Quote(key)) {
-				e.Msg += fmt.Sprintf(" (%s removes %s)", r.by, r.path)
+			if namesWord(e.Msg, key) && near || strings.Contains(e.Msg, quoted(key)) {
+				e.Msg += fmt.Sprintf(" (%s removes %s)", r.by, clip(r.path, maxNamed))
 			}
 		}
 	}
+}
+
+// namesWord reports whether msg has word as a word of a name: not next to
+// a letter, a digit, _ or -.
+func namesWord(msg, word string) bool {
+	inName := func(c byte) bool {
+		return c == '_' || c == '-' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+	}
+	for from := 0; word != ""; {
+		i := strings.Index(msg[from:], word)
+		if i < 0 {
+			return false
+		}
+		start, end := from+i, from+i+len(word)
+		if (start == 0 || !inName(msg[start-1])) && (end == len(msg) || !inName(msg[end])) {
+			return true
+		}
+		from = start + 1
+	}
+	return false
 }
 
 // addition is an entry of a mapping of names (a hop, a flow) that a --set
@@ -559,8 +663,7 @@ func (d *decoder) checkAdditions(p *Profile) {
 			crossed = crossed || slices.Contains(f.Route, HopName(a.name))
 		}
 		if !crossed {
-			d.errs = append(d.errs, &Error{Pos: a.at, Path: join(a.in, a.name), Msg: fmt.Sprintf(
-				"the profile has no hop %q, and no flow crosses the one this would add%s", a.name, didYouMean(a.name, a.others))})
+			d.report(a.at, join(a.in, a.name), "the profile has no hop %q, and no flow crosses the one this would add%s", a.name, didYouMean(a.name, a.others))
 		}
 	}
 }

@@ -395,6 +395,7 @@ func TestExtendsMessages(t *testing.T) {
 		"sub/s.yaml":   "extends: ../l1.yaml\n",
 		"typo.yaml":    "extends: bottlenek\nseed: 1\n",
 		"missing.yaml": "extends: nothing-like-it\n",
+		"twice.yaml":   "extends: twin-baseline\nextends: 00\n", // found by FuzzParse
 	} {
 		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 			t.Fatal(err)
@@ -409,6 +410,9 @@ func TestExtendsMessages(t *testing.T) {
 		{"sub/s.yaml", "l2.yaml:1:10: extends: extends loops: l1.yaml → l2.yaml → l1.yaml"},
 		{"typo.yaml", `typo.yaml:1:10: extends: cannot find "bottlenek": no such file next to this profile, and no shipped profile by that name; did you mean bottleneck?`},
 		{"missing.yaml", `missing.yaml:1:10: extends: cannot find "nothing-like-it": no such file next to this profile, and no shipped profile by that name`},
+		// The second was left in the merged profile, which loaded, and
+		// hilrig show's rendering extended "00".
+		{"twice.yaml", "twice.yaml:2:1: extends: given twice"},
 	} {
 		_, err := Load(tc.load)
 		got := strings.ReplaceAll(fmt.Sprint(err), dir+string(filepath.Separator), "")

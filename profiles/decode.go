@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v4"
 
@@ -39,42 +40,122 @@ type oneOf interface{ oneOf() }
 
 type decoder struct {
 	files   map[*yaml.Node]string // source file of each node (profiles merge several)
-	errs    ErrorList
-	pos     map[string]Pos  // position of the value at each path
-	failed  map[string]bool // paths that already have an error
-	removed []removal       // keys an override (extends, --set) removed with null
-	added   []addition      // named entries a --set created
+	errs    ErrorList             // the problems found, up to maxErrors
+	omitted int                   // problems found after errs was full
+	pos     map[string]Pos        // position of the value at each path
+	failed  map[string]bool       // paths that already have an error
+	// failedBelow marks the paths that hold a path that failed, so that
+	// whether a value or anything in it failed is a few lookups.
+	failedBelow map[string]bool
+	removed     []removal  // keys an override (extends, --set) removed with null
+	added       []addition // named entries a --set created
 }
 
 func newDecoder() *decoder {
-	return &decoder{files: map[*yaml.Node]string{}, pos: map[string]Pos{}, failed: map[string]bool{}}
+	return &decoder{files: map[*yaml.Node]string{}, pos: map[string]Pos{}, failed: map[string]bool{}, failedBelow: map[string]bool{}}
 }
 
 func (d *decoder) posOf(n *yaml.Node) Pos {
 	return Pos{File: d.files[n], Line: n.Line, Col: n.Column}
 }
 
-func (d *decoder) errorf(n *yaml.Node, path, format string, args ...any) {
+// report adds a problem at pos, about the value at path. Once the list is
+// full it only counts it: the message is not made.
+func (d *decoder) report(pos Pos, path, format string, args ...any) {
+	if len(d.errs) >= maxErrors {
+		d.omitted++
+		return
+	}
+	d.errs = append(d.errs, &Error{Pos: pos, Path: path, Msg: message(format, args)})
+}
+
+// add adds problems found elsewhere (in a file the one being read names),
+// counting those over maxErrors, and those the list counted.
+func (d *decoder) add(list ...*Error) {
+	for _, e := range list {
+		switch {
+		case e.omitted > 0:
+			d.omitted += e.omitted
+		case len(d.errs) >= maxErrors:
+			d.omitted++
+		default:
+			d.errs = append(d.errs, e)
+		}
+	}
+}
+
+// problems is how many problems were found, listed or counted.
+func (d *decoder) problems() int { return len(d.errs) + d.omitted }
+
+// err is the problems found, sorted, closed by the count of those not
+// listed; nil when there are none.
+func (d *decoder) err() error {
+	if d.problems() == 0 {
+		return nil
+	}
+	list := d.errs.sorted()
+	if d.omitted > 0 {
+		list = append(list, omittedEntry(d.omitted))
+	}
+	return list
+}
+
+// fail marks the value at path as having an error.
+func (d *decoder) fail(path string) {
+	if d.failed[path] {
+		return
+	}
 	d.failed[path] = true
-	d.errs = append(d.errs, &Error{Pos: d.posOf(n), Path: path, Msg: fmt.Sprintf(format, args...)})
+	for q := path; q != ""; {
+		q = parentPath(q)
+		if d.failedBelow[q] {
+			break // and so are the paths above it
+		}
+		d.failedBelow[q] = true
+	}
+}
+
+// failedAt reports whether the value at path, a value it is in, or one in
+// it has an error.
+func (d *decoder) failedAt(path string) bool {
+	if d.failedBelow[path] {
+		return true
+	}
+	for q := path; ; q = parentPath(q) {
+		if d.failed[q] {
+			return true
+		}
+		if q == "" {
+			return false
+		}
+	}
+}
+
+func (d *decoder) errorf(n *yaml.Node, path, format string, args ...any) {
+	d.fail(path)
+	d.report(d.posOf(n), path, format, args...)
 }
 
 // errorAt reports a problem found after decoding, at the position of path
 // (or of its nearest decoded ancestor). A check on a value that already
 // failed to decode would only repeat that error, so it is skipped.
 func (d *decoder) errorAt(path, format string, args ...any) {
-	for f := range d.failed {
-		if within(f, path) || within(path, f) {
-			return
-		}
+	if d.failedAt(path) {
+		return
 	}
-	d.failed[path] = true
+	d.fail(path)
+	d.report(d.posAt(path), path, format, args...)
+}
+
+// posAt is the position of the value at path, or of its nearest decoded
+// ancestor.
+func (d *decoder) posAt(path string) Pos {
 	p, ok := d.pos[path]
 	for q := path; !ok && q != ""; {
 		q = parentPath(q)
 		p, ok = d.pos[q]
 	}
-	d.errs = append(d.errs, &Error{Pos: p, Path: path, Msg: fmt.Sprintf(format, args...)})
+	return p
 }
 
 // within reports whether path p is q or inside it.
@@ -129,7 +210,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 			return
 		case scalarParser:
 			if n.Kind != yaml.ScalarNode || isNull(n) {
-				d.errorf(n, path, "want %s, got %s", typeInfoOf(v.Type()).want(), describe(n))
+				d.errorf(n, path, "want %s, got %s", wantOf(v.Type()), describe(n))
 				return
 			}
 			if err := p.parseScalar(n.Value); err != nil {
@@ -141,7 +222,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	switch v.Kind() {
 	case reflect.Pointer:
 		if isNull(n) {
-			d.errorf(n, path, "want %s, got nothing", typeInfoOf(v.Type().Elem()).want())
+			d.errorf(n, path, "want %s, got nothing", wantOf(v.Type().Elem()))
 			return
 		}
 		v.Set(reflect.New(v.Type().Elem()))
@@ -183,7 +264,7 @@ func (d *decoder) decodeSlice(n *yaml.Node, v reflect.Value, path string) {
 }
 
 func (d *decoder) decodeBasic(n *yaml.Node, v reflect.Value, path string) {
-	want := typeInfoOf(v.Type()).want()
+	want := wantOf(v.Type())
 	if n.Kind != yaml.ScalarNode || isNull(n) {
 		d.errorf(n, path, "want %s, got %s", want, describe(n))
 		return
@@ -231,7 +312,7 @@ func (d *decoder) decodeBasic(n *yaml.Node, v reflect.Value, path string) {
 func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 	fields := fieldsOf(v.Type())
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, path, "want %s, got %s", typeInfoOf(v.Type()).want(), describe(n))
+		d.errorf(n, path, "want %s, got %s", wantOf(v.Type()), describe(n))
 		return
 	}
 	seen := map[string]bool{}
@@ -239,7 +320,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		f := fieldNamed(fields, key)
 		switch {
 		case f == nil:
-			d.errorf(k, join(path, key), "unknown key%s (want %s)", didYouMean(key, fieldNames(fields)), keyList(fields))
+			d.errorf(k, join(path, key), "unknown key%s (want %s)", hint{key: key, fields: fields}, keyNames(fields))
 		case seen[key]:
 			d.errorf(k, join(path, key), "given twice")
 		default:
@@ -249,14 +330,14 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 	})
 	for _, f := range fields {
 		if f.required && !seen[f.name] {
-			d.errorf(n, path, "missing %s: want %s", f.name, typeInfoOf(f.typ).want())
+			d.errorf(n, path, "missing %s: want %s", f.name, wantOf(f.typ))
 		}
 	}
 	if _, alternatives := v.Addr().Interface().(oneOf); alternatives && len(seen) != 1 {
 		if len(seen) == 0 {
-			d.errorf(n, path, "want one of %s", keyList(fields))
+			d.errorf(n, path, "want one of %s", keyNames(fields))
 		} else {
-			d.errorf(n, path, "give only one of %s", keyList(fields))
+			d.errorf(n, path, "give only one of %s", keyNames(fields))
 		}
 	}
 }
@@ -342,15 +423,63 @@ func fieldNames(fs []field) []string {
 
 func keyList(fs []field) string { return strings.Join(fieldNames(fs), ", ") }
 
+// keyNames is keyList, worked out when a message is made of it.
+type keyNames []field
+
+func (k keyNames) String() string { return keyList(k) }
+
+// wantOf is what a value of type t should be, worked out when a message
+// is made of it.
+func wantOf(t reflect.Type) fmt.Stringer { return wanted{t} }
+
+type wanted struct{ t reflect.Type }
+
+func (w wanted) String() string { return typeInfoOf(w.t).want() }
+
 // didYouMean suggests the candidate closest to key, if one is close enough
-// to be a typo.
-func didYouMean(key string, candidates []string) string { return suggest.DidYouMean(key, candidates) }
+// to be a typo. The suggestion is looked for when it is printed: a check
+// that finds a million unknown names, with the error list full, does not
+// compare each with every name there is.
+func didYouMean(key string, candidates []string) hint { return hint{key: key, candidates: candidates} }
+
+// maxTyped is the longest name a suggestion is looked for.
+const maxTyped = 64
+
+// hint is the "; did you mean C?" of a name, or "": among candidates, or
+// the keys of fields.
+type hint struct {
+	key        string
+	candidates []string
+	fields     []field
+}
+
+func (h hint) String() string {
+	if h.fields != nil {
+		h.candidates = fieldNames(h.fields)
+	}
+	// A name longer than anyone types is not a typo worth the quadratic
+	// comparison; and a candidate more than two characters shorter is not
+	// a typo of the key (suggest's rule).
+	n := utf8.RuneCountInString(h.key)
+	if n > maxTyped {
+		return ""
+	}
+	var near []string
+	for _, c := range h.candidates {
+		if len(c) >= n-2 && utf8.RuneCountInString(c) >= n-2 {
+			near = append(near, c)
+		}
+	}
+	return suggest.DidYouMean(h.key, near)
+}
 
 // Map is a mapping from names to T that keeps the order of the source, so
 // that reports and `hilrig show` list things as they were written.
 type Map[T any] struct {
 	Names  []string
 	Values []*T
+
+	index map[string]int // the position of each name, once decoded
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]*$`)
@@ -360,7 +489,7 @@ func (m *Map[T]) decodeNode(d *decoder, n *yaml.Node, path string) {
 		return
 	}
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, path, "want a mapping of names to %s, got %s", typeInfoOf(reflect.TypeFor[T]()).want(), describe(n))
+		d.errorf(n, path, "want a mapping of names to %s, got %s", wantOf(reflect.TypeFor[T]()), describe(n))
 		return
 	}
 	forEachPair(d, n, path, func(name string, k, val *yaml.Node) {
@@ -372,6 +501,10 @@ func (m *Map[T]) decodeNode(d *decoder, n *yaml.Node, path string) {
 		default:
 			v := new(T)
 			d.decode(val, reflect.ValueOf(v).Elem(), join(path, name))
+			if m.index == nil {
+				m.index = map[string]int{}
+			}
+			m.index[name] = len(m.Names)
 			m.Names = append(m.Names, name)
 			m.Values = append(m.Values, v)
 		}
@@ -380,7 +513,13 @@ func (m *Map[T]) decodeNode(d *decoder, n *yaml.Node, path string) {
 
 // Index returns the position of name, or -1.
 func (m *Map[T]) Index(name string) int {
-	for i, n := range m.Names {
+	if m.index != nil {
+		if i, ok := m.index[name]; ok {
+			return i
+		}
+		return -1
+	}
+	for i, n := range m.Names { // a Map made in code, not decoded
 		if n == name {
 			return i
 		}
@@ -431,7 +570,7 @@ func (d *decoder) parseYAML(file string, data []byte) (*yaml.Node, error) {
 func syntaxError(file string, err error) error {
 	var le *yaml.LoadError
 	if errors.As(err, &le) {
-		return ErrorList{{Pos: Pos{File: file, Line: le.Mark.Line, Col: le.Mark.Column}, Msg: "YAML syntax: " + le.Message}}
+		return ErrorList{{Pos: Pos{File: file, Line: le.Mark.Line, Col: le.Mark.Column}, Msg: "YAML syntax: " + clip(le.Message, maxText)}}
 	}
-	return ErrorList{{Pos: Pos{File: file}, Msg: "YAML syntax: " + strings.TrimPrefix(err.Error(), "yaml: ")}}
+	return ErrorList{{Pos: Pos{File: file}, Msg: "YAML syntax: " + clip(strings.TrimPrefix(err.Error(), "yaml: "), maxText)}}
 }

@@ -1,9 +1,7 @@
 package profiles
 
 import (
-	"errors"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -33,7 +31,7 @@ func readRelated(source, name string) ([]byte, string, error) {
 	if !filepath.IsAbs(name) {
 		full = filepath.Join(filepath.Dir(source), name)
 	}
-	data, err := os.ReadFile(full)
+	data, err := ReadFile(full, MaxFileBytes)
 	return data, full, err
 }
 
@@ -48,10 +46,7 @@ const maxDelayErrors = 10
 func (d *decoder) readDelays(name string, unit *TimeUnit, at string) ([]time.Duration, string) {
 	data, file, err := readRelated(d.pos[at].File, name)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			err = errors.New("no such file")
-		}
-		d.errorAt(at, "cannot read %s: %v", file, err)
+		d.errorAt(at, "cannot read %s: %s", file, fileProblem(err))
 		return nil, file
 	}
 	var samples []time.Duration
@@ -73,24 +68,24 @@ func (d *decoder) readDelays(name string, unit *TimeUnit, at string) ([]time.Dur
 		if perr != nil {
 			bad++
 			if bad <= maxDelayErrors {
-				msg := strconv.Quote(value) + " " + perr.Error()
+				advice := ""
 				if _, isNumber := strconv.ParseFloat(value, 64); unit == nil && isNumber == nil {
-					msg += "; write each value with its unit, or say the unit of bare numbers (" + parentPath(at) + ".unit: ms)"
+					advice = "; write each value with its unit, or say the unit of bare numbers (" + parentPath(at) + ".unit: ms)"
 				}
-				d.errs = append(d.errs, &Error{Pos: Pos{File: file, Line: i + 1, Col: col}, Path: at, Msg: msg})
+				d.report(Pos{File: file, Line: i + 1, Col: col}, at, "%q %v%s", value, perr, advice)
 			}
 			continue
 		}
 		samples = append(samples, time.Duration(v))
 	}
 	if bad > maxDelayErrors {
-		d.errs = append(d.errs, &Error{Pos: Pos{File: file}, Path: at, Msg: strconv.Itoa(bad-maxDelayErrors) + " more bad lines"})
+		d.report(Pos{File: file}, at, "%d more bad lines", bad-maxDelayErrors)
 	}
 	if bad == 0 && len(samples) == 0 {
 		d.errorAt(at, "%s holds no delays", file)
 	}
 	if bad > 0 {
-		d.failed[at] = true
+		d.fail(at)
 		return nil, file
 	}
 	return samples, file

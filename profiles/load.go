@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -58,7 +57,7 @@ func Load(ref string, sets ...string) (*Loaded, error) {
 
 // read finds ref on disk or in the library.
 func read(ref string) ([]byte, string, error) {
-	data, err := os.ReadFile(ref)
+	data, err := ReadFile(ref, MaxFileBytes)
 	if err == nil {
 		return data, ref, nil
 	}
@@ -101,7 +100,7 @@ func (d *decoder) load(root *yaml.Node, source string) (*Loaded, error) {
 	p.checkRoles(d)
 	d.checkAdditions(p)
 	d.citeRemovals()
-	if err := d.errs.err(); err != nil {
+	if err := d.err(); err != nil {
 		return nil, err
 	}
 	l := &Loaded{Profile: p, Source: source, Config: cfg, written: root, files: d.filesRead(p)}

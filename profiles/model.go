@@ -107,7 +107,7 @@ func LoadModel(ref string, params map[string]float64) (*LoadedModel, error) {
 		}
 		return &LoadedModel{Plant: p, Source: "built-in", Builtin: b}, nil
 	}
-	data, err := os.ReadFile(ref)
+	data, err := ReadFile(ref, MaxFileBytes)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && !strings.ContainsAny(ref, "/.") {
 			return nil, fmt.Errorf("no built-in model or file named %s%s (the built-in models: %s)", ref, didYouMean(ref, plant.BuiltinNames()), strings.Join(plant.BuiltinNames(), ", "))
@@ -127,7 +127,7 @@ func ParseModel(source string, data []byte) (*LoadedModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := d.errs.err(); err != nil {
+	if err := d.err(); err != nil {
 		return nil, err
 	}
 	if f.Name == "" {
@@ -155,13 +155,13 @@ func ParseModel(source string, data []byte) (*LoadedModel, error) {
 		c := f.Cuts.Values[i]
 		m.Cuts = append(m.Cuts, plant.Cut{Name: name, Hardware: c.Hardware, Description: c.Description})
 	}
-	if err := d.errs.err(); err != nil {
+	if err := d.err(); err != nil {
 		return nil, err
 	}
 	p, err := plant.New(m)
 	if err != nil {
 		reportModelProblems(d, "", err)
-		return nil, d.errs.err()
+		return nil, d.err()
 	}
 	return &LoadedModel{Plant: p, Source: source}, nil
 }

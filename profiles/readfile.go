@@ -1,8 +1,11 @@
 package profiles
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math"
 	"os"
 )
 
@@ -15,23 +18,34 @@ const MaxFileBytes = 64 << 20
 
 // ReadFile reads a file that the languages take in: a regular file (not a
 // device, a FIFO or a directory, which could block or never end) of at
-// most limit bytes. Its errors name the file and say what is wrong with it.
+// most limit bytes. Its errors name the file and say what is wrong with it;
+// a *FileError says it apart.
 func ReadFile(path string, limit int64) ([]byte, error) {
-	f, info, err := OpenFile(path)
+	// Looked at before it is opened: opening a named pipe blocks until
+	// someone writes to it.
+	if err := checkFile(path, limit, os.Stat); err != nil {
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			pe.Op = "open" // what it says: the file cannot be opened
+		}
+		return nil, err
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if info.Size() > limit {
-		return nil, fmt.Errorf("%s: is %d bytes, more than the %d a file may have here", path, info.Size(), limit)
+	// What was opened, should the path have changed since.
+	if err := checkFile(path, limit, func(string) (os.FileInfo, error) { return f.Stat() }); err != nil {
+		return nil, err
 	}
-	// The size may change while it is read: never take more than limit.
+	// The size may change while it is read, and a file of the kernel's
+	// (/proc) says it has none: never take more than limit.
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: grew past the %d bytes a file may have here while it was read", path, limit)
+		return nil, &FileError{path, fmt.Sprintf("has more than the %d bytes a file may have here", limit)}
 	}
 	return data, nil
 }
@@ -39,11 +53,12 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 // OpenFile opens a file to read that must be a regular file (not a
 // device, a FIFO or a directory, which could block or never end), as
 // ReadFile does, for a reader that streams it rather than read it whole
-// (a recording to replay). info is the file opened's.
+// (a recording to replay, a trace to report on). info is the file
+// opened's.
 func OpenFile(path string) (f *os.File, info os.FileInfo, err error) {
 	// Looked at before it is opened: opening a named pipe blocks until
 	// someone writes to it.
-	if err := regular(path, os.Stat); err != nil {
+	if err := checkFile(path, math.MaxInt64, os.Stat); err != nil {
 		return nil, nil, err
 	}
 	if f, err = os.Open(path); err != nil {
@@ -51,7 +66,7 @@ func OpenFile(path string) (f *os.File, info os.FileInfo, err error) {
 	}
 	info, err = f.Stat() // what was opened, should the path have changed since
 	if err == nil {
-		err = regular(path, func(string) (os.FileInfo, error) { return info, nil })
+		err = checkFile(path, math.MaxInt64, func(string) (os.FileInfo, error) { return info, nil })
 	}
 	if err != nil {
 		f.Close()
@@ -60,17 +75,44 @@ func OpenFile(path string) (f *os.File, info os.FileInfo, err error) {
 	return f, info, nil
 }
 
-// regular says what is wrong with path if stat finds it is not a regular
-// file.
-func regular(path string, stat func(string) (os.FileInfo, error)) error {
+// A FileError is what is wrong with a file the languages were to read.
+type FileError struct {
+	Path    string
+	Problem string // what is wrong with it, e.g. is not a regular file (a character device)
+}
+
+func (e *FileError) Error() string { return e.Path + ": " + e.Problem }
+
+// checkFile says what is wrong with path, found by stat, if it is not a
+// regular file of at most limit bytes.
+func checkFile(path string, limit int64, stat func(string) (os.FileInfo, error)) error {
 	info, err := stat(path)
 	if err != nil {
 		return err
 	}
 	if !info.Mode().IsRegular() {
-		return fmt.Errorf("%s: is not a regular file (%s)", path, fileKind(info.Mode()))
+		return &FileError{path, fmt.Sprintf("is not a regular file (%s)", fileKind(info.Mode()))}
+	}
+	if info.Size() > limit {
+		return &FileError{path, fmt.Sprintf("is %d bytes, more than the %d a file may have here", info.Size(), limit)}
 	}
 	return nil
+}
+
+// fileProblem is what is wrong with a file, from an error of ReadFile,
+// without its name: for a message that names the file itself.
+func fileProblem(err error) string {
+	var fe *FileError
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &fe):
+		return fe.Problem
+	case errors.Is(err, fs.ErrNotExist):
+		return "no such file"
+	case errors.As(err, &pe):
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 // fileKind names what a file that is not regular is.

@@ -35,9 +35,8 @@ func (r *ReplayEndpoint) check(d *decoder, path, benchSource, endpoint string) {
 	if r.Endpoint != nil {
 		r.name = *r.Endpoint
 	}
-	if st, err := os.Stat(r.path); err != nil {
+	// What the run will read: a regular file, not too large to hold.
+	if err := checkFile(r.path, MaxFileBytes, os.Stat); err != nil {
 		d.errorAt(path+".file", "cannot read the recording: %v", err)
-	} else if st.IsDir() {
-		d.errorAt(path+".file", "%s is a directory, not a recording", r.path)
 	}
 }

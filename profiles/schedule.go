@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/big"
@@ -110,6 +111,7 @@ func (p *Profile) buildSchedule(d *decoder) ([]emulator.Scheduled, []Phase) {
 	var out []emulator.Scheduled
 	var phases []Phase
 	outages := map[int][]outageWindow{} // by hop
+	phaseIndex := map[string]int{}      // in phases, by name
 	end := time.Duration(p.Duration)
 	var changes uint64 // in all, every occurrence and undo counted
 	p.periods = nil
@@ -162,23 +164,19 @@ func (p *Profile) buildSchedule(d *decoder) ([]emulator.Scheduled, []Phase) {
 			changes += all
 		}
 		if e.Phase != "" {
-			phases = addPhaseWindow(phases, string(e.Phase), w)
+			i, seen := phaseIndex[string(e.Phase)]
+			if !seen {
+				i = len(phases)
+				phaseIndex[string(e.Phase)] = i
+				phases = append(phases, Phase{Name: string(e.Phase)})
+			}
+			phases[i].Windows = append(phases[i].Windows, w)
 		}
 	}
 	for hop, name := range p.Hops.Names {
 		checkOutageOverlaps(d, name, outages[hop])
 	}
 	return out, phases
-}
-
-func addPhaseWindow(phases []Phase, name string, w Window) []Phase {
-	for i := range phases {
-		if phases[i].Name == name {
-			phases[i].Windows = append(phases[i].Windows, w)
-			return phases
-		}
-	}
-	return append(phases, Phase{Name: name, Windows: []Window{w}})
 }
 
 // occurrences returns when an entry first takes effect, its period (0: it
@@ -231,11 +229,12 @@ func (p *Profile) occurrences(d *decoder, e *ScheduleEntry, path string) (at, ev
 func checkOutageOverlaps(d *decoder, hop string, ws []outageWindow) {
 	type overlap struct {
 		at         time.Duration // when the later interval starts
+		pair       [2]int        // the outages, by index (a < b; a == b: with itself)
 		path, what string
 		other      string
 	}
 	var found []overlap
-	add := func(later outageWindow, k int64, earlier outageWindow, j int64) {
+	add := func(pair [2]int, later outageWindow, k int64, earlier outageWindow, j int64) {
 		what := "outage"
 		if k > 0 {
 			what = fmt.Sprintf("repetition %d (at %v) of this outage", k+1, Duration(later.Occurrence(k).From))
@@ -244,35 +243,64 @@ func checkOutageOverlaps(d *decoder, hop string, ws []outageWindow) {
 		if j > 0 {
 			other = fmt.Sprintf("%s (repetition %d, at %v)", earlier.path, j+1, Duration(earlier.Occurrence(j).From))
 		}
-		found = append(found, overlap{later.Occurrence(k).From, later.path, what, other})
+		found = append(found, overlap{later.Occurrence(k).From, pair, later.path, what, other})
 	}
 	// An outage without `for` lasts until the end: a repetition overlaps
 	// the one before it.
 	selfOverlapping := func(w outageWindow) bool { return w.ToEnd && w.Occurrences() > 1 }
-	for _, w := range ws {
+	for a, w := range ws {
 		if selfOverlapping(w) {
-			add(w, 1, w, 0)
+			add([2]int{a, a}, w, 1, w, 0)
 		}
 	}
-	for a := range ws {
-		for b := a + 1; b < len(ws); b++ {
-			if selfOverlapping(ws[a]) || selfOverlapping(ws[b]) {
-				continue
-			}
-			i, j, ok := firstOverlap(ws[a].Window, ws[b].Window)
+	// Only outages whose spans, from the first start to the last end, meet
+	// can overlap. In order of their first start, each is compared with
+	// the earlier ones whose span it starts in: outages that do not
+	// overlap are compared with few others, not with all.
+	order := make([]int, len(ws))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(ws[a].From, ws[b].From) })
+	var active []int
+	for _, b := range order {
+		if selfOverlapping(ws[b]) {
+			continue
+		}
+		active = slices.DeleteFunc(active, func(a int) bool { return ws[a].spanEnd() <= ws[b].From })
+		for _, a := range active {
+			first, second := min(a, b), max(a, b) // in the schedule's order
+			x, y := ws[first], ws[second]
+			i, j, ok := firstOverlap(x.Window, y.Window)
 			switch {
 			case !ok:
-			case ws[a].Occurrence(i).From > ws[b].Occurrence(j).From:
-				add(ws[a], i, ws[b], j)
+			case x.Occurrence(i).From > y.Occurrence(j).From:
+				add([2]int{first, second}, x, i, y, j)
 			default:
-				add(ws[b], j, ws[a], i)
+				add([2]int{first, second}, y, j, x, i)
 			}
 		}
+		active = append(active, b)
 	}
-	slices.SortStableFunc(found, func(x, y overlap) int { return int(min(max(x.at-y.at, -1), 1)) })
+	// Earliest first; at the same instant, an outage's own repetitions
+	// first, then pairs in the order the schedule lists them.
+	slices.SortFunc(found, func(x, y overlap) int {
+		return cmp.Or(cmp.Compare(x.at, y.at), cmp.Compare(btoi(x.pair[0] != x.pair[1]), btoi(y.pair[0] != y.pair[1])),
+			cmp.Compare(x.pair[0], y.pair[0]), cmp.Compare(x.pair[1], y.pair[1]))
+	})
 	for _, o := range found {
 		d.errorAt(o.path+".at", "%s on hop %q overlaps the one at %s", o.what, hop, o.other)
 	}
+}
+
+// spanEnd is when w's last interval ends.
+func (w Window) spanEnd() time.Duration { return w.Occurrence(w.Occurrences() - 1).To }
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // firstOverlap returns the first intervals of a and b that overlap, by
@@ -413,7 +441,13 @@ func (r ramp) steps(at, length time.Duration) []emulator.Scheduled {
 		case emulator.FieldLoss:
 			params.Loss = emulator.Bernoulli{P: v}
 		}
-		t := at + time.Duration(int64(length)*int64(k)/int64(n))
+		// length·k/n in 128 bits: length may be a century, and k·length
+		// pass an int64.
+		hi, lo := bits.Mul64(uint64(length), uint64(k))
+		offset, _ := bits.Div64(hi, lo, uint64(n))
+		// A step past the last instant of any run never acts: it is kept
+		// at that instant, which the engine takes.
+		t := min(at+time.Duration(offset), emulator.MaxDuration)
 		out = append(out, emulator.Scheduled{At: t, Change: emulator.SetHop{Hop: r.hop, Set: r.field, Params: params}})
 	}
 	return out

@@ -42,6 +42,23 @@ func (l *Loaded) AsWritten() []byte {
 func (d *decoder) unwritten(root *yaml.Node, p *Profile, source string) []string {
 	r := renderer{source: source}
 	var defaults []string
+	// A default is written as YAML writes its value; most are the same
+	// scalar (every flow's trace: true), written once.
+	dumped := map[string]string{}
+	dump := func(n *yaml.Node) string {
+		scalar := n.Kind == yaml.ScalarNode && n.Tag == "" && n.Style == 0
+		if text, ok := dumped[n.Value]; ok && scalar {
+			return text
+		}
+		text, err := yaml.Dump(n, yaml.WithLineWidth(-1))
+		if err != nil {
+			panic("profiles: encoding a default: " + err.Error())
+		}
+		if scalar {
+			dumped[n.Value] = strings.TrimSpace(string(text))
+		}
+		return strings.TrimSpace(string(text))
+	}
 	if _, ok := d.pos["name"]; !ok {
 		defaults = append(defaults, "name: "+p.Name)
 	}
@@ -82,13 +99,19 @@ func (d *decoder) unwritten(root *yaml.Node, p *Profile, source string) []string
 			}
 		}
 		for _, f := range fieldsOf(v.Type()) {
-			fv, at := v.FieldByIndex(f.index), join(path, f.name)
-			if _, written := d.pos[at]; !written && fv.Kind() == reflect.Pointer && !fv.IsNil() {
-				text, err := yaml.Dump(r.node(fv.Elem(), 3), yaml.WithLineWidth(-1))
-				if err != nil {
-					panic("profiles: encoding a default: " + err.Error())
+			fv := v.FieldByIndex(f.index)
+			switch fv.Kind() {
+			case reflect.Pointer:
+				if fv.IsNil() {
+					continue // not given, and no default was filled in
 				}
-				defaults = append(defaults, at+": "+strings.TrimSpace(string(text)))
+			case reflect.Struct, reflect.Slice:
+			default:
+				continue // a scalar: nothing in it to default
+			}
+			at := join(path, f.name)
+			if _, written := d.pos[at]; !written && fv.Kind() == reflect.Pointer {
+				defaults = append(defaults, at+": "+dump(r.node(fv.Elem(), 3)))
 				continue
 			}
 			walk(fv, at)

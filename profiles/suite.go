@@ -4,7 +4,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -214,8 +213,8 @@ func (o *Overrides) decodeNode(d *decoder, n *yaml.Node, path string) {
 			if m == nil {
 				at := ov.Pos
 				at.Col += col - 1
-				d.errs = append(d.errs, &Error{Pos: at, Path: join(path, key), Msg: fmt.Sprintf("%q is not a key (want keys and list indices, e.g. schedule[0].at)", seg)})
-				d.failed[join(path, key)] = true
+				d.fail(join(path, key))
+				d.report(at, join(path, key), "%q is not a key (want keys and list indices, e.g. schedule[0].at)", seg)
 				return
 			}
 			st := pathStep{key: m[1], index: -1, col: col}
@@ -319,7 +318,7 @@ type SuitePoint struct {
 // loaded, so that a caller checking more of it (the expectations, which
 // are the rig's) reports its problems with these, at once.
 func LoadSuite(path string) (*LoadedSuite, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path, MaxFileBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -354,7 +353,7 @@ func ParseSuite(source string, data []byte) (*LoadedSuite, error) {
 		seen[e.Error()] = true
 		return dup
 	})
-	if err := d.errs.err(); err != nil {
+	if err := d.err(); err != nil {
 		return ls, err
 	}
 	return ls, nil
@@ -393,17 +392,15 @@ type suiteLoader struct {
 // when path or what holds it failed to decode (that error says it); the
 // caller leaves out a check whose inputs failed.
 func problemAt(d *decoder, path, format string, args ...any) {
-	for f := range d.failed {
-		if within(path, f) {
+	for q := path; ; q = parentPath(q) {
+		if d.failed[q] {
 			return
 		}
+		if q == "" {
+			break
+		}
 	}
-	p, ok := d.pos[path]
-	for q := path; !ok && q != ""; {
-		q = parentPath(q)
-		p, ok = d.pos[q]
-	}
-	d.errs = append(d.errs, &Error{Pos: p, Path: path, Msg: fmt.Sprintf(format, args...)})
+	d.report(d.posAt(path), path, format, args...)
 }
 
 // casePoints checks a case and expands it into its points. After a
@@ -536,7 +533,7 @@ func (s *Suite) casePoints(l *suiteLoader, name string, c *SuiteCase) []SuitePoi
 				if err != nil {
 					for _, e := range asErrorList(err, d.pos[refPath], refPath, "for "+refPath) {
 						if m.Profiles == nil || e.Pos.File != l.source || e.Path == refPath {
-							d.errs = append(d.errs, e)
+							d.add(e)
 							continue
 						}
 						sp := bySetProblem[e.Error()]
@@ -544,7 +541,7 @@ func (s *Suite) casePoints(l *suiteLoader, name string, c *SuiteCase) []SuitePoi
 							sp = &setProblem{err: e}
 							bySetProblem[e.Error()] = sp
 							setProblems = append(setProblems, sp)
-							d.errs = append(d.errs, e)
+							d.add(e)
 						}
 						if !slices.Contains(sp.refs, ref) {
 							sp.refs = append(sp.refs, ref)
@@ -568,7 +565,7 @@ func (s *Suite) casePoints(l *suiteLoader, name string, c *SuiteCase) []SuitePoi
 					}
 					var err error
 					if b, err = LoadBench(file, p); err != nil {
-						d.errs = append(d.errs, asErrorList(err, d.pos[benchPath], benchPath, fmt.Sprintf("the bench of %s, with profile %s", path, p.Name))...)
+						d.add(asErrorList(err, d.pos[benchPath], benchPath, fmt.Sprintf("the bench of %s, with profile %s", path, p.Name))...)
 						l.failed[bkey] = true
 					}
 					l.benches[bkey] = b
@@ -655,7 +652,7 @@ func (sd *decoder) loadOverridden(ref, source, refPath, setPath string, sets Ove
 	if err != nil {
 		msg := strings.Replace(err.Error(), "next to this profile", "next to the suite", 1)
 		if !strings.ContainsAny(ref, `/\`) && filepath.Ext(ref) == "" {
-			msg += didYouMean(ref, Shipped())
+			msg += didYouMean(ref, Shipped()).String()
 		}
 		return nil, ErrorList{{Pos: sd.pos[refPath], Path: refPath, Msg: msg}}
 	}
@@ -670,7 +667,7 @@ func (sd *decoder) loadOverridden(ref, source, refPath, setPath string, sets Ove
 	for _, o := range sets {
 		at := func(col int) Pos { return Pos{File: SetFile, Line: o.Pos.Line, Col: o.Pos.Col + col - 1} }
 		if err := namesExist(root, o, at); err != nil {
-			d.errs = append(d.errs, err)
+			d.add(err)
 			continue
 		}
 		value := d.placeOverride(o.Value, sd.files)
@@ -746,7 +743,7 @@ func checkScript(d *decoder, path string, script []ScriptStep, b *LoadedBench, e
 	if len(script) == 0 || b == nil {
 		return nil, true
 	}
-	before := len(d.errs)
+	before := d.problems()
 	feeds, fedBy := map[string]string{}, map[string]string{} // endpoint → flow
 	for _, bf := range b.Bound {
 		feeds[bf.From] = bf.Flow
@@ -850,7 +847,7 @@ func checkScript(d *decoder, path string, script []ScriptStep, b *LoadedBench, e
 			out = append(out, name)
 		}
 	}
-	return out, len(d.errs) == before
+	return out, d.problems() == before
 }
 
 // SuiteReference is the key reference of suite files, generated from the

@@ -2,9 +2,6 @@ package profiles
 
 import (
 	"cmp"
-	"errors"
-	"fmt"
-	"io/fs"
 	"slices"
 	"strconv"
 	"strings"
@@ -121,10 +118,7 @@ func (d *decoder) readSeries(ref *TraceRef, path string, loss bool) (delays []ti
 	data, file, err := readRelated(d.pos[at].File, ref.File)
 	ref.readFrom = file
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			err = errors.New("no such file")
-		}
-		d.errorAt(at, "cannot read %s: %v", file, err)
+		d.errorAt(at, "cannot read %s: %s", file, fileProblem(err))
 		return nil, nil
 	}
 	text := string(data)
@@ -170,9 +164,8 @@ func (d *decoder) readSeries(ref *TraceRef, path string, loss bool) (delays []ti
 		case "0", "1":
 			lost = append(lost, value == "1")
 		default:
-			d.errs = append(d.errs, &Error{Pos: Pos{File: file, Line: i + 1, Col: strings.Index(line, value) + 1}, Path: at,
-				Msg: strconv.Quote(value) + " is not 1 (lost) or 0 (arrived)"})
-			d.failed[at] = true
+			d.fail(at)
+			d.report(Pos{File: file, Line: i + 1, Col: strings.Index(line, value) + 1}, at, "%q is not 1 (lost) or 0 (arrived)", value)
 			return nil, nil
 		}
 	}
@@ -194,9 +187,9 @@ func (d *decoder) traceRows(text, file string, ref *TraceRef, path string) (rows
 	}
 	byFlow := map[string][]line{}
 	var flows []string
-	bad := func(number, col int, what string) ([]traceRow, bool) {
-		d.errs = append(d.errs, &Error{Pos: Pos{File: file, Line: number, Col: col}, Path: at, Msg: what})
-		d.failed[at] = true
+	bad := func(number, col int, format string, args ...any) ([]traceRow, bool) {
+		d.fail(at)
+		d.report(Pos{File: file, Line: number, Col: col}, at, format, args...)
 		return nil, false
 	}
 	for i, text := range strings.Split(text, "\n")[1:] {
@@ -246,24 +239,24 @@ func (d *decoder) traceRows(text, file string, ref *TraceRef, path string) (rows
 		}
 		seq, err := strconv.ParseUint(f[1], 10, 64)
 		if err != nil {
-			return bad(l.number, col(1), strconv.Quote(f[1])+" is not a sequence number")
+			return bad(l.number, col(1), "%q is not a sequence number", f[1])
 		}
 		var sent, recv Duration
 		if sent.parseScalar(f[3]+"s") != nil {
-			return bad(l.number, col(3), strconv.Quote(f[3])+" is not a time in seconds")
+			return bad(l.number, col(3), "%q is not a time in seconds", f[3])
 		}
 		if f[4] != "" && recv.parseScalar(f[4]+"s") != nil {
-			return bad(l.number, col(4), strconv.Quote(f[4])+" is not a time in seconds")
+			return bad(l.number, col(4), "%q is not a time in seconds", f[4])
 		}
 		r := traceRow{seq: seq, sent: time.Duration(sent), recv: time.Duration(recv), status: f[5]}
 		if _, known := emulator.StatusNamed(r.status); !known && r.status != egressDrop {
-			return bad(l.number, col(5), fmt.Sprintf("%q is not a frame's status (want %s)", r.status, frameStatuses()))
+			return bad(l.number, col(5), "%q is not a frame's status (want %s)", r.status, frameStatuses())
 		}
 		if r.fate() == arrived && (f[4] == "" || r.recv < r.sent) {
 			if f[4] == "" {
-				return bad(l.number, col(4), "a frame that arrived ("+r.status+") has a t_recv")
+				return bad(l.number, col(4), "a frame that arrived (%s) has a t_recv", r.status)
 			}
-			return bad(l.number, col(4), fmt.Sprintf("t_recv %s is before t_send %s: a delay cannot be negative", f[4], f[3]))
+			return bad(l.number, col(4), "t_recv %s is before t_send %s: a delay cannot be negative", f[4], f[3])
 		}
 		rows = append(rows, r)
 	}

@@ -102,7 +102,7 @@ func (ScheduleEntry) typeInfo() typeInfo {
 // the kind of word for the error.
 func parseEnum[T ~string](v *T, s, what string, allowed ...string) error {
 	if !slices.Contains(allowed, s) {
-		return errors.New("is not " + what + " (want " + strings.Join(allowed, ", ") + ")" + didYouMean(s, allowed))
+		return errors.New("is not " + what + " (want " + strings.Join(allowed, ", ") + ")" + didYouMean(s, allowed).String())
 	}
 	*v = T(s)
 	return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,25 +20,143 @@ import (
 // parse them exactly: "1.3ms" is 1 300 000 ns, "1.5Mbit" is 1 500 000 bit/s,
 // with no floating-point rounding on the way.
 
-var quantityRE = regexp.MustCompile(`^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*(\S*)$`)
-
-// splitQuantity splits "1.5 Mbit" into the exact number 3/2·10^0 and "Mbit".
-func splitQuantity(s string) (*big.Rat, string, bool) {
-	m := quantityRE.FindStringSubmatch(strings.TrimSpace(s))
-	if m == nil {
-		return nil, "", false
-	}
-	num, ok := new(big.Rat).SetString(m[1])
-	return num, m[2], ok
+// quantity is a number as a profile writes it, exactly: ±digits·10^exp,
+// with digits carrying no trailing zero. huge says it has more
+// significant digits than any value of a profile can (see parseQuantity),
+// and then digits and exp mean nothing.
+type quantity struct {
+	neg    bool
+	digits uint64
+	exp    int
+	huge   bool
 }
 
-// scaled returns num·unit as an int64 if it is whole and fits.
-func scaled(num *big.Rat, unit int64) (int64, bool) {
-	v := new(big.Rat).Mul(num, new(big.Rat).SetInt64(unit))
-	if !v.IsInt() || !v.Num().IsInt64() {
+func (q quantity) isZero() bool { return !q.huge && q.digits == 0 }
+
+// maxExponent bounds the exponent a number is read with: a value whose
+// exponent is larger in size is 0, or no whole number of any unit that
+// fits an int64 (see scaled), whatever it is exactly.
+const maxExponent = 1000
+
+// parseQuantity splits "1.5 Mbit" into the exact number 15·10^-1 and
+// "Mbit": a decimal number (sign, digits with a point, an exponent), ASCII
+// spaces, and a unit without spaces. It reads s once, whatever its length:
+// a number of more significant digits than a uint64 holds (nineteen) is
+// no value of a profile (scaled says why), so none is kept.
+func parseQuantity(s string) (q quantity, unit string, ok bool) {
+	s = strings.TrimSpace(s)
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		q.neg = s[i] == '-'
+		i++
+	}
+	// The significand: digits, a point, digits; at least one digit.
+	var zeros int // trailing zeros read but not yet multiplied in
+	seen, point := false, false
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c == '.' && !point {
+			point = true
+			continue
+		}
+		if c < '0' || c > '9' {
+			break
+		}
+		seen = true
+		if point {
+			q.exp--
+		}
+		if c == '0' {
+			zeros++
+			continue
+		}
+		for ; zeros > 0 && !q.huge; zeros-- {
+			q.huge = q.digits > (math.MaxUint64-9)/10
+			q.digits *= 10
+		}
+		zeros = 0
+		q.huge = q.huge || q.digits > (math.MaxUint64-9)/10
+		q.digits = q.digits*10 + uint64(c-'0')
+	}
+	if !seen {
+		return quantity{}, "", false
+	}
+	q.exp += zeros // digits carries no trailing zero
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		// An exponent, if digits follow; else the unit begins (1em).
+		j := i + 1
+		negExp := false
+		if j < len(s) && (s[j] == '+' || s[j] == '-') {
+			negExp = s[j] == '-'
+			j++
+		}
+		start, e := j, 0
+		for ; j < len(s) && s[j] >= '0' && s[j] <= '9'; j++ {
+			e = min(e*10+int(s[j]-'0'), maxExponent+1)
+		}
+		if j > start {
+			if negExp {
+				e = -e
+			}
+			q.exp = max(min(q.exp, maxExponent+1), -maxExponent-1) + e
+			i = j
+		}
+	}
+	q.exp = max(min(q.exp, maxExponent+1), -maxExponent-1)
+	if q.digits == 0 && !q.huge {
+		q.exp = 0
+	}
+	for i < len(s) && asciiSpace(s[i]) {
+		i++
+	}
+	unit = s[i:]
+	for j := 0; j < len(unit); j++ {
+		if asciiSpace(unit[j]) {
+			return quantity{}, "", false
+		}
+	}
+	return q, unit, true
+}
+
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
+}
+
+// scaled returns q·unit as an int64 if it is whole and fits. It is exact:
+// q·unit = digits·unit·10^exp, worked out in 128 bits. (A number with
+// more than nineteen significant digits is never such a value: digits
+// carries no factor 10, so 10^exp cancels at most the 2s and 5s of unit,
+// and what is left of digits·unit is more than 2^63.)
+func scaled(q quantity, unit int64) (int64, bool) {
+	if q.huge || unit <= 0 {
 		return 0, false
 	}
-	return v.Num().Int64(), true
+	if q.digits == 0 {
+		return 0, true
+	}
+	hi, lo := bits.Mul64(q.digits, uint64(unit))
+	for e := q.exp; e < 0; e++ {
+		var r uint64
+		hi, r = hi/10, hi%10
+		if lo, r = bits.Div64(r, lo, 10); r != 0 {
+			return 0, false // not whole
+		}
+	}
+	for e := 0; e < q.exp && hi == 0; e++ {
+		hi, lo = bits.Mul64(lo, 10)
+	}
+	switch {
+	case hi != 0 || lo > 1<<63:
+		return 0, false
+	case lo == 1<<63:
+		if !q.neg {
+			return 0, false
+		}
+		return math.MinInt64, true
+	case q.neg:
+		return -int64(lo), true
+	}
+	return int64(lo), true
 }
 
 // Duration is a length of time written with a unit: 1.5ms, 2s, 250us.
@@ -48,7 +167,7 @@ var durationUnits = map[string]int64{
 }
 
 func (d *Duration) parseScalar(s string) error {
-	num, unit, ok := splitQuantity(s)
+	num, unit, ok := parseQuantity(s)
 	if !ok {
 		return errors.New("is not a duration (want e.g. 1.5ms, 2s, 250us)")
 	}
@@ -56,7 +175,7 @@ func (d *Duration) parseScalar(s string) error {
 		return errors.New("is ambiguous (write min for minutes or ms for milliseconds)")
 	}
 	mult, known := durationUnits[unit]
-	if unit == "" && num.Sign() == 0 {
+	if unit == "" && num.isZero() {
 		mult, known = 1, true
 	}
 	if !known {
@@ -69,9 +188,16 @@ func (d *Duration) parseScalar(s string) error {
 	if ns < 0 {
 		return errors.New("must not be negative")
 	}
+	if ns > int64(emulator.MaxDuration) {
+		return errTooLong
+	}
 	*d = Duration(ns)
 	return nil
 }
+
+// errTooLong refuses a duration past emulator.MaxDuration, which every
+// duration, delay and instant of hilrig is within.
+var errTooLong = fmt.Errorf("is too long: hilrig takes durations up to %v (a century)", Duration(emulator.MaxDuration))
 
 func (d Duration) String() string { return formatDuration(time.Duration(d)) }
 
@@ -110,7 +236,7 @@ type Rate emulator.Rate
 var rateUnits = map[string]int64{"bit": 1, "kbit": 1e3, "Mbit": 1e6, "Gbit": 1e9}
 
 func (r *Rate) parseScalar(s string) error {
-	num, unit, ok := splitQuantity(s)
+	num, unit, ok := parseQuantity(s)
 	mult, known := rateUnits[strings.TrimSuffix(unit, "/s")]
 	if !ok || !known {
 		return errors.New("is not a rate (want e.g. 4Mbit, 512kbit)")
@@ -233,14 +359,14 @@ var ambiguousSizes = map[string]string{
 var errNotSize = errors.New("is not a size (want e.g. 1000B, 30kB, 64KiB)")
 
 func parseSize(s string) (int64, error) {
-	num, unit, ok := splitQuantity(s)
+	num, unit, ok := parseQuantity(s)
 	if ok && unit != "" {
 		if hint, amb := ambiguousSizes[unit]; amb {
 			return 0, errors.New("is ambiguous (" + hint + ")")
 		}
 	}
 	mult, known := sizeUnits[unit]
-	if ok && unit == "" && num.Sign() == 0 {
+	if ok && unit == "" && num.isZero() {
 		mult, known = 1, true
 	}
 	if !ok || !known {

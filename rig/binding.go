@@ -97,7 +97,7 @@ func bind(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, devices []endp
 			bd.sources = append(bd.sources, pl)
 			bd.playerAt = append(bd.playerAt, player[name])
 			var l *executor.WireLink
-			if speaksWire(b.Endpoints.Values[i]) {
+			if b.Endpoints.Values[i].SpeaksWire() {
 				// Only a player that answers between its instants (firmware)
 				// is asked for its time; a script or a replay is followed.
 				var requests drivers.Writer
@@ -180,20 +180,6 @@ func playedPeer(b *profiles.LoadedBench, name string, players map[string]Player)
 		if from == name && players[to] != nil || to == name && players[from] != nil {
 			return true
 		}
-	}
-	return false
-}
-
-// speaksWire reports whether a bench endpoint's frames are wire protocol
-// messages (codec wire).
-func speaksWire(e *profiles.Endpoint) bool {
-	switch {
-	case e.Serial != nil:
-		return e.Serial.Spec().Wire
-	case e.Pty != nil:
-		return e.Pty.Spec().Wire
-	case e.TCP != nil:
-		return e.TCP.Spec().Wire
 	}
 	return false
 }

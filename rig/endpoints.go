@@ -79,7 +79,7 @@ func buildEndpoints(b *profiles.LoadedBench, players map[string]Player, readerTh
 		if err != nil {
 			return nil, fmt.Errorf("%s: endpoints.%s: %w", b.Source, name, err)
 		}
-		ep.wire = speaksWire(e)
+		ep.wire = e.SpeaksWire()
 		out = append(out, ep)
 	}
 	return out, nil

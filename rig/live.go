@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -34,10 +33,21 @@ const PlainEvery = time.Second
 // NewStatus shows the status of a run of length total on w.
 func NewStatus(w io.Writer, total time.Duration) *Status {
 	st := &Status{w: w, fd: -1, total: total, lastPlain: -PlainEvery}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		st.fd = int(f.Fd())
+	if fd, ok := TerminalFd(w); ok {
+		st.fd = fd
 	}
 	return st
+}
+
+// TerminalFd is the descriptor of w when w writes to a terminal: an
+// *os.File, or a writer that wraps one and says its descriptor (Fd, as
+// hilrig's standard output and error do).
+func TerminalFd(w io.Writer) (int, bool) {
+	f, ok := w.(interface{ Fd() uintptr })
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return -1, false
+	}
+	return int(f.Fd()), true
 }
 
 // Terminal reports whether the status redraws a line in place.

@@ -148,7 +148,7 @@ func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (
 		if b == nil {
 			return nil, errors.New("a real-time run needs a bench")
 		}
-		if err := p.CheckPeriods(executor.Resolution, "the real-time executor's resolution"); err != nil {
+		if err := CheckRealTime(p); err != nil {
 			return nil, err
 		}
 		spin := opt.Spin
@@ -385,6 +385,14 @@ func (s *Session) loop(ctx context.Context) (stopped string, failure error, allo
 		} else {
 			defer realtime.LowerThread() // before the thread is unlocked
 			s.timing.Scheduler = fmt.Sprintf("SCHED_FIFO priority %d", s.opt.Priority)
+			if s.opt.Priority > RuntimePriority+1 { // the readers are one below
+				if restore, err := realtime.RaiseProcess(RuntimePriority); err != nil {
+					s.logf("cannot raise the process's other threads to SCHED_FIFO priority %d (%v): the executor may wait on them when the machine is loaded", RuntimePriority, err)
+				} else {
+					defer restore()
+					s.timing.Scheduler += fmt.Sprintf(", the process's other threads %d", RuntimePriority)
+				}
+			}
 		}
 		if qos, err := realtime.HoldIdleLatency(); err != nil {
 			s.logf("cannot keep idle CPUs awake (%v): waking for a frame may take longer", err)
@@ -410,6 +418,14 @@ func (s *Session) loop(ctx context.Context) (stopped string, failure error, allo
 	runtime.ReadMemStats(&after)
 	return stopped, failure, after.Mallocs - before.Mallocs
 }
+
+// RuntimePriority is the SCHED_FIFO priority of the process's threads
+// other than the executor's and the readers' during a real-time run
+// (realtime.RaiseProcess): Go's runtime hands the executor's goroutine
+// back to its thread through them, and at normal priority, on a loaded
+// machine, they kept it waiting for tens of milliseconds. The live server,
+// which does what clients ask, is another process, at normal priority.
+const RuntimePriority = 1
 
 // GCHeadroom is how far the heap may grow during a real-time run before
 // the garbage collector runs at all.
@@ -541,6 +557,7 @@ func (s *Session) summary(stopped string, failure error) (record.Summary, error)
 			n := c.Counts()
 			es.FramesIn, es.FramesOut, es.BytesIn, es.BytesOut, es.WriteErrors = n.FramesIn, n.FramesOut, n.BytesIn, n.BytesOut, n.WriteErrors
 			es.FrameBytes, es.BadFrames, es.BadBytes, es.IdleBytes, es.PendingBytes = n.FrameBytes, n.BadFrames, n.BadBytes, n.IdleBytes, n.PendingBytes
+			es.NotTaken, es.CutFrames = n.NotTaken, n.CutFrames
 		}
 		if l, ok := e.Endpoint.(drivers.Leader); ok {
 			es.LineTime = l.LineMode()

@@ -12,9 +12,10 @@ import (
 	"testing"
 )
 
-// updateReadme rewrites README.md's command reference from the binary's
-// help (go generate ./rig/cmd/hilrig runs this).
-var updateReadme = flag.Bool("update-readme", false, "rewrite README.md's command reference from hilrig help")
+// updateReadme rewrites README.md's generated blocks, the command
+// reference from the binary's help and the fuzz targets from the code
+// (go generate ./rig/cmd/hilrig runs this).
+var updateReadme = flag.Bool("update-readme", false, "rewrite README.md's generated blocks: the command reference from hilrig help, the fuzz targets from the code")
 
 func TestCLIExitCodes(t *testing.T) {
 	dir := t.TempDir()
@@ -35,7 +36,7 @@ func TestCLIExitCodes(t *testing.T) {
 		{"command help", []string{"sim", "-h"}, 0, "usage: hilrig sim PROFILE", ""},
 		{"command --help among arguments", []string{"sim", "bottleneck", "--help"}, 0, "usage: hilrig sim PROFILE", ""},
 		{"help command", []string{"help", "run"}, 0, "usage: hilrig run --bench BENCH PROFILE", ""},
-		{"unknown command", []string{"simulate"}, 2, "", `unknown command "simulate"`},
+		{"unknown command", []string{"simulation"}, 2, "", `unknown command "simulation"`},
 		{"missing profile argument", []string{"sim"}, 2, "", "hilrig sim: missing PROFILE\nusage: hilrig sim PROFILE"},
 		{"one argument too many", []string{"demo", "extra"}, 2, "", "hilrig demo: unexpected argument \"extra\"\nusage: hilrig demo"},
 		{"missing required flag", []string{"run", "bottleneck"}, 2, "", `required flag(s) "bench" not set`},
@@ -338,14 +339,21 @@ func TestCLIReadmeCommands(t *testing.T) {
 	if r.code != 0 || len(lines) < 10 {
 		t.Fatalf("help: exit %d, usage lines %q", r.code, lines)
 	}
-	want := "```\n" + strings.Join(lines, "\n") + "\n```\n"
+	readmeBlock(t, "commands", "command reference", "hilrig help", "```\n"+strings.Join(lines, "\n")+"\n```\n")
+}
+
+// readmeBlock checks README.md's block generated from the code, between
+// <!-- NAME:begin ... --> and <!-- NAME:end -->, against want, made from
+// source; with -update-readme it rewrites the block.
+func readmeBlock(t *testing.T, name, what, source, want string) {
+	t.Helper()
 	const path = "../README.md"
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	readme := string(data)
-	const beginMarker, endMarker = "<!-- commands:begin", "<!-- commands:end -->"
+	beginMarker, endMarker := "<!-- "+name+":begin", "<!-- "+name+":end -->"
 	begin, end := strings.Index(readme, beginMarker), strings.Index(readme, endMarker)
 	if begin < 0 || end < begin {
 		t.Fatalf("README.md has no %s ... %s block", beginMarker, endMarker)
@@ -353,12 +361,12 @@ func TestCLIReadmeCommands(t *testing.T) {
 	begin += strings.Index(readme[begin:], "-->\n") + len("-->\n")
 	if got := readme[begin:end]; got != want {
 		if !*updateReadme {
-			t.Fatalf("README.md's command reference is not what hilrig help says: run go generate ./rig/cmd/hilrig\nREADME.md:\n%s\nhilrig help:\n%s", got, want)
+			t.Fatalf("README.md's %s is not what %s says: run go generate ./rig/cmd/hilrig\nREADME.md:\n%s\n%s:\n%s", what, source, got, source, want)
 		}
 		if err := os.WriteFile(path, []byte(readme[:begin]+want+readme[end:]), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("rewrote README.md's command reference")
+		t.Logf("rewrote README.md's %s", what)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hilrig/hilrig/drivers/driverstest"
 	"golang.org/x/sys/unix"
 )
 
@@ -44,35 +45,6 @@ func rigSideTerminals(t *testing.T, r *rigProcess, deviceSides []string) (number
 		}
 	}
 	return numbers, files
-}
-
-// openOtherTerminal opens a pseudo-terminal as a terminal emulator or
-// `script` does (raw, so that the test reads what reaches its slave) and
-// returns its non-blocking master and number.
-func openOtherTerminal(t *testing.T) (int, int) {
-	t.Helper()
-	m, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals: %v", err)
-	}
-	t.Cleanup(func() { unix.Close(m) })
-	if err := unix.IoctlSetPointerInt(m, unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetUint32(m, unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tio, err := unix.IoctlGetTermios(m, unix.TCGETS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tio.Lflag &^= unix.ECHO | unix.ICANON
-	tio.Oflag &^= unix.OPOST
-	if err := unix.IoctlSetTermios(m, unix.TCSETS, tio); err != nil {
-		t.Fatal(err)
-	}
-	return m, int(n)
 }
 
 // TestVirtualBenchKeepsToItsOwnTerminals is the hardening issue's pty item,
@@ -120,7 +92,7 @@ func TestVirtualBenchKeepsToItsOwnTerminals(t *testing.T) {
 	// any number the rig let go is then one of these.
 	var others []int
 	for len(others) < 256 {
-		m, n := openOtherTerminal(t)
+		m, n := driverstest.OpenTerminal(t)
 		others = append(others, m)
 		if n > highest {
 			break

@@ -385,11 +385,11 @@ func TestReplayMemoryDoesNotGrowWithTheRecording(t *testing.T) {
 	profile, bench := replayLink(t, dir, "17s")
 	peak := func(path string) (int64, lossSummary) {
 		summary := filepath.Join(dir, "s.json")
-		cmd := exec.Command(hilrig, "sim", profile, "--bench", bench, "--replay", "controller="+path, "--summary", summary)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v: %s", err, out)
+		used, code := residentPeak(t, exec.Command(hilrig, "sim", profile, "--bench", bench, "--replay", "controller="+path, "--summary", summary))
+		if code != 0 {
+			t.Fatalf("sim --replay %s: exit %d", path, code)
 		}
-		return int64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) << 10, readLossSummary(t, summary)
+		return used, readLossSummary(t, summary)
 	}
 	base, _ := peak(small)
 	used, s := peak(large)

@@ -308,3 +308,57 @@ func BenchmarkFloodLateness(b *testing.B) {
 		})
 	}
 }
+
+// TestFloodOfBadFramesHoldsTheReader: a device flooding a UDP endpoint
+// with datagrams too large for it (none a frame) makes its reader rest
+// as a flood of frames does: its share of the CPU is counted by reads,
+// not by frames (before, bad frames were never counted, and the reader
+// took the whole CPU at a real-time priority).
+func TestFloodOfBadFramesHoldsTheReader(t *testing.T) {
+	in, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := in.LocalAddr().String()
+	in.Close()
+	bench := fmt.Sprintf(`endpoints:
+  controller: {udp: {listen: %q, max_frame: 16B}}
+  plant:      {udp: {listen: "127.0.0.1:0"}}
+bind:
+  to-plant:      {from: controller, to: plant}
+  to-controller: {from: plant, to: controller}
+`, addr)
+	rig := startRig(t, floodProfile, bench, "--duration", "3s")
+	time.Sleep(500 * time.Millisecond) // the rig binds its sockets
+	c, err := net.Dial("udp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	big := make([]byte, 100)
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); {
+		c.Write(big)
+	}
+	if code := rig.wait(); code != 0 {
+		t.Fatalf("exit %d: %s", code, rig.stderr.String())
+	}
+	var sum struct {
+		Endpoints []struct {
+			Name        string
+			BadFrames   uint64  `json:"bad_frames"`
+			FramesIn    uint64  `json:"frames_in"`
+			ReaderRestS float64 `json:"reader_rest_s"`
+		}
+		Events []struct{ Kind string }
+	}
+	data, _ := os.ReadFile(rig.summary)
+	if err := json.Unmarshal(data, &sum); err != nil {
+		t.Fatal(err)
+	}
+	ctrl := sum.Endpoints[0]
+	told := slices.ContainsFunc(sum.Events, func(e struct{ Kind string }) bool { return e.Kind == "reader_overload" })
+	t.Logf("controller: %d bad frames, %d frames, its reader rested %.3f s; reader_overload told: %v", ctrl.BadFrames, ctrl.FramesIn, ctrl.ReaderRestS, told)
+	if ctrl.BadFrames == 0 || ctrl.FramesIn != 0 || ctrl.ReaderRestS == 0 || !told {
+		t.Errorf("want bad frames only, and the reader made to rest, and told")
+	}
+}

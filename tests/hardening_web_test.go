@@ -160,7 +160,7 @@ func TestChangeBeyondTheLongestDuration(t *testing.T) {
 	} {
 		code, body := l.request(tc.method, tc.path, tc.body)
 		var e struct{ Error, Path string }
-		if err := json.Unmarshal([]byte(body), &e); code != 400 || err != nil || e.Path != tc.at || !strings.Contains(e.Error, "is longer than the longest duration hilrig takes, 876600h") {
+		if err := json.Unmarshal([]byte(body), &e); code != 400 || err != nil || e.Path != tc.at || !strings.Contains(e.Error, "is too long: hilrig takes durations up to 876600h") {
 			t.Errorf("%s %s %s: %d %s; want 400 at %s", tc.method, tc.path, tc.body, code, body, tc.at)
 		}
 	}

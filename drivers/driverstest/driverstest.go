@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hilrig/hilrig/drivers"
+	"golang.org/x/sys/unix"
 )
 
 // Clock is a clock the test sets; it is safe for concurrent use.
@@ -40,11 +41,20 @@ func (c WallClock) Now() time.Duration { return time.Since(c.start) }
 
 // Sink keeps what endpoints report; it is safe for concurrent use.
 type Sink struct {
-	mu     sync.Mutex
-	frames []Frame
-	gone   []error
-	back   int
-	notify chan struct{}
+	mu      sync.Mutex
+	frames  []Frame
+	gone    []error
+	back    int
+	notices []Notice
+	notify  chan struct{}
+}
+
+// Notice is a notice a sink was given.
+type Notice struct {
+	Endpoint int
+	At       time.Duration
+	Kind     string
+	Err      error
 }
 
 // Frame is a frame a sink was given.
@@ -80,6 +90,16 @@ func (s *Sink) Back(int, time.Duration) {
 	s.kick()
 }
 
+// Read does nothing: a test's sink holds no reader back.
+func (s *Sink) Read(int, *drivers.ReaderMeter, time.Duration) {}
+
+func (s *Sink) Notice(endpoint int, at time.Duration, kind string, err error) {
+	s.mu.Lock()
+	s.notices = append(s.notices, Notice{endpoint, at, kind, err})
+	s.mu.Unlock()
+	s.kick()
+}
+
 func (s *Sink) kick() {
 	select {
 	case s.notify <- struct{}{}:
@@ -108,6 +128,13 @@ func (s *Sink) GoneErrors() []error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]error(nil), s.gone...)
+}
+
+// Notices returns the notices so far, in order.
+func (s *Sink) Notices() []Notice {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Notice(nil), s.notices...)
 }
 
 // BackCount is how many times a device came back.
@@ -189,4 +216,35 @@ func (e *Endpoint) Last() []byte {
 		return nil
 	}
 	return append([]byte(nil), e.written[(e.n-1)%len(e.written)]...)
+}
+
+// OpenTerminal opens a pseudo-terminal as a terminal emulator or `script`
+// does, raw (so that what reaches its slave is read as it was sent), and
+// returns its non-blocking master and its number (/dev/pts/N); the test
+// is skipped where there are no pseudo-terminals, and the master closed
+// when it ends.
+func OpenTerminal(tb testing.TB) (master, n int) {
+	tb.Helper()
+	m, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		tb.Skipf("no pseudo-terminals: %v", err)
+	}
+	tb.Cleanup(func() { unix.Close(m) })
+	if err := unix.IoctlSetPointerInt(m, unix.TIOCSPTLCK, 0); err != nil {
+		tb.Fatal(err)
+	}
+	num, err := unix.IoctlGetUint32(m, unix.TIOCGPTN)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tio, err := unix.IoctlGetTermios(m, unix.TCGETS)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tio.Lflag &^= unix.ECHO | unix.ICANON
+	tio.Oflag &^= unix.OPOST
+	if err := unix.IoctlSetTermios(m, unix.TCSETS, tio); err != nil {
+		tb.Fatal(err)
+	}
+	return m, int(num)
 }

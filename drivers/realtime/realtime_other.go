@@ -12,6 +12,7 @@ func HoldIdleLatency() (*os.File, error) { return nil, ErrUnsupported }
 func RaiseThread(priority int) error     { return ErrUnsupported }
 func LowerThread()                       {}
 func MaxRSS() int64                      { return 0 }
+func RaiseProcess(int) (func(), error)   { return func() {}, ErrUnsupported }
 func ThreadCPU() (time.Duration, bool)   { return 0, false }
 
 // Waiter sleeps on Go's timers and spins the last stretch.

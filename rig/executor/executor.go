@@ -191,6 +191,7 @@ type endpointState struct {
 	name       string
 	reconnects bool
 	resting    bool               // its reader rests, out of its share of the CPU
+	restedAt   time.Duration      // when it last did
 	gaps       [][2]time.Duration // a gap still open ends at -1
 	failure    string             // why it stopped, or is away now
 	device     string             // which device went away, for the news it is back
@@ -598,8 +599,9 @@ func (x *Executor) Finished(f *emulator.Frame) {
 	}
 }
 
-// deviceEvents records endpoints going away and coming back; a device
-// that goes away without reconnecting fails the run.
+// deviceEvents records endpoints going away and coming back, and their
+// notices (not reading, not reopened); a device that goes away without
+// reconnecting fails the run.
 func (x *Executor) deviceEvents() error {
 	if x.in == nil {
 		return nil
@@ -624,6 +626,12 @@ func (x *Executor) deviceEvents() error {
 		}
 		e.gaps = append(e.gaps, [2]time.Duration{ev.at, -1})
 		x.notify(ev.at, "device_gone", e.failure+"; the rig waits for it", true)
+	}
+	for _, ev := range x.in.takeNotices() {
+		if gaps := x.endpoints[ev.endpoint].gaps; len(gaps) > 0 && gaps[len(gaps)-1][1] < 0 {
+			x.endpoints[ev.endpoint].failure = ev.err.Error() // why it is still away
+		}
+		x.notify(ev.at, ev.notice, ev.err.Error(), true)
 	}
 	return nil
 }

@@ -22,13 +22,17 @@ type Ingress struct {
 
 	events chan deviceEvent // endpoints gone and back, for the executor
 
-	// readers are the endpoints' reader threads' accounts of their CPU,
-	// one each, touched by that reader only (but for the counts).
-	readers []readerMeter
+	// readers count the rests of each endpoint's reader threads.
+	readers []readerRests
+
+	// notices are the endpoints' other news, under mu: sent from the
+	// executor's own thread too (a Write), they must never wait for it.
+	notices []deviceEvent
+	noticed atomic.Bool
 }
 
 // ReaderBudget is the share of a CPU an endpoint's reader thread may take
-// in a LoadWindow of the frames it reads: a device that floods the rig
+// in a LoadWindow of its reads (drivers.Sink.Read): a device that floods the rig
 // with frames (a UDP sender gone mad) would otherwise keep a real-time
 // thread busy as long as the kernel let it. A reader that has used its
 // share rests for the rest of the window, stretched so that it had the
@@ -37,41 +41,41 @@ type Ingress struct {
 // holds its sender back).
 const ReaderBudget = LoadWindow / 4
 
-// readerMeter is a reader thread's account of its CPU by windows.
-type readerMeter struct {
-	start, cpu time.Duration
-	rests      atomic.Uint64
-	rested     atomic.Int64 // ns in all
-	seen       uint64       // rests the executor has reported
+// readerRests are the rests of an endpoint's reader threads, however
+// many it has.
+type readerRests struct {
+	rests  atomic.Uint64
+	rested atomic.Int64 // ns in all
+	seen   uint64       // rests the executor has reported
 }
 
 // meter sets the ingress up for n endpoints' readers.
-func (q *Ingress) meter(n int) { q.readers = make([]readerMeter, n) }
+func (q *Ingress) meter(n int) { q.readers = make([]readerRests, n) }
 
-// budget is called on endpoint's reader thread with each frame it reads:
-// it rests once the reader has used its share of the window.
-func (q *Ingress) budget(endpoint int, at time.Duration) {
+// Read is called on endpoint's reader thread after each read from its
+// device: it rests once that thread has used its share of the window.
+func (q *Ingress) Read(endpoint int, m *drivers.ReaderMeter, at time.Duration) {
 	if endpoint >= len(q.readers) {
 		return
 	}
-	r := &q.readers[endpoint]
-	if at-r.start < ReaderBudget { // looked at this often, it works at most ReaderBudget at a stretch
+	if at-m.Start < ReaderBudget { // looked at this often, it works at most ReaderBudget at a stretch
 		return
 	}
 	cpu, ok := realtime.ThreadCPU()
 	if !ok {
 		return
 	}
-	if r.start > 0 || r.cpu > 0 {
-		if used := cpu - r.cpu; used >= ReaderBudget*(at-r.start)/LoadWindow {
-			rest := used*LoadWindow/ReaderBudget - (at - r.start)
+	if m.Start > 0 || m.CPU > 0 {
+		if used := cpu - m.CPU; used >= ReaderBudget*(at-m.Start)/LoadWindow {
+			rest := used*LoadWindow/ReaderBudget - (at - m.Start)
 			time.Sleep(rest)
+			r := &q.readers[endpoint]
 			r.rests.Add(1)
 			r.rested.Add(int64(rest))
 			at += rest
 		}
 	}
-	r.start, r.cpu = at, cpu
+	m.Start, m.CPU = at, cpu
 }
 
 type ingressFrame struct {
@@ -86,6 +90,7 @@ type deviceEvent struct {
 	at       time.Duration
 	gone     bool
 	err      error
+	notice   string // a notice's kind (drivers.Notice…), for neither gone nor back
 }
 
 var _ drivers.Sink = (*Ingress)(nil)
@@ -107,7 +112,6 @@ func NewIngress(capacity int, wake func()) *Ingress {
 
 // Frame queues a copy of the frame; a full queue drops it and counts it.
 func (q *Ingress) Frame(endpoint int, payload []byte, at time.Duration) {
-	defer q.budget(endpoint, at) // once the frame is queued
 	q.mu.Lock()
 	if q.n == len(q.slots) {
 		q.mu.Unlock()
@@ -133,11 +137,34 @@ func (q *Ingress) Back(endpoint int, at time.Duration) {
 	q.wake()
 }
 
+func (q *Ingress) Notice(endpoint int, at time.Duration, kind string, err error) {
+	q.mu.Lock()
+	q.notices = append(q.notices, deviceEvent{endpoint: endpoint, at: at, err: err, notice: kind})
+	q.noticed.Store(true)
+	q.mu.Unlock()
+	q.wake()
+}
+
+// takeNotices returns the notices so far, oldest first, and forgets them.
+func (q *Ingress) takeNotices() []deviceEvent {
+	if !q.noticed.Load() {
+		return nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := q.notices
+	q.notices = nil
+	q.noticed.Store(false)
+	return n
+}
+
 // Dropped is how many frames a full ring lost.
 func (q *Ingress) Dropped() uint64 { return q.dropped.Load() }
 
 // pending reports whether anything waits for the executor.
-func (q *Ingress) pending() bool { return q.queued.Load() > 0 || len(q.events) > 0 }
+func (q *Ingress) pending() bool {
+	return q.queued.Load() > 0 || len(q.events) > 0 || q.noticed.Load()
+}
 
 // pop takes the oldest frame. Its payload is spare's buffer swapped with
 // the slot's: the caller hands the returned buffer back as the next spare

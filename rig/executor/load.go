@@ -193,8 +193,14 @@ func (l *loadMeter) check(x *Executor) error {
 	return err
 }
 
+// ReaderQuiet is how long a reader that rested must go without resting
+// before its stretch of overload is over: a reader flooded without pause
+// rests every few windows, and each would otherwise be an event.
+const ReaderQuiet = 100 * time.Millisecond
+
 // readersResting tells of the endpoints whose readers began to rest, out
-// of their share of the CPU, and of those that stopped.
+// of their share of the CPU, and of those that have not rested for
+// ReaderQuiet since.
 func (x *Executor) readersResting(now time.Duration) {
 	if x.in == nil {
 		return
@@ -203,12 +209,15 @@ func (x *Executor) readersResting(now time.Duration) {
 		r, e := &x.in.readers[i], &x.endpoints[i]
 		n := r.rests.Load()
 		switch {
-		case n > r.seen && !e.resting:
-			e.resting = true
-			x.notify(now, "reader_overload", fmt.Sprintf("%s: its reader used its %v of every %v and rests: frames from the device wait in the kernel (a socket drops what overflows its buffer)", e.name, ReaderBudget, LoadWindow), true)
-		case n == r.seen && e.resting:
+		case n > r.seen:
+			if !e.resting {
+				e.resting = true
+				x.notify(now, "reader_overload", fmt.Sprintf("%s: its reader used its %v of every %v and rests: frames from the device wait in the kernel (a socket drops what overflows its buffer)", e.name, ReaderBudget, LoadWindow), true)
+			}
+			e.restedAt = now
+		case e.resting && now-e.restedAt >= ReaderQuiet:
 			e.resting = false
-			x.notify(now, "reader_overload_ended", e.name+": its reader keeps up again", true)
+			x.notify(now, "reader_overload_ended", fmt.Sprintf("%s: its reader has kept up for %v", e.name, ReaderQuiet), true)
 		}
 		r.seen = n
 	}

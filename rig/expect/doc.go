@@ -36,10 +36,14 @@
 // A limit the value can never be compared with meaningfully is refused
 // too: a share outside 0..1 (loss_rate < 5: 5%?), a negative delay or
 // size, a count == 1.5, error_pct < 1% (it is in percent already), a
-// clock or a way to stop that is not one (clock == vritual), and, when
+// clock or a way to stop that is not one (clock == vritual); when
 // Names says the run's clock, what that clock never measures (timing and
 // a model's step_lateness in virtual time, a hardware stand-in in real
-// time) or never is.
+// time) or never is; and when Names knows the bench, what it never
+// gives the run to measure: release lateness when no flow is written to
+// a device (a script or a recording plays every endpoint a flow goes
+// to), a device's account of an endpoint that is played or, in virtual
+// time, not opened, the wire protocol's of one that does not speak it.
 //
 // Values carry units as profiles write them: a time is written with its
 // unit (60ms, 2s, 300us), a size too (1500B, 30kB), a ratio as 1% or

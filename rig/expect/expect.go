@@ -104,7 +104,16 @@ type Names struct {
 	// signals.
 	Played []string
 	peers  map[string][]string // by model: the endpoints across its cut
+	// devices are the bench's endpoints that are not models, by name
+	// (nil: not known, and the run decides): what a run opens as a
+	// device, unless it is played, and so what its summary accounts for.
+	devices map[string]device
 }
+
+// device is what the summary will hold of an endpoint that is not a
+// model: receives, whether a flow is bound to it (the executor writes to
+// it, and measures how late); wire, whether it speaks the wire protocol.
+type device struct{ receives, wire bool }
 
 // Signal is a model's signal that the signals file records: a column, or
 // more than one (executor.ModelSignals).
@@ -134,7 +143,7 @@ const (
 // endpoints played otherwise than by the bench.
 func NamesOf(p *profiles.Loaded, b *profiles.LoadedBench) *Names {
 	n := &Names{Flows: p.Flows.Names, Hops: p.Hops.Names, Phases: []string{}, Endpoints: []string{}, Models: []string{},
-		Signals: map[string][]Signal{}, peers: map[string][]string{}}
+		Signals: map[string][]Signal{}, peers: map[string][]string{}, devices: map[string]device{}}
 	for _, ph := range p.Phases() {
 		n.Phases = append(n.Phases, ph.Name)
 	}
@@ -145,8 +154,13 @@ func NamesOf(p *profiles.Loaded, b *profiles.LoadedBench) *Names {
 		if b.Endpoints.Values[i].Replay != nil {
 			n.Played = append(n.Played, name)
 		}
-		if b.Endpoints.Values[i].Model == nil {
+		if e := b.Endpoints.Values[i]; e.Model == nil {
 			n.Endpoints = append(n.Endpoints, name)
+			d := device{wire: e.SpeaksWire()}
+			for _, bound := range b.Bound {
+				d.receives = d.receives || bound.To == name
+			}
+			n.devices[name] = d
 			continue
 		}
 		bm := b.Models[name]
@@ -324,7 +338,8 @@ func (x *Expectation) resolve(start int, names *Names) error {
 	}
 	t := reflect.TypeFor[record.Summary]()
 	unit, scale, done := Count, 1.0, ""
-	var model string // the model endpoint the path is in
+	var model string    // the model endpoint the path is in
+	var endpoint string // the endpoint that is not a model the path is in
 	for i, seg := range segs {
 		if seg == "" {
 			return fail("empty name in the path")
@@ -341,6 +356,9 @@ func (x *Expectation) resolve(start int, names *Names) error {
 			c, ok := childNamed(childrenOf(t), seg)
 			if ok && names != nil {
 				if msg := clockOnlyMsg(t, seg, at, names.Clock); msg != "" {
+					return fail("%s", msg)
+				}
+				if msg := names.unmeasuredMsg(t, seg, at, endpoint); msg != "" {
 					return fail("%s", msg)
 				}
 			}
@@ -374,8 +392,14 @@ func (x *Expectation) resolve(start int, names *Names) error {
 				return fail("%s%s%s", noKey(done, seg), suggest.DidYouMean(seg, keys), listOf(keys))
 			}
 			x.steps = append(x.steps, step{kind: stepElem, key: seg, at: at})
-			if t.Elem() == reflect.TypeFor[record.ModelSummary]() {
+			switch t.Elem() {
+			case reflect.TypeFor[record.ModelSummary]():
 				model = seg
+			case reflect.TypeFor[record.EndpointSummary]():
+				if msg := names.endpointMsg(seg, at); msg != "" {
+					return fail("%s", msg)
+				}
+				endpoint = seg
 			}
 			t = t.Elem()
 		case t.Kind() == reflect.Map:
@@ -447,6 +471,70 @@ func clockOnlyMsg(t reflect.Type, key, at, clock string) string {
 		}
 	}
 	return ""
+}
+
+// endpointMsg says why the summary of the run will hold nothing of
+// endpoint name (that is not a model), at path at, or nothing: a run
+// opens a device for each endpoint in real time only, and not for one
+// played in software, which the summary lists only for its wire
+// protocol's account.
+func (n *Names) endpointMsg(name, at string) string {
+	d, known := n.device(name)
+	played := slices.Contains(n.Played, name)
+	switch {
+	case !known:
+		return ""
+	case played && !d.wire:
+		return fmt.Sprintf("%s would be what the rig read from and wrote to a device, and %s is played in software (a script or a recording): the summary has no device of that name", at, name)
+	case !played && n.Clock == Virtual:
+		return fmt.Sprintf("%s would be what the rig read from and wrote to a device, which a run in virtual time opens none of: the summary has it in real time only", at)
+	}
+	return ""
+}
+
+// unmeasuredMsg says why key, of a struct of type t at path at (in the
+// summary of endpoint, when that is not ""), is never measured by the
+// run, the bench being what it is, or nothing.
+func (n *Names) unmeasuredMsg(t reflect.Type, key, at, endpoint string) string {
+	if n == nil || n.devices == nil {
+		return ""
+	}
+	switch {
+	case t == reflect.TypeFor[record.TimingSummary]() && key == "release_lateness" && n.Clock != Virtual:
+		var played []string
+		for _, name := range n.Endpoints {
+			if d := n.devices[name]; d.receives {
+				if !slices.Contains(n.Played, name) {
+					return "" // a flow is written to a device
+				}
+				played = append(played, name)
+			}
+		}
+		why := "no flow of the bench goes to a device"
+		if len(played) > 0 {
+			why = fmt.Sprintf("the flows go to %s, played in software (by a script or a recording)", strings.Join(played, " and "))
+		}
+		return fmt.Sprintf("%s is never measured in this run: it is how late frames were written to a device, and %s; timing.wake_lateness is measured", at, why)
+	case t == reflect.TypeFor[record.EndpointSummary]() && endpoint != "":
+		d, known := n.device(endpoint)
+		switch {
+		case !known:
+		case key == "wire" && !d.wire:
+			return fmt.Sprintf("%s is the account of the rig wire protocol, and %s does not speak it (codec: wire)", at, endpoint)
+		case key != "wire" && key != "name" && key != "kind" && key != "device" && slices.Contains(n.Played, endpoint):
+			return fmt.Sprintf("%s is counted at a device, and %s is played in software: the summary has only its wire protocol's account (wire)", at, endpoint)
+		}
+	}
+	return ""
+}
+
+// device is what the names know of endpoint name that is not a model.
+func (n *Names) device(name string) (device, bool) {
+	if n == nil || n.devices == nil {
+		return device{}, false
+	}
+	d, ok := n.devices[name]
+	return d, ok
 }
 
 // resolveSignal resolves models.MODEL.SIGNAL.STAT, sig being the signal
@@ -590,6 +678,11 @@ type Result struct {
 
 // Limit is the expectation's limit as written.
 func (x *Expectation) Limit() string { return x.limit.text }
+
+// LimitValue is the limit as a number in the value's base unit (seconds,
+// bytes, a share as a fraction, true as 1), as a plot of the value draws
+// it; false for a text.
+func (x *Expectation) LimitValue() (float64, bool) { return x.limit.num, x.Unit != Text }
 
 // String says what was expected and what was measured.
 func (r Result) String() string {

@@ -224,6 +224,54 @@ func TestEvaluateWithoutNames(t *testing.T) {
 	}
 }
 
+// TestParseUnmeasured: what the bench says a run will never measure is
+// an error when the expectation is parsed, not "nothing measured" after
+// the run: release lateness when no flow is written to a device (the
+// script or a recording plays every endpoint a flow goes to), the
+// account of a device where none is opened (virtual time, or the
+// endpoint played), the wire protocol's of an endpoint that does not
+// speak it. Where the bench is not known, the run decides.
+func TestParseUnmeasured(t *testing.T) {
+	bench := func(clock string, played ...string) *Names {
+		n := &Names{Clock: clock, Flows: []string{"m2s", "s2m"}, Endpoints: []string{"controller", "plant", "sensor"}, Played: played,
+			devices: map[string]device{"controller": {receives: true}, "plant": {receives: true, wire: true}, "sensor": {}}}
+		return n
+	}
+	const (
+		release     = "timing.release_lateness.p99 < 1ms"
+		neverLate   = `"timing.release_lateness.p99 < 1ms": column 8: timing.release_lateness is never measured in this run: it is how late frames were written to a device, and `
+		playedBoth  = neverLate + "the flows go to controller and plant, played in software (by a script or a recording); timing.wake_lateness is measured"
+		framesIn    = "endpoints.controller.frames_in > 0"
+		plantFrames = "endpoints.plant.frames_in > 0"
+	)
+	for _, tc := range []struct {
+		names      *Names
+		text, want string
+	}{
+		{bench(Real), release, ""},
+		{bench(Real, "controller"), release, ""}, // plant is a device, and written to
+		{bench(Real, "controller", "plant"), release, playedBoth},
+		{bench("", "controller", "plant"), release, playedBoth}, // in no clock
+		{&Names{Clock: Real, devices: map[string]device{}}, release, neverLate + "no flow of the bench goes to a device; timing.wake_lateness is measured"},
+		{bench(Real, "controller", "plant"), "timing.wake_lateness.p99 < 1ms", ""},
+		{&Names{Clock: Real}, release, ""}, // the bench not known
+		{bench(Real), framesIn, ""},
+		{bench(Real, "controller"), framesIn, `"endpoints.controller.frames_in > 0": column 11: endpoints.controller would be what the rig read from and wrote to a device, and controller is played in software (a script or a recording): the summary has no device of that name`},
+		{bench(Virtual), framesIn, `"endpoints.controller.frames_in > 0": column 11: endpoints.controller would be what the rig read from and wrote to a device, which a run in virtual time opens none of: the summary has it in real time only`},
+		{bench(""), framesIn, ""},
+		{bench(Real, "plant"), plantFrames, `"endpoints.plant.frames_in > 0": column 17: endpoints.plant.frames_in is counted at a device, and plant is played in software: the summary has only its wire protocol's account (wire)`},
+		{bench(Real, "plant"), "endpoints.plant.wire.messages > 0", ""},
+		{bench(Virtual, "plant"), "endpoints.plant.wire.messages > 0", ""},
+		{bench(Real), "endpoints.plant.wire.messages > 0", ""},
+		{bench(Real), "endpoints.controller.wire.messages > 0", `"endpoints.controller.wire.messages > 0": column 22: endpoints.controller.wire is the account of the rig wire protocol, and controller does not speak it (codec: wire)`},
+	} {
+		_, err := Parse(tc.text, tc.names)
+		if got := fmt.Sprint(err); got != tc.want && !(err == nil && tc.want == "") {
+			t.Errorf("Parse(%q) with %s time, %v played:\n got %s\nwant %s", tc.text, tc.names.Clock, tc.names.Played, got, tc.want)
+		}
+	}
+}
+
 // TestEveryPathParses: every path the summary's types give parses (with
 // its placeholders named) in a run of one clock or the other, and
 // evaluates on a summary without failing to
@@ -288,8 +336,12 @@ func FuzzParse(f *testing.F) {
 		f.Add(s)
 	}
 	sum := summary()
+	played := *names // and a bench whose endpoints are known, one played
+	played.Endpoints = []string{"controller", "plant"}
+	played.Played = []string{"plant"}
+	played.devices = map[string]device{"controller": {receives: true}, "plant": {receives: true, wire: true}}
 	f.Fuzz(func(t *testing.T, text string) {
-		for _, n := range []*Names{names, nil} {
+		for _, n := range []*Names{names, nil, &played} {
 			x, err := Parse(text, n)
 			if err != nil {
 				e, ok := err.(*Error)
@@ -360,5 +412,26 @@ func TestSignalsOfParts(t *testing.T) {
 		if got := x.Eval(summary(), sig).String(); got != want {
 			t.Errorf("%s, want %s", got, want)
 		}
+	}
+}
+
+// TestRounded: a figure for a person has three significant digits in the
+// unit that reads best, and a whole number where it has more digits.
+func TestRounded(t *testing.T) {
+	for _, tc := range []struct {
+		v    float64
+		u    Unit
+		want string
+	}{
+		{0.0657654, Seconds, "65.8ms"}, {0.00402, Seconds, "4.02ms"}, {13.2e-6, Seconds, "13.2us"}, {2, Seconds, "2s"},
+		{3600, Seconds, "3600s"}, {0, Seconds, "0s"}, {650e-9, Seconds, "650ns"}, {30000, Bytes, "30kB"},
+		{0.0123, Ratio, "1.23%"}, {1234567, Count, "1234567"}, {0.5, Count, "0.5"},
+	} {
+		if got := Rounded(tc.v, tc.u); got != tc.want {
+			t.Errorf("Rounded(%v, %v) = %q, want %q", tc.v, tc.u, got, tc.want)
+		}
+	}
+	if got := Format(1234567, Count); got != "1234567" {
+		t.Errorf("Format(1234567) = %q: a count is written whole", got)
 	}
 }

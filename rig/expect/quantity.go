@@ -243,12 +243,30 @@ func (x *Expectation) checkWord(names *Names) string {
 }
 
 func formatIn(v float64, unit string, per float64) string {
-	return strconv.FormatFloat(v/per, 'g', 6, 64) + unit
+	return formatDigits(v, unit, per, 6)
+}
+
+// formatDigits writes v in unit, of which one is per, to digits
+// significant digits, but a number of more digits than that whole
+// (3600s, not 3.6e+03s).
+func formatDigits(v float64, unit string, per float64, digits int) string {
+	x := v / per
+	s := strconv.FormatFloat(x, 'g', digits, 64)
+	if strings.Contains(s, "e+") && math.Abs(x) < 1e15 {
+		s = strconv.FormatFloat(math.Round(x), 'f', 0, 64)
+	}
+	return s + unit
 }
 
 // Format writes a measured value of unit u with a unit of its own: 72.4ms,
 // 30kB, 1.2%.
-func Format(v float64, u Unit) string {
+func Format(v float64, u Unit) string { return format(v, u, 6) }
+
+// Rounded is Format to three significant digits, for a person reading
+// a figure (65.8ms, 4.02ms, 30kB) rather than comparing it with a limit.
+func Rounded(v float64, u Unit) string { return format(v, u, 3) }
+
+func format(v float64, u Unit, digits int) string {
 	switch u {
 	case Seconds:
 		if v == 0 {
@@ -260,7 +278,7 @@ func Format(v float64, u Unit) string {
 				name, per = tu.name, tu.per
 			}
 		}
-		return formatIn(v, name, per)
+		return formatDigits(v, name, per, digits)
 	case Bytes:
 		name, per := "B", 1.0
 		for _, su := range []string{"kB", "MB", "GB"} {
@@ -268,9 +286,9 @@ func Format(v float64, u Unit) string {
 				name, per = su, sizeUnits[su]
 			}
 		}
-		return formatIn(v, name, per)
+		return formatDigits(v, name, per, digits)
 	case Ratio:
-		return formatIn(v, "%", 0.01)
+		return formatDigits(v, "%", 0.01, digits)
 	}
-	return strconv.FormatFloat(v, 'g', 6, 64)
+	return formatDigits(v, "", 1, digits)
 }

@@ -20,9 +20,12 @@ import (
 // them) rather than wait. However slow its readers, the executor never
 // waits for them. The zero Monitor is ready to use.
 type Monitor struct {
-	latest  atomic.Pointer[slot]
-	slots   [monitorSlots]slot
-	skipped atomic.Uint64
+	latest atomic.Pointer[slot]
+	// published is the latest snapshot's Seq, apart from its slot: once
+	// the slot stops being the latest it may be refilled at any moment.
+	published atomic.Uint64
+	slots     [monitorSlots]slot
+	skipped   atomic.Uint64
 
 	// The publisher's own state, touched only by the goroutine that
 	// publishes.
@@ -60,6 +63,7 @@ func (m *Monitor) Publish(fill func(*Snapshot)) {
 		s.snap.windows = nil
 		s.snap.Seq = m.seq
 		m.latest.Store(s)
+		m.published.Store(m.seq)
 		return
 	}
 	m.skipped.Add(1)
@@ -92,12 +96,7 @@ func (m *Monitor) Read(dst *Snapshot) bool {
 
 // Seq is the latest snapshot's Seq (0 before the first), to tell cheaply
 // whether there is a new one to read.
-func (m *Monitor) Seq() uint64 {
-	if s := m.latest.Load(); s != nil {
-		return s.snap.Seq
-	}
-	return 0
-}
+func (m *Monitor) Seq() uint64 { return m.published.Load() }
 
 // Snapshot returns a copy of the latest snapshot (an empty one before the
 // first).

@@ -82,8 +82,15 @@ func TestMonitorConcurrent(t *testing.T) {
 	for range 4 {
 		wg.Go(func() {
 			var s Snapshot
-			last := uint64(0)
+			last, lastSeq := uint64(0), uint64(0)
 			for !stop.Load() {
+				// As the live API does: Seq to tell whether there is a
+				// new snapshot, then Read it.
+				if seq := m.Seq(); seq < lastSeq {
+					torn.Add(1)
+				} else {
+					lastSeq = seq
+				}
 				m.Read(&s)
 				reads.Add(1)
 				if !whole(&s) || s.Seq < last {

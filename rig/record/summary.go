@@ -144,7 +144,14 @@ type EndpointSummary struct {
 	BadBytes     uint64 `json:"bad_bytes"`
 	IdleBytes    uint64 `json:"idle_bytes"`
 	PendingBytes uint64 `json:"partial_frame_bytes"`
-	WriteErrors  uint64 `json:"write_errors"`
+	// WriteErrors are the frames the device was written and did not
+	// take, whatever the reason; of them, NotTaken because it was not
+	// reading (its side full). CutFrames are frames whose head it took
+	// and whose rest could not follow before it went away or the run
+	// stopped.
+	WriteErrors uint64 `json:"write_errors"`
+	NotTaken    uint64 `json:"frames_not_taken"`
+	CutFrames   uint64 `json:"frames_cut"`
 	// LineTime says how writes to a serial line are timed: led by the
 	// UART's line time, or not at all on a pseudo-terminal.
 	LineTime string       `json:"line_time,omitempty"`

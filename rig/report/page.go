@@ -1,7 +1,10 @@
 package report
 
 // pageHTML is the report's template: one page, its style inline, its plots
-// inline SVG, no script.
+// inline SVG, no script. A table on top says what passed and failed, with
+// a link to each run; below it each run's details, folded (details and
+// summary elements) but for those that failed, so that a suite of many
+// cases reads at a glance and its page stays short.
 const pageHTML = `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -11,33 +14,40 @@ const pageHTML = `<!DOCTYPE html>
 <style>
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 62em; padding: 0 1em; color: #222; }
 h1 { margin-bottom: 0.2em; }
-h2 { border-top: 1px solid #ccc; padding-top: 1em; margin-top: 2em; }
 table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.92em; }
 th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
 th { background: #f4f4f4; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .pass { color: #17752b; }
 .fail { color: #b3141b; }
 .verdict { font-weight: bold; }
 .note { color: #666; font-size: 0.9em; }
+details.run { border-top: 1px solid #ccc; padding: 0.5em 0; }
+details.run > summary { cursor: pointer; padding: 0.3em 0; }
+details.run > summary h2 { display: inline; font-size: 1.25em; margin: 0; }
+details.run > summary .note { margin-left: 0.6em; }
+.run-body { scroll-margin-top: 3em; }
 figure { margin: 1.2em 0; }
 figure svg { width: 100%; height: auto; }
 figcaption { color: #555; font-size: 0.88em; }
 code { font-size: 0.95em; }
-</style>
+{{.PlotStyle}}</style>
 </head>
 <body>
 <h1>{{.Title}}</h1>
 {{with .Description}}<p>{{.}}</p>{{end}}
 {{with .Source}}<p class="note">from {{.}}</p>{{end}}
-{{if .Judged}}<p class="verdict {{if .Failed}}fail{{else}}pass{{end}}">{{if .Failed}}FAIL: {{.Failed}} of {{.Judged}} failed{{else}}PASS: all {{.Judged}} passed{{end}}</p>
-<table>
-<tr><th>run</th><th>verdict</th><th>time</th></tr>
-{{range .Views}}<tr><td><a href="#{{.ID}}">{{.Name}}</a></td>{{if .Passed}}{{if deref .Passed}}<td class="pass">pass</td>{{else}}<td class="fail">fail</td>{{end}}{{else}}<td></td>{{end}}<td class="num">{{with .Verdict}}{{printf "%.2f s" .ElapsedS}}{{end}}</td></tr>
-{{end}}</table>{{end}}
+{{with .Note}}<p class="verdict">{{.}}</p>{{end}}
+{{if .Judged}}<p class="verdict {{if .Failed}}fail{{else}}pass{{end}}">{{if .Failed}}FAIL: {{.Failed}} of {{.Judged}} failed{{else}}PASS: all {{.Judged}} passed{{end}}</p>{{end}}
+{{if or .Judged (gt (len .Views) 1)}}<table>
+<tr><th></th><th>run</th><th>ran</th><th>wall time</th>{{if .Failed}}<th>what failed</th>{{end}}</tr>
+{{range .Views}}<tr class="{{if .Passed}}{{if deref .Passed}}pass{{else}}fail{{end}}{{end}}"><td>{{if .Passed}}{{if deref .Passed}}✔{{else}}✘{{end}}{{end}}</td><td><a href="#{{.ID}}">{{.Name}}</a></td><td class="num">{{.Ran}}</td><td class="num">{{.Took}}</td>{{if $.Failed}}<td>{{with .Failing}}<code>{{.}}</code>{{end}}{{with .MoreFailing}} and {{.}} more{{end}}</td>{{end}}</tr>
+{{end}}</table>
+<p class="note">ran: the run's own time, virtual or real (a virtual-time run is as fast as the CPU allows); wall time: how long it took. The runs below are folded but for those that failed: click one to unfold it.</p>{{end}}
 {{range .Views}}
-<section id="{{.ID}}">
-<h2>{{if .Passed}}{{if deref .Passed}}<span class="pass">✔</span>{{else}}<span class="fail">✘</span>{{end}} {{end}}{{.Name}}</h2>
+<details class="run"{{if .Open}} open{{end}}>
+<summary><h2>{{if .Passed}}{{if deref .Passed}}<span class="pass">✔</span>{{else}}<span class="fail">✘</span>{{end}} {{end}}{{.Name}}</h2><span class="note">{{.Ran}} time{{with .Took}}, {{.}} of wall time{{end}}</span></summary>
+<div class="run-body" id="{{.ID}}">
 {{with .Verdict}}{{with .Description}}<p>{{.}}</p>{{end}}{{end}}
 <p class="note">{{.Facts}}</p>
 {{with .Verdict}}
@@ -64,13 +74,14 @@ code { font-size: 0.95em; }
 {{range .Timing}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>
 {{end}}</table>{{end}}
 {{range .Figures}}<figure>
-{{svg .SVG}}
+{{.Inline}}
 <figcaption>{{.Caption}}</figcaption>
 </figure>
 {{end}}
 {{range .PlotProblem}}<p class="note">{{.}}</p>
 {{end}}
-</section>
+</div>
+</details>
 {{end}}
 </body>
 </html>

@@ -1,11 +1,18 @@
 // Package report makes hilrig's HTML reports: one self-contained page (no
-// script, no file beside it) for a suite or a single run, with, per run,
-// its verdict (the expectations with what was measured, the script's
-// steps), the network's figures, and plots drawn with gonum.org/v1/plot as
-// inline SVG: one-way delay over time per flow with the drops marked, the
-// delay distribution, the frames in the network, each hop's queue, the
-// models' signals
-// against the uncut reference, and in real time the executor's lateness.
+// script, no file beside it) for a suite or a single run. It opens with a
+// table of the runs, the failed first, with the time each ran (virtual
+// or real) and the wall time it took and what failed; then, per run,
+// folded but for the failed ones, its verdict (the expectations with
+// what was measured, the script's steps), the network's figures, and
+// plots drawn with gonum.org/v1/plot as inline SVG: one-way delay over
+// time per flow with the drops marked, the delay distribution on a
+// logarithmic axis, the frames in the network, each hop's queue, the
+// models' signals against the uncut reference, and in real time the
+// executor's lateness. A plot of a value an expectation set a limit on
+// draws the limit, and where the value went beyond it (limits.go). The
+// plots are drawn without what cannot be seen (mergingCanvas, and the
+// page's rounding and classes of styles), which was most of a page's
+// weight.
 //
 // A report is made from a run's files alone (LoadRun): the summary, and
 // when present the trace, the signals and a suite's verdict, found in the
@@ -18,14 +25,18 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hilrig/hilrig/profiles"
@@ -137,7 +148,10 @@ type Page struct {
 	Title       string
 	Description string
 	Source      string // the suite file, or the run's directory
-	Runs        []*Run
+	// Note, when not empty, says why the page shows no run (a suite's
+	// part that holds no case).
+	Note string
+	Runs []*Run
 }
 
 // Files are the files the page is made from, which writing it must not
@@ -180,43 +194,83 @@ func LoadDir(dir string) (Page, error) {
 type view struct {
 	*Run
 	ID, Name    string
-	Passed      *bool
+	Passed      *bool // nil: not judged
+	Open        bool  // its details shown at first: it failed, or it is the page's only run
 	Facts       string
+	Ran, Took   string // the run's own time (virtual or real), and the wall time it took
+	Failing     string // the first of what failed, with what was measured
+	MoreFailing int    // how many more failed
 	Flows       [][]string
 	Models      [][]string
 	Timing      [][]string
-	Figures     []Figure
+	Figures     []figureView
 	PlotProblem []string
 }
 
-// Write writes the page as HTML.
+// figureView is a figure as the page has it: its SVG inline.
+type figureView struct {
+	Figure
+	Inline template.HTML
+}
+
+// pageData is what the page's template shows.
+type pageData struct {
+	Page
+	Views          []view
+	Failed, Judged int
+	PlotStyle      template.CSS // the classes of the plots' styles
+}
+
+// Write writes the page as HTML: a summary table on top, the failed runs
+// first, each run's details below it, those of the runs that passed
+// folded.
 func Write(w io.Writer, page Page) error {
-	data := struct {
-		Page
-		Views          []view
-		Failed, Judged int
-	}{Page: page}
+	data := pageData{Page: page}
+	classes := &styleClasses{byStyle: map[string]string{}}
 	for i, r := range page.Runs {
 		v := view{Run: r, ID: fmt.Sprintf("run-%d", i+1), Name: r.Summary.Profile}
+		v.Ran = expect.Rounded(r.Summary.Duration, expect.Seconds) + " " + r.Summary.Clock
 		if r.Verdict != nil {
 			v.Name = r.Verdict.Name
 			passed := r.Verdict.Passed
 			v.Passed = &passed
+			v.Took = expect.Rounded(r.Verdict.ElapsedS, expect.Seconds)
 			data.Judged++
 			if !passed {
 				data.Failed++
+				failing := r.Verdict.failing()
+				if len(failing) > 0 {
+					v.Failing, v.MoreFailing = failing[0], len(failing)-1
+				}
 			}
 		}
-		v.Facts, v.Flows, v.Models, v.Timing = facts(r.Summary)
-		v.Figures, v.PlotProblem = figures(r)
+		v.Open = len(page.Runs) == 1 || v.Passed != nil && !*v.Passed
+		v.Facts, v.Flows, v.Models, v.Timing = facts(r)
+		figs, problems := figures(r)
+		for _, f := range figs {
+			v.Figures = append(v.Figures, figureView{f, classes.inline(f.SVG)})
+		}
+		v.PlotProblem = problems
 		data.Views = append(data.Views, v)
 	}
+	// The failed first, each kind in the page's order.
+	slices.SortStableFunc(data.Views, func(a, b view) int { return cmp.Compare(btoi(!a.failed()), btoi(!b.failed())) })
 	var b bytes.Buffer
+	data.PlotStyle = classes.css()
 	if err := pageTemplate.Execute(&b, data); err != nil {
 		return err
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+func (v view) failed() bool { return v.Passed != nil && !*v.Passed }
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // WriteFile writes the page to path.
@@ -232,13 +286,18 @@ func WriteFile(path string, page Page) error {
 	return err
 }
 
-// facts are the summary's figures as the page's tables.
-func facts(s *record.Summary) (line string, flows, models, timing [][]string) {
+// facts are the run's figures as the page's tables.
+func facts(r *Run) (line string, flows, models, timing [][]string) {
+	s := r.Summary
 	line = fmt.Sprintf("profile %s", s.Profile)
 	if s.Bench != "" {
 		line += ", bench " + s.Bench
 	}
-	line += fmt.Sprintf(", %s time, seed %d, %s; stopped: %s", s.Clock, s.Seed, expect.Format(s.Duration, expect.Seconds), s.Stopped)
+	line += fmt.Sprintf(", %s time, seed %d, %s", s.Clock, s.Seed, expect.Format(s.Duration, expect.Seconds))
+	if r.Verdict != nil {
+		line += fmt.Sprintf(" in %s of wall time", expect.Rounded(r.Verdict.ElapsedS, expect.Seconds))
+	}
+	line += "; stopped: " + s.Stopped
 	for _, f := range s.Flows {
 		lost := uint64(0)
 		for _, n := range f.Dropped {
@@ -289,6 +348,7 @@ func lateness(vs ...float64) string {
 // costs its plots, said in the page, not the page.
 func figures(r *Run) (figs []Figure, problems []string) {
 	problems = slices.Clone(r.Skipped)
+	bounds := boundsOf(r.Verdict)
 	add := func(f Figure, ok bool, err error) {
 		switch {
 		case err != nil:
@@ -308,13 +368,13 @@ func figures(r *Run) (figs []Figure, problems []string) {
 			if td.moreFlows {
 				problems = append(problems, fmt.Sprintf("the trace has more than %d flows: the plots show the first %d", maxFlows, maxFlows))
 			}
-			f, err := delayPlot(td)
+			f, err := delayPlot(td, bounds)
 			add(f, true, err)
-			f, err = cdfPlot(td)
+			f, err = cdfPlot(td, bounds)
 			add(f, true, err)
 			f, err = inFlightPlot(td)
 			add(f, true, err)
-			add(latenessPlot(td))
+			add(latenessPlot(td, bounds))
 		}
 	} else {
 		problems = append(problems, "no trace: the delay and queue plots need one (--trace)")
@@ -324,7 +384,7 @@ func figures(r *Run) (figs []Figure, problems []string) {
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", filepath.Base(r.QueuesFile), err))
 		} else if qd.rows > 0 { // a run that never started sampled nothing
-			add(queuePlot(qd))
+			add(queuePlot(qd, bounds))
 		}
 	}
 	if len(r.Summary.Models) > 0 {
@@ -342,7 +402,7 @@ func figures(r *Run) (figs []Figure, problems []string) {
 		}
 		for _, m := range r.Summary.Models {
 			for _, signal := range plottedSignals(sd.columns, m) {
-				add(signalPlot(sd, m.Endpoint, signal))
+				add(signalPlot(sd, m.Endpoint, signal, bounds))
 			}
 		}
 	}
@@ -366,14 +426,63 @@ func plottedSignals(columns []string, m record.ModelSummary) []string {
 	return out
 }
 
-// inlineSVG is an SVG file as an element of the page: without its XML
-// declaration and comments.
-func inlineSVG(b []byte) template.HTML {
+// styleClasses give the styles of the page's plots names: gonum writes
+// each element's style in full (a tick's, a label's), a fifth of the
+// page's weight, where a class names it once.
+type styleClasses struct {
+	byStyle map[string]string
+	order   []string
+}
+
+// inline is an SVG file as an element of the page: without its XML
+// declaration and comments, its paths' coordinates to a tenth of a point
+// (vgsvg writes five digits: a thousandth of a point, a hundredth of a
+// pixel, a third of the page's weight), each style a class.
+func (sc *styleClasses) inline(b []byte) template.HTML {
 	s := string(b)
 	if i := strings.Index(s, "<svg"); i >= 0 {
 		s = s[i:]
 	}
+	s = pathData.ReplaceAllStringFunc(s, func(d string) string { return decimals.ReplaceAllStringFunc(d, tenth) })
+	s = styleAttr.ReplaceAllStringFunc(s, func(attr string) string {
+		style := attr[strings.Index(attr, `"`)+1 : len(attr)-1]
+		name, ok := sc.byStyle[style]
+		if !ok {
+			name = fmt.Sprintf("p%d", len(sc.order))
+			sc.byStyle[style] = name
+			sc.order = append(sc.order, style)
+		}
+		return ` class="` + name + `"`
+	})
 	return template.HTML(s) // gonum's SVG: its text is escaped by vgsvg
 }
 
-var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"svg": inlineSVG, "deref": func(b *bool) bool { return *b }}).Parse(pageHTML))
+// css defines the classes, for the page's style.
+func (sc *styleClasses) css() template.CSS {
+	var b strings.Builder
+	for i, style := range sc.order {
+		fmt.Fprintf(&b, "figure svg .p%d { %s }\n", i, style)
+	}
+	return template.CSS(b.String()) // vgsvg's styles: properties and values it wrote
+}
+
+var (
+	styleAttr = regexp.MustCompile(`\s+style="[^"]*"`)
+	pathData  = regexp.MustCompile(`<path d="[^"]*"`)
+	decimals  = regexp.MustCompile(`-?[0-9]+\.[0-9]+`)
+)
+
+// tenth writes a number of a path to one decimal: 44.193 is 44.2, 8.04 is 8.
+func tenth(num string) string {
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return num
+	}
+	t := strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
+	if t == "-0" {
+		return "0"
+	}
+	return t
+}
+
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"deref": func(b *bool) bool { return *b }}).Parse(pageHTML))

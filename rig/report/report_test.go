@@ -155,7 +155,7 @@ func parsePage(t *testing.T, page []byte) (titles []string, text string) {
 			case tok.Name.Local == "svg":
 				inSVG, paths, texts = inSVG+1, 0, nil
 			case inSVG > 0 && tok.Name.Local == "path":
-				paths++
+				paths += subpaths(tok)
 			}
 		case xml.EndElement:
 			if tok.Name.Local == "svg" {
@@ -184,6 +184,8 @@ func FuzzParseTrace(f *testing.F) {
 	f.Add("flow,seq,bytes,t_send,t_recv,status\na,0,1,0.000000000,0.001000000,delivered\na,1,1,0.002000000,,queue_drop\n")
 	f.Add("flow,seq,bytes,t_send,t_recv,status,t_due\na,0,1,1.0,1.5,delivered,1.4\nb,,,2.0,,out_of_sync,\n")
 	f.Add("flow,seq,bytes,t_send,t_recv,status\na,0,1,0,3e9,delivered\na,1,1,2,,in_flight\n")
+	// Limits on flow a, crossed or not, drawn over whatever was read.
+	bounds := boundsOf(&Verdict{Expect: []Check{{Text: "flows.a.delay.max < 1ms"}, {Text: "flows.a.delay.min > 0.5ms", OK: true}}})
 	f.Fuzz(func(t *testing.T, text string) {
 		td, err := parseTrace(strings.NewReader(text), 0)
 		if err != nil {
@@ -207,13 +209,13 @@ func FuzzParseTrace(f *testing.F) {
 			}
 		}
 		// Drawing what was read never fails.
-		if _, err := delayPlot(td); err != nil {
+		if _, err := delayPlot(td, bounds); err != nil {
 			t.Fatalf("%q: %v", text, err)
 		}
 		if _, err := inFlightPlot(td); err != nil {
 			t.Fatalf("%q: %v", text, err)
 		}
-		if _, err := cdfPlot(td); err != nil {
+		if _, err := cdfPlot(td, bounds); err != nil {
 			t.Fatalf("%q: %v", text, err)
 		}
 	})
@@ -246,4 +248,15 @@ func TestRunThatNeverStarted(t *testing.T) {
 	if svgs, texts := parsePage(t, html.Bytes()); len(svgs) != 0 || !strings.Contains(texts, "stopped: did not start") {
 		t.Errorf("plots %q; page:\n%s", svgs, texts)
 	}
+}
+
+// subpaths counts the lines a path element draws: one per move in its
+// data (the report joins the lines it draws alike into one element).
+func subpaths(path xml.StartElement) int {
+	for _, a := range path.Attr {
+		if a.Name.Local == "d" {
+			return strings.Count(a.Value, "M")
+		}
+	}
+	return 0
 }

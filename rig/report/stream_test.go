@@ -128,6 +128,7 @@ func TestHistogramCDF(t *testing.T) {
 		{"uniform", func(int) float64 { return 5 + rng.Float64() }, 100000},
 		{"a long tail", func(int) float64 { return 19 + rng.ExpFloat64()*rng.ExpFloat64() }, 100000},
 		{"two values", func(i int) float64 { return float64(i % 2) }, 11},
+		{"decades", func(int) float64 { return 0.5 * math.Exp(9*rng.Float64()) }, 100000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			vs := make([]float64, tc.n)
@@ -145,15 +146,15 @@ func TestHistogramCDF(t *testing.T) {
 			if len(x) < 2 || x[0] != vs[0] || y[0] != 0 || x[len(x)-1] != vs[len(vs)-1] || y[len(y)-1] != 1 || len(x) > cdfBins+1 {
 				t.Fatalf("%d points from (%v, %v) to (%v, %v), values from %v to %v", len(x), x[0], y[0], x[len(x)-1], y[len(y)-1], vs[0], vs[len(vs)-1])
 			}
-			width := (vs[len(vs)-1] - vs[0]) / cdfBins
 			below := func(x float64) float64 {
 				return float64(sort.SearchFloat64s(vs, x)) / float64(len(vs))
 			}
 			for i := 1; i < len(x)-1; i++ {
 				// Rounding in the bin of a value on an edge moves it to the
 				// next: the exact fraction is that below x, give or take the
-				// values within a rounding of it.
-				lo, hi := below(x[i]-width*1e-9), below(x[i]+width*1e-9)
+				// values within a rounding of it (a bin's edge is
+				// lo·e^(k·width), exact to some ulps of x).
+				lo, hi := below(x[i]*(1-1e-9)), below(x[i]*(1+1e-9))
 				if y[i] < lo || y[i] > hi || x[i] < x[i-1] {
 					t.Errorf("point %d: (%v, %v); the fraction below %v is %v to %v", i, x[i], y[i], x[i], lo, hi)
 				}
@@ -370,6 +371,7 @@ func FuzzParseSignals(f *testing.F) {
 	f.Add("t,car.x,car.ideal.x\n0,1,2\n0.002,3,4\n")
 	f.Add("t,link.queue_bytes,link.queue_frames\n0,0,0\n0.01,1500,1\n")
 	f.Add("t,a\n-1,1e308\n1e300,-1e308\n")
+	bounds := boundsOf(&Verdict{Expect: []Check{{Text: "hops.link.peak_queue_bytes <= 1kB"}, {Text: "models.car.x.peak < 2", OK: true}, {Text: "models.car.x.min > -1"}}})
 	f.Fuzz(func(t *testing.T, text string) {
 		for _, whole := range []bool{true, false} {
 			sd, err := parseSignals(strings.NewReader(text), 0, buckets, whole, func(columns []string) []string { return columns })
@@ -387,6 +389,10 @@ func FuzzParseSignals(f *testing.F) {
 					}
 				}
 			}
+			// Drawing with limits panics on nothing (a range too large to
+			// draw is an error, which the page says).
+			queuePlot(sd, bounds)
+			signalPlot(sd, "car", "x", bounds)
 		}
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/hilrig/hilrig/emulator"
+	"github.com/hilrig/hilrig/emulator/detmath"
 	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig/record"
 )
@@ -533,11 +534,14 @@ func (e *envelope) buckets() []bucket {
 
 // histogram is the distribution of a series of values, from two passes
 // over it: observe every value, then prepare, then add each. Its bins
-// split the range from the least value to the greatest in equal parts.
+// split the range from the least value to the greatest in equal parts of
+// its logarithm when the least is above 0 (as a delay is: the plot's
+// axis is logarithmic), else in equal parts.
 type histogram struct {
 	n      int
 	lo, hi float64
-	width  float64
+	log    bool    // the bins are equal in log(v/lo)
+	width  float64 // of a bin, in v or in log(v/lo)
 	counts []int
 }
 
@@ -553,7 +557,11 @@ func (h *histogram) prepare(bins int) {
 	if h.n == 0 {
 		return
 	}
+	h.log = h.lo > 0
 	h.width = (h.hi - h.lo) / float64(bins)
+	if h.log {
+		h.width = math.Log(h.hi/h.lo) / float64(bins)
+	}
 	h.counts = make([]int, bins)
 }
 
@@ -562,10 +570,21 @@ func (h *histogram) add(v float64) {
 		return
 	}
 	k := len(h.counts) - 1
-	if h.width > 0 {
+	switch {
+	case h.width > 0 && h.log:
+		k = min(max(int(math.Log(v/h.lo)/h.width), 0), k)
+	case h.width > 0:
 		k = min(max(int((v-h.lo)/h.width), 0), k)
 	}
 	h.counts[k]++
+}
+
+// edge is the upper edge of bin k.
+func (h *histogram) edge(k int) float64 {
+	if h.log {
+		return h.lo * detmath.Exp(float64(k+1)*h.width)
+	}
+	return h.lo + float64(float64(k+1)*h.width)
 }
 
 // cdf is the empirical distribution function at the upper edge of every
@@ -589,7 +608,7 @@ func (h *histogram) cdf() (x, y []float64) {
 			continue
 		}
 		cum += c
-		x, y = append(x, h.lo+float64(float64(k+1)*h.width)), append(y, float64(cum)/float64(total))
+		x, y = append(x, h.edge(k)), append(y, float64(cum)/float64(total))
 	}
 	x[len(x)-1] = h.hi
 	return x, y

@@ -42,3 +42,36 @@ func WriteVerdict(dir string, v Verdict) error {
 	}
 	return os.WriteFile(filepath.Join(dir, VerdictFile), append(data, '\n'), 0o644)
 }
+
+// failing are the lines that say why the run failed, each with what was
+// measured: the run's own failure first, then the expectations and steps
+// that failed, in the verdict's order.
+func (v *Verdict) failing() []string {
+	var out []string
+	if v.Error != "" {
+		out = append(out, "the run failed: "+v.Error)
+	}
+	for _, c := range v.Expect {
+		if !c.OK {
+			out = append(out, c.line())
+		}
+	}
+	for _, c := range v.Script {
+		if !c.OK {
+			out = append(out, c.line())
+		}
+	}
+	return out
+}
+
+// line is the check in a line: what was expected, and what was measured
+// or happened.
+func (c Check) line() string {
+	switch {
+	case c.Measured != "":
+		return c.Text + ": measured " + c.Measured
+	case c.Detail != "":
+		return c.Text + ": " + c.Detail
+	}
+	return c.Text
+}

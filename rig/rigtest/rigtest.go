@@ -126,11 +126,7 @@ func (r *Rig) step(s profiles.ScriptStep) {
 func (r *Rig) Run(expectations ...string) *suite.Result {
 	r.t.Helper()
 	c := &suite.Case{SuitePoint: r.point}
-	names := expect.NamesOf(r.point.Profile, r.point.Bench)
-	names.Clock = expect.Virtual
-	if r.point.Real {
-		names.Clock = expect.Real
-	}
+	names := suite.NamesOf(r.point)
 	for _, text := range expectations {
 		x, err := expect.Parse(text, names)
 		if err != nil {

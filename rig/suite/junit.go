@@ -41,6 +41,7 @@ type junitSuite struct {
 	File       string          `xml:"file,attr"`
 	Properties junitProperties `xml:"properties"`
 	Cases      []junitCase     `xml:"testcase"`
+	SystemOut  *cdata          `xml:"system-out,omitempty"`
 }
 
 type junitProperties struct {
@@ -79,6 +80,9 @@ type JUnitOptions struct {
 	Shard  string    // i/n, when the suite was sharded
 	Report string    // the HTML report's path, attached to every case
 	Start  time.Time // when the suite started
+	// Note, when not empty, is said in the suite's system-out: why it
+	// holds no case (Suite.EmptyShard).
+	Note string
 }
 
 // WriteJUnit writes the results as JUnit XML.
@@ -117,6 +121,9 @@ func WriteJUnit(w io.Writer, s *Suite, results []*Result, opt JUnitOptions) erro
 			jc.SystemErr = &cdata{strings.Join(lines, "\n") + "\n"}
 		}
 		ts.Cases = append(ts.Cases, jc)
+	}
+	if opt.Note != "" {
+		ts.SystemOut = &cdata{opt.Note + "\n"}
 	}
 	ts.Tests = len(results)
 	ts.Time = secondsText(total)

@@ -79,7 +79,7 @@ func TestOutputsThatCannotBeWritten(t *testing.T) {
 	}
 
 	// The report: both cases, from memory; a's delay plots from its trace.
-	path, err := WriteReport(dir, s, results, "")
+	path, err := WriteReport(dir, s, results, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}

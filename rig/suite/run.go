@@ -380,9 +380,10 @@ const ReportFile = "index.html"
 
 // WriteReport writes the suite's HTML report into dir, where Run kept the
 // cases' outputs (Options.Dir), and returns its path. shard, when the
-// suite was sharded, says which part this is.
-func WriteReport(dir string, s *Suite, results []*Result, shard string) (string, error) {
-	page := report.Page{Title: "hilrig test " + s.Name, Description: s.Description, Source: s.Source}
+// suite was sharded, says which part this is; note, when not empty, why
+// it holds no case (Suite.EmptyShard).
+func WriteReport(dir string, s *Suite, results []*Result, shard, note string) (string, error) {
+	page := report.Page{Title: "hilrig test " + s.Name, Description: s.Description, Source: s.Source, Note: note}
 	if shard != "" {
 		page.Source += ", part " + shard
 	}

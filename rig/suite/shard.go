@@ -21,6 +21,14 @@ func (s *Suite) Shard(i, n int) []*Case {
 	return out
 }
 
+// EmptyShard says why part i of n holds no case, for the run's output,
+// its JUnit XML and its report: with more parts than cases, the parts
+// after the last case's are empty.
+func (s *Suite) EmptyShard(i, n int) string {
+	return fmt.Sprintf("part %d/%d holds none of the suite's %d cases: %d parts of %d cases leave parts %d to %d empty (each case runs once, in one part)",
+		i, n, len(s.Cases), n, len(s.Cases), len(s.Cases)+1, n)
+}
+
 // ParseShard reads i/n, as --shard takes it (GitLab's
 // $CI_NODE_INDEX/$CI_NODE_TOTAL).
 func ParseShard(s string) (i, n int, err error) {

@@ -90,11 +90,7 @@ func Parse(source string, data []byte) (*Suite, error) {
 		return nil
 	}
 	for i, pt := range ls.Points {
-		names := expect.NamesOf(pt.Profile, pt.Bench)
-		names.Clock = expect.Virtual
-		if pt.Real {
-			names.Clock = expect.Real
-		}
+		names := NamesOf(pt)
 		c := &Case{SuitePoint: pt, Index: i}
 		for _, e := range pt.Expect {
 			applies[e.Pos]++
@@ -144,6 +140,30 @@ func Parse(source string, data []byte) (*Suite, error) {
 			cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Col, b.Pos.Col))
 	})
 	return nil, errs
+}
+
+// NamesOf are what a run of pt will report, for its expectations: the
+// names its profile and bench define, its clock, and the endpoints its
+// script plays, which have no device (and so no device's account).
+func NamesOf(pt profiles.SuitePoint) *expect.Names {
+	names := expect.NamesOf(pt.Profile, pt.Bench)
+	names.Clock = expect.Virtual
+	if pt.Real {
+		names.Clock = expect.Real
+	}
+	for _, st := range pt.Script {
+		var endpoint string
+		switch {
+		case st.Send != nil:
+			endpoint = string(st.Send.Endpoint)
+		case st.Expect != nil:
+			endpoint = string(st.Expect.Endpoint)
+		}
+		if endpoint != "" && !slices.Contains(names.Played, endpoint) {
+			names.Played = append(names.Played, endpoint)
+		}
+	}
+	return names
 }
 
 func btoi(b bool) int {

@@ -120,6 +120,12 @@ func TestExpectationErrors(t *testing.T) {
 				"testdata/s.yaml:5:62: cases.a.expect[1]: models.car has no \"deflexion\"; did you mean deflection? (it has v0, v1, Fs, deflection, v2, Fseat, v3, endpoint, model, cut, solver, exchange, …)"},
 		{"cases:\n  a: {profile: bottleneck, expect: [timing.wake_lateness.p99 < 1ms]}\n",
 			"testdata/s.yaml:2:37: cases.a.expect[0]: timing is measured in real time only: the summary of a run in virtual time has none"},
+		// What the script's playing leaves unmeasured (item 6 of issue
+		// 22: accepted before the run, "nothing measured" after it).
+		{"bench: ../../../profiles/benches/virtual.yaml\nclock: real\ncases:\n  a:\n    profile: bottleneck\n    script:\n      - send: {endpoint: controller, line: A}\n      - expect: {endpoint: plant, line: A, within: 1s}\n" +
+			"    expect: [timing.release_lateness.p99 < 1ms, timing.wake_lateness.p99 < 1ms, endpoints.plant.bytes_in > 0]\n",
+			"testdata/s.yaml:9:21: cases.a.expect[0]: timing.release_lateness is never measured in this run: it is how late frames were written to a device, and the flows go to controller and plant, played in software (by a script or a recording); timing.wake_lateness is measured\n" +
+				"testdata/s.yaml:9:91: cases.a.expect[2]: endpoints.plant would be what the rig read from and wrote to a device, and plant is played in software (a script or a recording): the summary has no device of that name"},
 		{"cases:\n  a: {profile: bottleneck, expect: [clock == vritual, stopped == duraton]}\n",
 			"testdata/s.yaml:2:46: cases.a.expect[0]: \"vritual\" is not a clock (want virtual, real); did you mean virtual?\n" +
 				"testdata/s.yaml:2:66: cases.a.expect[1]: \"duraton\" is not how a run stops (want duration, interrupted, \"did not start\", \"failed: WHY\"); did you mean duration?"},
@@ -394,7 +400,7 @@ func TestReportDirReused(t *testing.T) {
 	if _, err := os.Stat(stale); err == nil {
 		t.Error("the case's earlier signals file is still there")
 	}
-	if _, err := WriteReport(dir, second, results, ""); err != nil {
+	if _, err := WriteReport(dir, second, results, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	// The page is this run's: one run, case c (the earlier b ran lte).

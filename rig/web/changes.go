@@ -418,9 +418,6 @@ func parsePhase(name string, body []byte) (time.Duration, *errChange) {
 	if err != nil {
 		return 0, refuse(http.StatusBadRequest, "for", "for: %v", err)
 	}
-	if p, ok := tooLong("for", d); ok {
-		return 0, refuse(http.StatusBadRequest, p.Path, "%s", p.Error)
-	}
 	return d, nil
 }
 

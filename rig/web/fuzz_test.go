@@ -55,6 +55,8 @@ func FuzzHopChangeBody(f *testing.F) {
 		// Durations at and beyond the longest the engine takes (issue 18).
 		`{"delay": "9223372036854775807ns"}`, `{"delay": "876600h"}`, `{"delay": "3155760000.000000001s"}`, `{"delay": "1ms", "for": "9223372036.854775807s"}`,
 		`{"mode": "drop", "for": "9223372036854775807ns"}`, `{"jitter": {"dist": "pareto", "mean": "9223372036854775807ns", "sigma": "1ms"}}`, `{"per_frame": "9223372036854775807ns"}`,
+		// Loss models given in part: they take netem's defaults.
+		`{"loss": {"gilbert": {"p": "1%"}}}`, `{"loss": {"markov4": {"p13": "1%"}}}`,
 		// Files, which a live change does not read.
 		`{"delay": {"trace": "/etc/passwd"}}`, `{"loss": {"trace": {"file": "/etc/passwd"}}}`, `{"jitter": {"dist": "empirical", "file": "/etc/passwd"}}`} {
 		f.Add([]byte(seed), false)

@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/hilrig/hilrig/emulator"
 	"github.com/hilrig/hilrig/emulator/suggest"
@@ -186,8 +185,6 @@ func parseHopChange(p *profiles.Loaded, source, hop string, body []byte, toChang
 				}
 				problems = append(problems, p)
 			}
-		} else {
-			problems = append(problems, durationsBeyond(reflect.ValueOf(entry), "")...)
 		}
 	}
 	if len(problems) > 0 {
@@ -262,47 +259,6 @@ func filesNamed(change []byte) []problem {
 	walk(v, "")
 	slices.SortFunc(problems, func(a, b problem) int { return strings.Compare(a.Path, b.Path) })
 	return problems
-}
-
-// tooLong is the problem of a duration at path longer than the longest
-// the engine takes, emulator.MaxDuration (beyond it an instant plus the
-// duration could wrap), if it is.
-func tooLong(path string, d time.Duration) (problem, bool) {
-	if d <= emulator.MaxDuration {
-		return problem{}, false
-	}
-	return problem{Error: fmt.Sprintf("%s: %s is longer than the longest duration hilrig takes, %s (a Julian century)", path, profiles.Duration(d), profiles.Duration(emulator.MaxDuration)), Path: path}, true
-}
-
-// durationsBeyond returns a problem at each key under v (a value of the
-// profile language at path) whose duration is too long (tooLong).
-func durationsBeyond(v reflect.Value, path string) []problem {
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Interface:
-		if v.IsNil() {
-			return nil
-		}
-		return durationsBeyond(v.Elem(), path)
-	case reflect.Struct:
-		var problems []problem
-		for i := range v.NumField() {
-			f := v.Type().Field(i)
-			at := path
-			// An embedded struct's keys are its parent's, and so is an
-			// unexported field's value (a delay given as a duration).
-			if key, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); f.IsExported() && !f.Anonymous && key != "" {
-				at = strings.TrimPrefix(path+"."+key, ".")
-			}
-			problems = append(problems, durationsBeyond(v.Field(i), at)...)
-		}
-		return problems
-	}
-	if v.Type() == reflect.TypeFor[profiles.Duration]() {
-		if p, ok := tooLong(path, time.Duration(v.Int())); ok {
-			return []problem{p}
-		}
-	}
-	return nil
 }
 
 // HopSettingsJSON is a hop as a change leaves it: its parameters and what

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,6 +30,8 @@ func completionCommand(root *cobra.Command) *cobra.Command {
 the flags that take one. To load it:
 
   bash:  source <(hilrig completion bash)       (or save it in /etc/bash_completion.d/hilrig)
+         it needs the bash-completion package, loaded first (apt-get install bash-completion;
+         source /usr/share/bash-completion/bash_completion where ~/.bashrc does not)
   zsh:   hilrig completion zsh > "${fpath[1]}/_hilrig"
   fish:  hilrig completion fish > ~/.config/fish/completions/hilrig.fish
   powershell:  hilrig completion powershell | Out-String | Invoke-Expression`,
@@ -45,7 +48,9 @@ the flags that take one. To load it:
 		var err error
 		switch args[0] {
 		case "bash":
-			err = root.GenBashCompletionV2(out, true)
+			if err = root.GenBashCompletionV2(out, true); err == nil {
+				_, err = io.WriteString(out, bashNeedsPackage)
+			}
 		case "zsh":
 			err = root.GenZshCompletion(out)
 		case "fish":
@@ -60,6 +65,26 @@ the flags that take one. To load it:
 	})
 	return c
 }
+
+// bashNeedsPackage follows cobra's bash script: the script splits the
+// command line with the bash-completion package's _get_comp_words_by_ref
+// and completes files with its _filedir, so without the package every
+// Tab said "_get_comp_words_by_ref: command not found". Where the
+// package is not loaded, a Tab now says what to install and load. (The
+// package's own _init_completion, which the script prefers, is not
+// wrapped: where it is defined, so is the rest.)
+const bashNeedsPackage = `
+# hilrig: the script above needs the bash-completion package.
+__hilrig_init_completion()
+{
+    COMPREPLY=()
+    if ! declare -F _get_comp_words_by_ref >/dev/null 2>&1; then
+        printf '\nhilrig: completion needs the bash-completion package, which this shell has not loaded: install it (apt-get install bash-completion, brew install bash-completion@2) and load it before this script (source /usr/share/bash-completion/bash_completion)\n' >&2
+        return 1
+    fi
+    _get_comp_words_by_ref "$@" cur prev words cword
+}
+`
 
 // completeFlags registers how each of c's flags completes, by the flag's
 // name, which means the same in every command: files to write, bench

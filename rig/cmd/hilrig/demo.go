@@ -1,18 +1,14 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hilrig/hilrig/rig"
 	"github.com/hilrig/hilrig/rig/expect"
-	"github.com/hilrig/hilrig/rig/record"
 )
 
 // demoFlags are the flags of hilrig demo.
@@ -94,7 +90,8 @@ func runDemo(o demoFlags, stdout, stderr io.Writer) int {
 		return fail(stderr, exitUsage, err)
 	}
 	var summaryOut io.Writer
-	closeOutputs, err := createOutputs(reads, output{"--trace", o.trace, &opt.Trace}, output{"--signals", o.signals, &opt.Signals}, output{"--summary", o.summary, &summaryOut})
+	outs := []output{{"--trace", o.trace, &opt.Trace}, {"--signals", o.signals, &opt.Signals}, {"--summary", o.summary, &summaryOut}}
+	closeOutputs, err := createOutputs(reads, outs...)
 	defer closeOutputs()
 	if err != nil {
 		return fail(stderr, exitUsage, err)
@@ -107,7 +104,7 @@ func runDemo(o demoFlags, stdout, stderr io.Writer) int {
 	if err != nil && summary.Profile == "" {
 		return fail(stderr, exitUsage, profileSuggestion(o.profile, err))
 	}
-	printDemo(stdout, summary, setup)
+	printSummary(stdout, summary, setup, outs)
 	if summaryOut != nil {
 		if werr := writeJSON(summaryOut, summary); werr != nil {
 			return fail(stderr, exitFail, werr)
@@ -127,103 +124,4 @@ func demoExpectations(texts []string, setup *rig.DemoSetup) ([]*expect.Expectati
 		return nil, nil
 	}
 	return expectations(texts, setup.Profile, setup.Bench, expect.Real, nil)
-}
-
-// printDemo reports what the demo measured, in words.
-func printDemo(w io.Writer, s record.Summary, d *rig.DemoSetup) {
-	fmt.Fprintf(w, "\nnetwork (%s), stopped by %s:\n", s.Profile, s.Stopped)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, f := range s.Flows {
-		lost := f.Sent - f.Delivered - f.InFlight
-		line := fmt.Sprintf("  %s\t%d sent\t%d arrived\t%d lost\t%d in flight", f.Name, f.Sent, f.Delivered, lost, f.InFlight)
-		if f.Delay != nil {
-			line += fmt.Sprintf("\tdelay p50 %.1f ms, p99 %.1f ms", 1000*f.Delay.P50, 1000*f.Delay.P99)
-		}
-		fmt.Fprintln(tw, line)
-	}
-	tw.Flush()
-	device := "the device"
-	if d != nil {
-		device = map[string]string{rig.ScenarioFirmware: "the controller", rig.ScenarioQuarterCar: "the seat"}[d.Scenario]
-	}
-	for _, m := range s.Models {
-		fmt.Fprintf(w, "model %s cut at %s (%s, exchange every %v):\n", m.Model, m.Cut, m.Solver, time.Duration(m.ExchangeS*1e9))
-		fmt.Fprintf(w, "  %d exchanges, %d overruns", m.Exchanges, m.Overruns)
-		if l := m.StepLateness; l != nil {
-			fmt.Fprintf(w, "; exchanges started %.1f µs late at the median, %.1f µs at p99", l.P50*1e6, l.P99*1e6)
-		}
-		fmt.Fprintf(w, "\n  frames: %d sent to %s, %d taken up from it, %d undecodable\n", m.FramesOut, device, m.FramesIn, m.BadFrames)
-		if o := m.Output; o != nil {
-			switch {
-			case d != nil && d.Scenario == rig.ScenarioFirmware:
-				fmt.Fprintf(w, "  %s: the load's speed, against the same loop without the network (the firmware's law in the model), peaks at %.2f rad/s; the loop through the network strayed from it by at most %.3f rad/s (%.1f %% of the peak)\n",
-					o.Signal, o.Peak, o.MaxError, 100*o.OfPeak)
-			default:
-				fmt.Fprintf(w, "  %s: the uncut car peaks at %.2f mm; the HIL loop strayed from it by at most %.2f mm (%.1f %% of the peak)\n",
-					o.Signal, 1000*o.Peak, 1000*o.MaxError, 100*o.OfPeak)
-			}
-		}
-	}
-	for _, e := range s.Endpoints {
-		if x := e.Wire; x != nil {
-			fmt.Fprintf(w, "%s (%s, wire protocol): %d messages, %d CRC failures, %d malformed, %d missed, %d duplicates, %d late, %d restarts",
-				e.Name, e.Device, x.Messages, x.CRCErrors, x.Malformed, x.Missed, x.Duplicates, x.Late, x.Restarts)
-			if x.Status != "" {
-				fmt.Fprintf(w, "; its heartbeat says %s", x.Status)
-			}
-			fmt.Fprintln(w)
-			if x.ClockOffsetS != nil {
-				fmt.Fprintf(w, "  its clock: %.6f s from the rig's, drifting %.1f ppm (%d time exchanges)", *x.ClockOffsetS, 1e6**x.ClockDrift, x.TimeExchanges)
-				if l := x.OneWayDelay; l != nil {
-					fmt.Fprintf(w, "; from its stamps, its messages took %.0f µs to reach the rig at the median, %.0f µs at p99", l.P50*1e6, l.P99*1e6)
-				}
-				fmt.Fprintln(w)
-			}
-		}
-	}
-	for _, m := range s.Models {
-		if x := m.Wire; x != nil && x.OneWayDelay != nil {
-			fmt.Fprintf(w, "  through the network, %s's messages took %.1f ms to reach the model at the median, %.1f ms at p99, %d missed\n", device, 1000*x.OneWayDelay.P50, 1000*x.OneWayDelay.P99, x.Missed)
-		}
-	}
-	for _, e := range s.Events {
-		fmt.Fprintf(w, "event at %.3f s: %s: %s\n", e.AtS, e.Kind, e.Detail)
-	}
-	t := s.Timing
-	if t == nil {
-		t = &record.TimingSummary{}
-	}
-	fmt.Fprintf(w, "executor: %s", t.Scheduler)
-	var notes []string
-	if t.MemoryLocked {
-		notes = append(notes, "memory locked")
-	}
-	if t.IdlePolling {
-		notes = append(notes, "idle CPUs polling")
-	}
-	if len(notes) > 0 {
-		fmt.Fprintf(w, ", %s", strings.Join(notes, ", "))
-	}
-	if l := t.WakeLateness; l != nil {
-		fmt.Fprintf(w, "; woke %.1f µs late at p99", l.P99*1e6)
-	}
-	fmt.Fprintln(w)
-	if d == nil {
-		return
-	}
-	switch d.Scenario {
-	case rig.ScenarioFirmware:
-		fmt.Fprintln(w, "\nThe rig ran the motor; the firmware, on its own clock behind a pseudo-terminal, ran the speed loop through the network. "+
-			"Try --profile geo-satellite (a 600 ms round trip): more delay than the loop's phase margin allows, and the speed oscillates between the voltage limits; "+
-			"--profile flaky-link --duration 20s: its outage at 15 s raises the firmware's fault flag, "+
-			"and it holds its last command until measurements come back; --scenario quarter-car for paper 001's quarter car.")
-	default:
-		cut := d.Bench.Models["car"].Cut
-		switch cut {
-		case "CP2":
-			fmt.Fprintln(w, "\nPaper 001: cut at CP2 the loop follows the uncut car. Try --cut CP1: the same delay distorts it by up to 19 dB at 19 ms each way, 24 dB at 20 ms (hilrig couple quarter-car --delay 19ms), and it oscillates.")
-		case "CP1":
-			fmt.Fprintln(w, "\nPaper 001: cut at CP1 the delay distorts the deflection most near 30 rad/s, by 19.2 dB at 33.1 rad/s with 19 ms each way and 24.0 dB at 31.6 rad/s with 20 ms (hilrig couple quarter-car --delay 19ms), hence the 0.2 s oscillation. Compare --cut CP2.")
-		}
-	}
 }

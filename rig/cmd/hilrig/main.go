@@ -7,9 +7,11 @@
 // "did you mean" for commands, flags and shipped profile names (all through
 // emulator/suggest, as the profile language does), shell completion, and a
 // usage line per command generated from its flags, which README.md's
-// command reference is checked against (tests/cli_test.go).
+// command reference is checked against (tests/cli_test.go). go generate
+// rewrites the README's blocks made from the code: that reference, and
+// the list of fuzz targets (tests/hardening_ux_test.go).
 //
-//go:generate go test ../../../tests -run TestCLIReadmeCommands -update-readme
+//go:generate go test ../../../tests -run TestCLIReadmeCommands|TestReadmeFuzzTargets -update-readme
 package main
 
 import (
@@ -28,6 +30,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hilrig/hilrig/emulator/suggest"
+	"github.com/hilrig/hilrig/rig/fmu"
 	"github.com/hilrig/hilrig/rig/record"
 )
 
@@ -38,7 +41,15 @@ const (
 	exitUsage = 2 // usage or input error
 )
 
-func main() { os.Exit(run(os.Args[1:], newPipeOutput(os.Stdout), newPipeOutput(os.Stderr))) }
+func main() {
+	if len(os.Args) == 2 && os.Args[1] == fmu.HostCommand {
+		// An isolated FMU's process (rig/fmu.Isolated starts hilrig again
+		// so), not for people: before anything opens a descriptor that
+		// the FMU's process must not hold.
+		os.Exit(fmu.ServeHost())
+	}
+	os.Exit(run(os.Args[1:], newPipeOutput(os.Stdout), newPipeOutput(os.Stderr)))
+}
 
 // run runs hilrig with args and returns its exit code.
 func run(args []string, stdout, stderr io.Writer) int {
@@ -98,7 +109,7 @@ func newRoot() *cobra.Command {
 		fmt.Fprint(c.OutOrStdout(), commandHelp(c))
 	})
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(demoCommand(), simCommand(), runCommand(), testCommand(), reportCommand(), coupleCommand(), modelsCommand(),
+	root.AddCommand(demoCommand(), simCommand(), runCommand(), testCommand(), reportCommand(), coupleCommand(), simulateCommand(), modelsCommand(),
 		checkCommand(), showCommand(), profilesCommand(), portsCommand(),
 		versionCommand(), completionCommand(root), expectTopic(), serveLiveCommand())
 	root.SetHelpCommand(helpCommand(root))
@@ -362,6 +373,10 @@ func newPipeOutput(std *os.File) io.Writer {
 	}
 	return pipeOutput{os.NewFile(uintptr(fd), std.Name())}
 }
+
+// Fd is the copy's descriptor, for whoever asks whether it is a
+// terminal (rig.TerminalFd).
+func (w pipeOutput) Fd() uintptr { return w.f.Fd() }
 
 func (w pipeOutput) Write(p []byte) (int, error) {
 	n, err := w.f.Write(p)

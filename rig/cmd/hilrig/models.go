@@ -45,6 +45,9 @@ func runModels(args []string, params paramFlags, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "\nhilrig models NAME describes one: its signals, cuts and parameters.")
 		return exitOK
 	case 1:
+		if isFMU(args[0]) {
+			return runModelsFMU(args[0], params, stdout, stderr)
+		}
 		m, err := profiles.LoadModel(args[0], params)
 		if err != nil {
 			return fail(stderr, exitUsage, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hilrig/hilrig/emulator/suggest"
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/rig"
 )
 
 // loadProfile is profiles.Load, suggesting a shipped profile when ref
@@ -64,7 +65,7 @@ problem is reported, with its file, line and column.`,
 	}
 	c.RunE = action(func(c *cobra.Command, args []string) int { return runCheck(args, o, c.OutOrStdout(), c.ErrOrStderr()) })
 	f := c.Flags()
-	f.StringVar(&o.bench, "bench", "", "also check the bench file `BENCH` against each profile: its endpoints, and flows it binds that the profile has")
+	f.StringVar(&o.bench, "bench", "", "also check the bench file `BENCH` against each profile: its endpoints, the flows it binds that the profile has, and that run can take the profile (a schedule recurring no faster than the real-time executor acts)")
 	o.sets = setFlag(f)
 	completeFlags(c)
 	return c
@@ -90,6 +91,9 @@ func runCheck(args []string, o checkFlags, stdout, stderr io.Writer) int {
 		with := ""
 		if o.bench != "" {
 			b, err := profiles.LoadBench(o.bench, p)
+			if err == nil {
+				err = rig.CheckRealTime(p) // a bench is what run runs
+			}
 			if err != nil {
 				bad++
 				fail(stderr, exitUsage, err)

@@ -20,12 +20,13 @@ import (
 
 // runFlags are the flags of hilrig run.
 type runFlags struct {
-	bench, trace, signals, summary string
-	record, queues                 string
-	duration, spin                 time.Duration
-	priority                       int
-	sets, replays, expects         *[]string
-	live                           liveFlags
+	bench, trace, signals  string
+	record, queues         string
+	summary                summaryFlags
+	duration, spin         time.Duration
+	priority               int
+	sets, replays, expects *[]string
+	live                   liveFlags
 }
 
 func runCommand() *cobra.Command {
@@ -48,7 +49,7 @@ wrong, a device is missing at the start, or an output lost rows.`,
 	f.Var(durationFlag{d: &o.duration, positive: true}, "duration", "run for `D` (default: the profile's duration)")
 	f.StringVar(&o.trace, "trace", "", "write a CSV trace of every frame to `FILE`")
 	f.StringVar(&o.signals, "signals", "", "write the model endpoints' signals, a row per exchange, as CSV to `FILE`")
-	f.StringVar(&o.summary, "summary", "", "write the JSON summary to `FILE` instead of stdout")
+	addSummaryFlags(f, &o.summary)
 	o.priority = 80
 	f.Var(priorityFlag{&o.priority}, "priority", "SCHED_FIFO priority `N` of the executor (0: do not change the scheduling)")
 	f.Var(durationFlag{d: &o.spin}, "spin", "spin instead of sleeping for the last `D` before a deadline")
@@ -83,10 +84,10 @@ func runRun(ref string, o runFlags, stdout, stderr io.Writer) int {
 	if opt.Players, err = players(*o.replays); err != nil {
 		return fail(stderr, exitUsage, err)
 	}
-	out := stdout
+	var summaryFile io.Writer
 	reads := slices.Concat(madeFrom("profile", p.Source, p.Files()), benchReads(b), replayReads(*o.replays))
 	outs := append([]output{{"--trace", o.trace, &opt.Trace}, {"--signals", o.signals, &opt.Signals}, {"--record", o.record, &opt.Record},
-		{"--queues", o.queues, &opt.Queues}, {"--summary", o.summary, &out}}, ptyLinks(b)...)
+		{"--queues", o.queues, &opt.Queues}, {"--summary", o.summary.file, &summaryFile}}, ptyLinks(b)...)
 	closeOutputs, err := createOutputs(reads, outs...)
 	defer closeOutputs()
 	if err != nil {
@@ -116,7 +117,7 @@ func runRun(ref string, o runFlags, stdout, stderr io.Writer) int {
 		}
 		return fail(stderr, exitFail, err)
 	}
-	if encErr := writeJSON(out, summary); encErr != nil {
+	if encErr := o.summary.write(stdout, summaryFile, summary, outs); encErr != nil {
 		return fail(stderr, exitFail, encErr)
 	}
 	if err != nil {

@@ -19,12 +19,13 @@ import (
 
 // simFlags are the flags of hilrig sim.
 type simFlags struct {
-	duration                             time.Duration
-	seed, trace, summary, bench, signals string
-	sets, replays, expects               *[]string
-	record, queues                       string
-	realtimeView                         bool
-	live                                 liveFlags
+	duration                    time.Duration
+	seed, trace, bench, signals string
+	summary                     summaryFlags
+	sets, replays, expects      *[]string
+	record, queues              string
+	realtimeView                bool
+	live                        liveFlags
 }
 
 func simCommand() *cobra.Command {
@@ -45,7 +46,7 @@ wrong or an output lost rows.`,
 	f.Var(durationFlag{d: &o.duration, positive: true}, "duration", "run for `D` of virtual time (default: the profile's duration)")
 	f.StringVar(&o.seed, "seed", "", "seed the random generators with `N` (default: the profile's seed)")
 	f.StringVar(&o.trace, "trace", "", "write a CSV trace of every frame to `FILE`")
-	f.StringVar(&o.summary, "summary", "", "write the JSON summary to `FILE` instead of stdout")
+	addSummaryFlags(f, &o.summary)
 	f.StringVar(&o.bench, "bench", "", "co-simulate the model endpoints of the bench file `BENCH`, their hardware parts standing in for the hardware")
 	f.StringVar(&o.signals, "signals", "", "write the model signals, a row per exchange step, as CSV to `FILE` (with --bench)")
 	o.sets = setFlag(f)
@@ -99,10 +100,11 @@ func runSim(ref string, o simFlags, stdout, stderr io.Writer) int {
 	if o.live.listen != "" && !o.realtimeView {
 		return fail(stderr, exitUsage, fmt.Errorf("--listen serves a sim paced to the wall clock: give --realtime-view too (without it the run is over in milliseconds)"))
 	}
-	out := stdout
+	var summaryFile io.Writer
 	reads := slices.Concat(madeFrom("profile", p.Source, p.Files()), benchReads(bench), replayReads(*o.replays))
-	closeOutputs, err := createOutputs(reads, output{"--trace", o.trace, &opt.Trace}, output{"--signals", o.signals, &opt.Signals},
-		output{"--record", o.record, &opt.Record}, output{"--queues", o.queues, &opt.Queues}, output{"--summary", o.summary, &out})
+	outs := []output{{"--trace", o.trace, &opt.Trace}, {"--signals", o.signals, &opt.Signals},
+		{"--record", o.record, &opt.Record}, {"--queues", o.queues, &opt.Queues}, {"--summary", o.summary.file, &summaryFile}}
+	closeOutputs, err := createOutputs(reads, outs...)
 	defer closeOutputs()
 	if err != nil {
 		return fail(stderr, exitUsage, err)
@@ -130,7 +132,7 @@ func runSim(ref string, o simFlags, stdout, stderr io.Writer) int {
 	// A run that failed (a model that fell out of sync with on_out_of_sync:
 	// stop, or waited past its timeout) has its summary all the same: what
 	// happened up to the instant it stopped, and why.
-	if encErr := writeJSON(out, summary); encErr != nil {
+	if encErr := o.summary.write(stdout, summaryFile, summary, outs); encErr != nil {
 		return fail(stderr, exitFail, encErr)
 	}
 	if err != nil {

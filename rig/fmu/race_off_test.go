@@ -1,0 +1,5 @@
+//go:build !race
+
+package fmu_test
+
+const raceEnabled = false
