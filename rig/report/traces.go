@@ -560,7 +560,7 @@ func (h *histogram) prepare(bins int) {
 	h.log = h.lo > 0
 	h.width = (h.hi - h.lo) / float64(bins)
 	if h.log {
-		h.width = math.Log(h.hi/h.lo) / float64(bins)
+		h.width = detmath.Log(h.hi/h.lo) / float64(bins)
 	}
 	h.counts = make([]int, bins)
 }
@@ -572,7 +572,7 @@ func (h *histogram) add(v float64) {
 	k := len(h.counts) - 1
 	switch {
 	case h.width > 0 && h.log:
-		k = min(max(int(math.Log(v/h.lo)/h.width), 0), k)
+		k = min(max(int(detmath.Log(v/h.lo)/h.width), 0), k)
 	case h.width > 0:
 		k = min(max(int((v-h.lo)/h.width), 0), k)
 	}
