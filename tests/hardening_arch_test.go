@@ -2,7 +2,9 @@ package tests
 
 import (
 	"bytes"
+	"debug/elf"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,9 +60,52 @@ func buildHilrig(dir string) (string, error) {
 			return "", fmt.Errorf("hilrig for %s runs under %s, which is not installed (Debian: apt-get install qemu-user)", arch, emulator)
 		}
 	}
+	sysroot, err := sysrootFor(binary, arch)
+	if err != nil {
+		return "", err
+	}
 	script := filepath.Join(dir, "hilrig")
-	run := fmt.Sprintf("#!/bin/sh\nexec %q -cpu %s %q \"$@\"\n", path, cpu, binary)
+	run := fmt.Sprintf("#!/bin/sh\nexec %q -L %q -cpu %s %q \"$@\"\n", path, sysroot, cpu, binary)
 	return script, os.WriteFile(script, []byte(run), 0o755)
+}
+
+// sysrootFor is where qemu-user finds the dynamic loader and C library of
+// arch that binary asks for: a build that can load FMUs (linux/arm64, as
+// amd64) is dynamically linked against glibc even without cgo
+// (rig/fmu's doc), as it runs on a board's Debian or Raspberry Pi OS.
+// Debian's cross C libraries (libc6-arm64-cross, ...) install one in
+// /usr/<triplet>. A static binary needs none: "/".
+func sysrootFor(binary, arch string) (string, error) {
+	f, err := elf.Open(binary)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	var interpreter string
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			b, err := io.ReadAll(p.Open())
+			if err != nil {
+				return "", fmt.Errorf("%s: its interpreter: %w", binary, err)
+			}
+			interpreter = strings.TrimRight(string(b), "\x00")
+		}
+	}
+	if interpreter == "" {
+		return "/", nil
+	}
+	cross, ok := map[string]struct{ triplet, pkg string }{
+		"arm64": {"aarch64-linux-gnu", "libc6-arm64-cross"},
+		"arm":   {"arm-linux-gnueabihf", "libc6-armhf-cross"},
+	}[arch]
+	if !ok {
+		return "", fmt.Errorf("hilrig for %s is dynamically linked, and these tests know no cross C library to run it with", arch)
+	}
+	sysroot := "/usr/" + cross.triplet
+	if _, err := os.Stat(filepath.Join(sysroot, interpreter)); err != nil {
+		return "", fmt.Errorf("hilrig for %s is dynamically linked (it can load FMUs) and runs under qemu-user with %s's C library, which is not installed (Debian: apt-get install %s)", arch, arch, cross.pkg)
+	}
+	return sysroot, nil
 }
 
 // qemuFor names the qemu-user emulator that runs arch on this machine and
