@@ -65,6 +65,13 @@
 //   - A NaN's sign and payload are the processor's; hilrig writes every
 //     NaN as NaN.
 //
+// An FMU's own code is outside these rules: it is a binary of its own on
+// each platform, compiled as its author chose (C compilers contract
+// x*y + z on arm64 by default). hilrig's side of it (package fmi's
+// integrator, rig/fmu) keeps them, so a co-simulation with an FMU is
+// reproducible bit for bit on one architecture, and across architectures
+// as far as the FMU's binaries agree.
+//
 // tests/hardening_arch_test.go compiles hilrig for arm64 and fails on
 // any fused multiply-add or call of an inexact math function in it, and
 // .ci/run runs the golden tests (TestSimTracesUnchanged, the papers') and
