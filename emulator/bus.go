@@ -549,8 +549,8 @@ func (n *Network) buildBuses(cfg Config) (errs []error) {
 		if hc.Bus == nil {
 			continue
 		}
-		if hc.Rate != 0 || hc.Queue != (Limit{}) || hc.Overhead != 0 || hc.PerFrame != 0 {
-			errs = append(errs, errorf("hop %q: a bus's rate, queue, overhead and time per frame are the bus's own", hc.Name))
+		if hc.Rate != 0 || hc.Queue != (Limit{}) || hc.Overhead != 0 || hc.PerFrame != 0 || hc.Flap != (Flap{}) {
+			errs = append(errs, errorf("hop %q: a bus's rate, queue, overhead, time per frame and flap are the bus's own", hc.Name))
 			continue
 		}
 		crossing := make([]string, len(n.flows))

@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"reflect"
 	"testing"
 	"time"
 )
@@ -65,5 +66,33 @@ func TestApplyNowIsTheSchedule(t *testing.T) {
 	}
 	if changed < 50 {
 		t.Errorf("only %d frames were sent while the change lasted", changed)
+	}
+}
+
+// TestPlannedLeavesOutChangesMadeByHand: a hop's planned parameters follow
+// its configuration and schedule (an entry and its undo), not ApplyNow.
+func TestPlannedLeavesOutChangesMadeByHand(t *testing.T) {
+	cfg := oneHop(HopParams{Rate: Mbitps, Delay: ms})
+	cfg.Schedule = []Scheduled{{At: 10 * ms, For: 10 * ms, Change: SetHop{Hop: 0, Set: FieldDelay, Params: HopParams{Delay: 5 * ms}}}}
+	n := mustNew(t, cfg, nil)
+	n.Advance(5 * ms)
+	if err := n.ApplyNow(Scheduled{Change: SetHop{Hop: 0, Set: FieldRate | FieldLoss, Params: HopParams{Rate: 2 * Mbitps, Loss: Bernoulli{P: 0.5}}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		at      time.Duration
+		planned HopParams
+	}{
+		{5 * ms, HopParams{Rate: Mbitps, Delay: ms}},
+		{15 * ms, HopParams{Rate: Mbitps, Delay: 5 * ms}},
+		{25 * ms, HopParams{Rate: Mbitps, Delay: ms}},
+	} {
+		n.Advance(tc.at)
+		if got := n.Planned(0); !reflect.DeepEqual(got, tc.planned) {
+			t.Errorf("at %v: planned %+v, want %+v", tc.at, got, tc.planned)
+		}
+		if now := n.HopNow(0).Params; now.Rate != 2*Mbitps || now.Loss == nil {
+			t.Errorf("at %v: the change made by hand is gone: %+v", tc.at, now)
+		}
 	}
 }

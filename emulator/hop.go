@@ -11,34 +11,36 @@ type HopParams struct {
 	// Rate is the serialisation rate. A frame takes (Size+Overhead)·8/Rate
 	// to serialise. Zero: the hop does not serialise, has no queue, and only
 	// delays.
-	Rate Rate
+	Rate Rate `hop:"rate" unit:"bit/s" default:"none" doc:"serialisation rate, a bit rate or a UART line ({baud, format}, see Serial lines): a frame takes (size+overhead)·8/rate to send; without a rate the hop has no queue and only delays"`
 	// Delay is the propagation delay, added after serialisation.
-	Delay time.Duration
+	Delay time.Duration `hop:"delay" unit:"s" default:"0s" doc:"propagation delay, added after serialisation: a duration, or {trace: FILE} to replay a recorded series frame by frame (see Trace-driven hops)"`
 	// DelayTrace, when set, replaces Delay: the k-th frame of each flow
 	// gets its k-th value (a recorded series, replayed in order).
-	DelayTrace []time.Duration
+	DelayTrace []time.Duration `hop:"delay"`
 	// Queue bounds what waits for the serialiser (not the frame being
 	// serialised). A frame that would exceed it is tail-dropped.
-	Queue Limit
+	Queue Limit `hop:"queue" unit:"B or frames" default:"unlimited" matters:"serialising" doc:"limit on what waits for the serialiser, in bytes or frames (not counting the frame being sent); a frame that would exceed it is dropped (tail drop)"`
 	// Overhead is added to every frame's size for serialisation only.
-	Overhead int
+	Overhead int `hop:"overhead" unit:"B" default:"0B" doc:"bytes added to every frame for serialisation only (headers, preamble)"`
 	// PerFrame is a time every frame takes on the serialiser whatever its
 	// size, added to its size's at Rate: a relay that forwards one message
 	// every γ (paper 004's degradation), or a gateway's processing. With
 	// it a hop without a rate serialises and queues.
-	PerFrame time.Duration
+	PerFrame time.Duration `hop:"per_frame" unit:"s" default:"0s" doc:"time every frame takes to send whatever its size, added to its time at the rate: a relay that forwards one message every γ, a gateway's processing; with it a hop without a rate queues"`
 	// Loss decides which frames are lost as they enter the hop (nil: none).
-	Loss LossModel
+	Loss LossModel `hop:"loss" unit:"" default:"none" doc:"which frames are lost as they enter the hop"`
 	// Jitter adds a random extra delay to the propagation delay.
-	Jitter Jitter
+	Jitter Jitter `hop:"jitter" unit:"s" default:"none" doc:"random extra delay added to delay; the total is never negative"`
 	// Reorder is the ordering rule for frames leaving the hop.
-	Reorder Reorder
+	Reorder Reorder `hop:"reorder" unit:"" default:"in_order" matters:"always" doc:"in_order: a frame never leaves before the frame of its flow ahead of it; allowed: jitter may reorder; {p, gap}: netem-style, see Semantics"`
 	// Duplicate is the probability that a frame entering the hop is
 	// duplicated; the copy follows the original through the rest of the
 	// route.
-	Duplicate float64
+	Duplicate float64 `hop:"duplicate" unit:"probability" default:"0%" doc:"probability that a frame entering the hop is duplicated; the copy follows the original through the rest of the route"`
 	// Corrupt flips bits of frames entering the hop.
-	Corrupt Corruption
+	Corrupt Corruption `hop:"corrupt" unit:"" default:"none" doc:"bit errors; corrupted frames are still delivered, with status corrupted"`
+	// Flap makes the rate flap (see Flap).
+	Flap Flap `hop:"flap" unit:"" default:"none" doc:"{rate, every, for}: in every every, the hop serialises at rate for for, then at its own rate again; the windows count from when the flap takes effect, and a frame that crosses a window's edge sends its bits at each rate in turn (see Rate flapping)"`
 }
 
 // check reports parameters that are out of range.
@@ -54,59 +56,27 @@ func (p *HopParams) check() error {
 			return err
 		}
 	}
-	return errors.Join(p.Jitter.check(), p.Reorder.check(), checkProbabilities(p.Duplicate), p.Corrupt.check(), checkDelayTrace(p.DelayTrace))
+	return errors.Join(p.Jitter.check(), p.Reorder.check(), checkProbabilities(p.Duplicate), p.Corrupt.check(), checkDelayTrace(p.DelayTrace), p.Flap.check())
 }
 
-// HopField names one of HopParams' fields, for partial changes.
+// HopField names one of a hop's keys (see HopKeys), for partial changes:
+// key i of HopKeys is the bit 1<<i.
 type HopField uint32
 
-// Hop fields, as a bit set.
+// Hop fields, as a bit set, in the order of HopParams' keys.
 const (
 	FieldRate HopField = 1 << iota
 	FieldDelay
 	FieldQueue
 	FieldOverhead
+	FieldPerFrame
 	FieldLoss
 	FieldJitter
 	FieldReorder
 	FieldDuplicate
 	FieldCorrupt
-	FieldPerFrame
+	FieldFlap
 )
-
-// copyFields sets the fields of p named in set to their values in src.
-func (p *HopParams) copyFields(src *HopParams, set HopField) {
-	if set&FieldRate != 0 {
-		p.Rate = src.Rate
-	}
-	if set&FieldDelay != 0 {
-		p.Delay, p.DelayTrace = src.Delay, src.DelayTrace
-	}
-	if set&FieldQueue != 0 {
-		p.Queue = src.Queue
-	}
-	if set&FieldOverhead != 0 {
-		p.Overhead = src.Overhead
-	}
-	if set&FieldLoss != 0 {
-		p.Loss = src.Loss
-	}
-	if set&FieldJitter != 0 {
-		p.Jitter = src.Jitter
-	}
-	if set&FieldReorder != 0 {
-		p.Reorder = src.Reorder
-	}
-	if set&FieldDuplicate != 0 {
-		p.Duplicate = src.Duplicate
-	}
-	if set&FieldCorrupt != 0 {
-		p.Corrupt = src.Corrupt
-	}
-	if set&FieldPerFrame != 0 {
-		p.PerFrame = src.PerFrame
-	}
-}
 
 // HopConfig is a hop as built.
 type HopConfig struct {
@@ -156,13 +126,23 @@ type hop struct {
 	// rule or delay, so that each flow restarts that model's state (or its
 	// place in a delay trace).
 	lossEpoch, jitterEpoch, reorderEpoch, delayEpoch uint32
+	// flapSince is when the flap took effect: its windows count from it.
+	flapSince time.Duration
+	// planned is the parameters as the configuration and its schedule
+	// set them, without ApplyNow's changes (Network.Planned).
+	planned HopParams
+	// changes counts the changes to the parameters, so that a reader of
+	// snapshots knows when to read them again.
+	changes uint64
 
 	stats HopStats
 }
 
 // serialises reports whether frames take time to leave h's serialiser,
 // and so may queue.
-func (h *hop) serialises() bool { return h.Rate > 0 || h.PerFrame > 0 }
+func (h *hop) serialises() bool { return h.HopParams.serialises() }
+
+func (p *HopParams) serialises() bool { return p.Rate > 0 || p.PerFrame > 0 || p.Flap.active() }
 
 // serialise starts sending f at t and returns when it finishes.
 func (h *hop) serialise(f *Frame, t time.Duration) time.Duration {
@@ -170,7 +150,11 @@ func (h *hop) serialise(f *Frame, t time.Duration) time.Duration {
 		h.carry = 0 // the link went idle: nothing to carry
 	}
 	var d time.Duration
-	if h.Rate > 0 {
+	switch {
+	case h.Flap.active():
+		// Windows' edges fall on whole nanoseconds; nothing to carry.
+		d, h.carry = h.Flap.sendTime(int64(f.Size+h.Overhead), h.Rate, t-h.flapSince), 0
+	case h.Rate > 0:
 		d, h.carry = transmitTime(int64(f.Size+h.Overhead), h.Rate, h.carry)
 	}
 	d += h.PerFrame

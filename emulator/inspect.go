@@ -20,6 +20,9 @@ type HopState struct {
 	HeldFrames  int  // held by an outage in hold mode
 	HeldBytes   int64
 	Outage      OutageMode
+	// Changes counts the changes made to Params (by the schedule or by
+	// hand): equal counts, equal parameters.
+	Changes uint64
 }
 
 // NumHops is how many hops the network has.
@@ -31,7 +34,7 @@ func (n *Network) HopNow(i int) HopState {
 	s := HopState{
 		Name: h.name, Params: h.HopParams,
 		QueueBytes: h.waiting.bytes, QueueFrames: h.waiting.len(), Sending: h.sending != nil,
-		HeldFrames: h.held.len(), HeldBytes: h.held.bytes, Outage: h.outage,
+		HeldFrames: h.held.len(), HeldBytes: h.held.bytes, Outage: h.outage, Changes: h.changes,
 	}
 	if h.bus != nil {
 		s.QueueBytes, s.QueueFrames, s.Sending = h.bus.holding()

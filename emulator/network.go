@@ -52,6 +52,10 @@ type Network struct {
 	// liveRank is the rank of the next change made while the network runs
 	// (ApplyNow): after every rank the configuration gave.
 	liveRank uint64
+	// plannedSaved is what each of the configuration's schedule entries
+	// (the first len(plannedSaved) of schedule) undoes in its hop's
+	// planned parameters (see Planned).
+	plannedSaved []HopParams
 }
 
 // flow is a flow's state. A run may have tens of thousands, each touched at
@@ -146,7 +150,7 @@ func New(cfg Config, obs Observer) (*Network, error) {
 		if err := hc.check(); err != nil {
 			errs = append(errs, fmt.Errorf("hop %q: %w", hc.Name, err))
 		}
-		n.hops = append(n.hops, hop{name: hc.Name, HopParams: hc.HopParams})
+		n.hops = append(n.hops, hop{name: hc.Name, HopParams: hc.HopParams, planned: hc.HopParams})
 	}
 	for _, fc := range cfg.Flows {
 		f := flow{name: fc.Name, route: slices.Clone(fc.Route), traffic: fc.Traffic, lead: fc.Lead}
@@ -173,6 +177,7 @@ func New(cfg Config, obs Observer) (*Network, error) {
 	}
 	errs = append(errs, n.buildBuses(cfg)...)
 	startRank, scheduleErrs := n.buildSchedule(cfg.Schedule)
+	n.plannedSaved = make([]HopParams, len(cfg.Schedule))
 	if err := errors.Join(append(errs, scheduleErrs...)...); err != nil {
 		return nil, err
 	}
@@ -204,6 +209,10 @@ func (n *Network) checkFlow(i int) error {
 	}
 	return nil
 }
+
+// Seed returns the seed the network was built with. It never changes, so
+// it may be read from any goroutine while the network runs.
+func (n *Network) Seed() uint64 { return n.seed }
 
 // Now returns the current virtual time.
 func (n *Network) Now() time.Duration { return n.now }
@@ -266,6 +275,7 @@ func (n *Network) dispatch(ev *event) {
 	case evRevert:
 		s := &n.schedule[ev.index]
 		s.Change.revert(n, &s.saved)
+		n.plan(int(ev.index), false)
 	case evStart:
 		n.switchSource(int(ev.index), true)
 	case evBus:

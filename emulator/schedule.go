@@ -143,6 +143,7 @@ func (n *Network) applyScheduled(i int) {
 	s.applied++
 	start, rank := s.At+time.Duration(k)*s.Every, s.first+uint64(k)*s.stride
 	s.Change.apply(n, &s.saved)
+	n.plan(i, true)
 	if s.For > 0 {
 		n.events.pushControl(event{at: start + s.For, kind: evRevert, index: int32(i)}, rank+1)
 	}
@@ -150,6 +151,32 @@ func (n *Network) applyScheduled(i int) {
 		n.events.pushControl(event{at: start + s.Every, kind: evApply, index: int32(i)}, rank+s.stride)
 	}
 }
+
+// plan follows schedule entry i, applied or undone, in its hop's planned
+// parameters, when the configuration gave it (ApplyNow's changes are not
+// the profile's).
+func (n *Network) plan(i int, apply bool) {
+	if i >= len(n.plannedSaved) {
+		return
+	}
+	c, ok := n.schedule[i].Change.(SetHop)
+	if !ok {
+		return
+	}
+	h := &n.hops[c.Hop]
+	if apply {
+		n.plannedSaved[i] = h.planned
+		h.planned.copyFields(&c.Params, c.Set)
+	} else {
+		h.planned.copyFields(&n.plannedSaved[i], c.Set)
+	}
+}
+
+// Planned returns hop i's parameters as the configuration and its
+// schedule set them now: what they would be had ApplyNow changed none.
+// Resetting a hop to them (ApplyNow of a SetHop with them) undoes the
+// changes made by hand.
+func (n *Network) Planned(i int) HopParams { return n.hops[i].planned }
 
 // A Change is one kind of timed change: a hop parameter, an outage, a
 // source switched on or off.
@@ -181,25 +208,26 @@ type SetHop struct {
 func (c SetHop) apply(n *Network, saved *savedState) {
 	h := &n.hops[c.Hop]
 	saved.params = h.HopParams
-	h.set(&c.Params, c.Set)
+	h.set(&c.Params, c.Set, n.now)
 }
 
-func (c SetHop) revert(n *Network, saved *savedState) { n.hops[c.Hop].set(&saved.params, c.Set) }
+func (c SetHop) revert(n *Network, saved *savedState) { n.hops[c.Hop].set(&saved.params, c.Set, n.now) }
 
 func (c SetHop) check(n *Network) error {
 	if err := n.checkHop(c.Hop); err != nil {
 		return err
 	}
-	if n.hops[c.Hop].bus != nil && c.Set&(FieldRate|FieldQueue|FieldOverhead|FieldPerFrame) != 0 {
-		return errorf("hop %q is a bus: its rate, queue, overhead and time per frame are the bus's own", n.hops[c.Hop].name)
+	if n.hops[c.Hop].bus != nil && c.Set&(FieldRate|FieldQueue|FieldOverhead|FieldPerFrame|FieldFlap) != 0 {
+		return errorf("hop %q is a bus: its rate, queue, overhead, time per frame and flap are the bus's own", n.hops[c.Hop].name)
 	}
 	return c.Params.check()
 }
 
-// set changes the parameters named in fields and restarts what depended on
-// the old values.
-func (h *hop) set(src *HopParams, fields HopField) {
+// set changes the parameters named in fields at now and restarts what
+// depended on the old values.
+func (h *hop) set(src *HopParams, fields HopField, now time.Duration) {
 	h.HopParams.copyFields(src, fields)
+	h.changes++
 	if fields&(FieldRate|FieldOverhead) != 0 {
 		h.carry = 0 // the remainder was in units of the old rate
 	}
@@ -214,6 +242,9 @@ func (h *hop) set(src *HopParams, fields HopField) {
 	}
 	if fields&FieldReorder != 0 {
 		h.reorderEpoch++
+	}
+	if fields&FieldFlap != 0 {
+		h.flapSince = now
 	}
 }
 

@@ -213,6 +213,9 @@ func (b *LoadedBench) Files() []string {
 		if m.Builtin == nil {
 			files = append(files, m.Source)
 		}
+		if m.FMU != nil && m.FMU.StandInFile != "" {
+			files = append(files, m.FMU.StandInFile)
+		}
 	}
 	for _, e := range b.Endpoints.Values {
 		if e.Replay != nil {

@@ -79,8 +79,10 @@ type FMUModel struct {
 	// Continue is whether the run goes on when the FMU fails.
 	Continue bool
 	// StandIn is whether a model's hardware part stands in for the
-	// hardware, so that the endpoint runs in virtual time.
-	StandIn bool
+	// hardware, so that the endpoint runs in virtual time; StandInFile is
+	// that model's file, "" for a built-in.
+	StandIn     bool
+	StandInFile string
 }
 
 // FMUSubsystem and PlaceholderSubsystem are the subsystems of an FMU
@@ -246,10 +248,11 @@ func checkFMU(d *decoder, path, benchSource string, e *FMUEndpoint) *BenchModel 
 	m.Subsystems = append(m.Subsystems, block.Subsystem())
 	var hardware []string
 	if h := e.Hardware; h != nil {
-		stand, names := standIn(d, path+".hardware", benchSource, h, m.Inputs)
+		stand, names, file := standIn(d, path+".hardware", benchSource, h, m.Inputs)
 		if stand == nil {
 			return nil
 		}
+		fm.StandInFile = file
 		m.Subsystems = append(m.Subsystems, stand.Subsystems...)
 		m.Inputs = append(m.Inputs, stand.Inputs...)
 		hardware = names
@@ -288,16 +291,16 @@ func checkFMU(d *decoder, path, benchSource string, e *FMUEndpoint) *BenchModel 
 
 // standIn is the hardware part of the model h names, for an FMU's plant
 // whose inputs are taken already: its subsystems, the model inputs they
-// read, and the subsystems' names.
-func standIn(d *decoder, path, benchSource string, h *FMUHardware, taken []plant.Input) (*plant.Model, []string) {
+// read, the subsystems' names and the model's file ("" for a built-in).
+func standIn(d *decoder, path, benchSource string, h *FMUHardware, taken []plant.Input) (*plant.Model, []string, string) {
 	lm := loadBenchModel(d, path, benchSource, "model", h.Model, h.Params, h.Inputs)
 	if lm == nil {
-		return nil, nil
+		return nil, nil, ""
 	}
 	_, hw, err := lm.Plant.Cut(h.Cut)
 	if err != nil {
 		d.errorAt(path+".cut", "%v", err)
-		return nil, nil
+		return nil, nil, ""
 	}
 	out := &plant.Model{}
 	names := hw.Subsystems()
@@ -305,7 +308,7 @@ func standIn(d *decoder, path, benchSource string, h *FMUHardware, taken []plant
 		if slices.Contains(names, s.Name) {
 			if s.Name == FMUSubsystem {
 				d.errorAt(path+".cut", "the hardware part has a subsystem named %s, which is the FMU's", FMUSubsystem)
-				return nil, nil
+				return nil, nil, ""
 			}
 			out.Subsystems = append(out.Subsystems, s)
 		}
@@ -315,7 +318,11 @@ func standIn(d *decoder, path, benchSource string, h *FMUHardware, taken []plant
 			out.Inputs = append(out.Inputs, in)
 		}
 	}
-	return out, names
+	file := ""
+	if lm.Builtin == nil {
+		file = lm.Source
+	}
+	return out, names, file
 }
 
 // placeholder is the hardware in an FMU's plant when no model stands in

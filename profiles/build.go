@@ -29,12 +29,12 @@ func (p *Profile) build(d *decoder) emulator.Config {
 			for _, given := range []struct {
 				key string
 				set bool
-			}{{"rate", h.Rate != nil}, {"queue", h.Queue != nil}, {"overhead", h.Overhead != nil}, {"per_frame", h.PerFrame != nil}} {
+			}{{"rate", h.Rate != nil}, {"queue", h.Queue != nil}, {"overhead", h.Overhead != nil}, {"per_frame", h.PerFrame != nil}, {"flap", h.Flap != nil}} {
 				if given.set {
 					d.errorAt(path+"."+given.key, "a bus has its own %s: give it under bus", given.key)
 				}
 			}
-		} else if h.Rate == nil {
+		} else if h.Rate == nil || h.Rate.none {
 			if h.Queue != nil && h.PerFrame == nil {
 				d.errorAt(path+".queue", "a hop without a rate or a time per frame has no queue; give it one or remove the queue")
 			}
@@ -119,11 +119,24 @@ func (s *HopSettings) apply(d *decoder, path string, base emulator.HopParams) (e
 	if s.Corrupt != nil {
 		base.Corrupt, set = s.Corrupt.build(), set|emulator.FieldCorrupt
 	}
+	if f := s.Flap; f != nil && f.none {
+		base.Flap, set = emulator.Flap{}, set|emulator.FieldFlap
+	} else if f != nil {
+		if f.Every <= 0 {
+			d.errorAt(path+".flap.every", "must be positive")
+		}
+		if f.Every > 0 && (f.For <= 0 || f.For > f.Every) {
+			d.errorAt(path+".flap.for", "must be positive and at most every (%v)", f.Every)
+		}
+		base.Flap, set = emulator.Flap{Rate: emulator.Rate(f.Rate), Every: time.Duration(f.Every), For: time.Duration(f.For)}, set|emulator.FieldFlap
+	}
 	return base, set
 }
 
 func (l *Loss) build(d *decoder, path string) emulator.LossModel {
 	switch {
+	case l.none:
+		return nil
 	case l.Random != nil:
 		return emulator.Bernoulli{P: float64(*l.Random)}
 	case l.Gilbert != nil:
@@ -156,6 +169,9 @@ var jitterKeys = map[JitterDist]struct{ needs, accepts []string }{
 
 func (j *Jitter) build(d *decoder, path string) emulator.Jitter {
 	var out emulator.Jitter
+	if j.none {
+		return out
+	}
 	if j.Correlation != nil {
 		out.Correlation = float64(*j.Correlation)
 	}
@@ -219,6 +235,8 @@ func (r *Reorder) build(d *decoder, path string) emulator.Reorder {
 
 func (c *Corrupt) build() emulator.Corruption {
 	switch {
+	case c.none:
+		return emulator.Corruption{}
 	case c.BER != nil:
 		return emulator.Corruption{BER: float64(*c.BER)}
 	case c.Frame != nil:

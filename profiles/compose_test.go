@@ -150,7 +150,7 @@ func TestSetErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"hops.a.rate=4 Mbps"}, `--set:1:13: hops.a.rate: "4 Mbps" is not a rate (want e.g. 4Mbit, 512kbit)`},
-		{[]string{"seed=1", "hops.a.dealy=1ms"}, `--set:2:8: hops.a.dealy: unknown key; did you mean delay? (want rate, delay, queue, overhead, per_frame, loss, jitter, reorder, duplicate, corrupt, bus)`},
+		{[]string{"seed=1", "hops.a.dealy=1ms"}, `--set:2:8: hops.a.dealy: unknown key; did you mean delay? (want rate, delay, queue, overhead, per_frame, loss, jitter, reorder, duplicate, corrupt, flap, bus)`},
 		{[]string{"hops.a.rate"}, `--set:1:1: want path=value, e.g. hops.core-up.rate=2Mbit`},
 		{[]string{"hops..rate=1Mbit"}, `--set:1:6: hops..rate: "" is not a key (want keys and list indices, e.g. schedule[0].at)`},
 		{[]string{"schedule[3].at=1s"}, `--set:1:10: schedule: has 1 entry; [3] is not one of them`},

@@ -14,6 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
+	"github.com/hilrig/hilrig/emulator"
 	"github.com/hilrig/hilrig/emulator/suggest"
 )
 
@@ -33,6 +34,14 @@ type scalarParser interface{ parseScalar(string) error }
 // as a mapping.
 type nodeDecoder interface {
 	decodeNode(d *decoder, n *yaml.Node, path string)
+}
+
+// absence is a key whose default is the absence of an impairment (no loss,
+// no jitter, no corruption, no flap): written none, it removes it, as a
+// schedule entry or a change made live (DELETE's reset) may need to.
+type absence interface {
+	setNone()
+	isNone() bool
 }
 
 // oneOf marks a struct whose fields are alternatives: exactly one is given.
@@ -226,6 +235,10 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 			return
 		}
 		v.Set(reflect.New(v.Type().Elem()))
+		if a, ok := v.Interface().(absence); ok && n.Kind == yaml.ScalarNode && n.Value == "none" {
+			a.setNone()
+			return
+		}
 		d.decode(n, v.Elem(), path)
 	case reflect.Struct:
 		d.decodeStruct(n, v, path)
@@ -382,13 +395,22 @@ func fieldsOf(t reflect.Type) []field {
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
+		doc, def := sf.Tag.Get("doc"), sf.Tag.Get("default")
+		if _, isHopKey := sf.Tag.Lookup("hop"); isHopKey {
+			// A hop's key is declared by the engine, with its meaning.
+			k, ok := emulator.LookupHopKey(name)
+			if !ok {
+				panic("profiles: " + t.Name() + "." + sf.Name + " is not one of the engine's hop keys")
+			}
+			doc, def = k.Doc, k.Default
+		}
 		fs = append(fs, field{
 			name:     name,
 			index:    []int{i},
 			typ:      sf.Type,
 			required: opts == "required",
-			doc:      sf.Tag.Get("doc"),
-			def:      sf.Tag.Get("default"),
+			doc:      doc,
+			def:      def,
 		})
 	}
 	fieldCache.Store(t, fs)

@@ -43,7 +43,7 @@ flows:
 	fmt.Println(err)
 	// Output:
 	// link.yaml:5:18: hops.uplink.rate: "2Mbyte" is not a rate (want e.g. 4Mbit, 512kbit)
-	// link.yaml:5:26: hops.uplink.dealy: unknown key; did you mean delay? (want rate, delay, queue, overhead, per_frame, loss, jitter, reorder, duplicate, corrupt, bus)
+	// link.yaml:5:26: hops.uplink.dealy: unknown key; did you mean delay? (want rate, delay, queue, overhead, per_frame, loss, jitter, reorder, duplicate, corrupt, flap, bus)
 	// link.yaml:7:17: flows.m2s.route[0]: no hop named "uplnk"; did you mean uplink?
 }
 

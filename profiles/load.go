@@ -104,7 +104,7 @@ func (d *decoder) load(root *yaml.Node, source string) (*Loaded, error) {
 		return nil, err
 	}
 	l := &Loaded{Profile: p, Source: source, Config: cfg, written: root, files: d.filesRead(p)}
-	l.defaults = d.unwritten(root, p, source)
+	l.defaults = d.unwritten(root, p, &cfg, source)
 	return l, nil
 }
 

@@ -60,7 +60,7 @@ func TestMalformedProfiles(t *testing.T) {
 			[]string{`x.yaml:3:13: hops.a.rate: "4 Mbps" is not a rate (want e.g. 4Mbit, 512kbit)`}},
 		{"misspelt key",
 			strings.Replace(minimal, "delay: 1ms", "dealy: 1ms", 1),
-			[]string{`x.yaml:4:7: hops.b.dealy: unknown key; did you mean delay? (want rate, delay, queue, overhead, per_frame, loss, jitter, reorder, duplicate, corrupt, bus)`}},
+			[]string{`x.yaml:4:7: hops.b.dealy: unknown key; did you mean delay? (want rate, delay, queue, overhead, per_frame, loss, jitter, reorder, duplicate, corrupt, flap, bus)`}},
 		{"unknown top-level key",
 			minimal + "sede: 3\n",
 			[]string{`x.yaml:9:1: sede: unknown key; did you mean seed? (want extends, name, description, seed, duration, hops, flows, schedule)`}},

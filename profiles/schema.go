@@ -27,18 +27,41 @@ type Profile struct {
 }
 
 // HopSettings are a hop's parameters; the schedule can change each of them.
+// Each is one of the engine's hop keys (hop tag): their meaning and default
+// are the engine's (emulator.HopKeys).
 type HopSettings struct {
-	Rate      *HopRate     `yaml:"rate" doc:"serialisation rate, a bit rate or a UART line ({baud, format}, see Serial lines): a frame takes (size+overhead)·8/rate to send; without a rate the hop has no queue and only delays" default:"none"`
-	Delay     *HopDelay    `yaml:"delay" doc:"propagation delay, added after serialisation: a duration, or {trace: FILE} to replay a recorded series frame by frame (see Trace-driven hops)" default:"0s"`
-	Queue     *Limit       `yaml:"queue" doc:"limit on what waits for the serialiser, in bytes or frames (not counting the frame being sent); a frame that would exceed it is dropped (tail drop)" default:"unlimited"`
-	Overhead  *Size        `yaml:"overhead" doc:"bytes added to every frame for serialisation only (headers, preamble)" default:"0B"`
-	PerFrame  *Duration    `yaml:"per_frame" doc:"time every frame takes to send whatever its size, added to its time at the rate: a relay that forwards one message every γ, a gateway's processing; with it a hop without a rate queues" default:"0s"`
-	Loss      *Loss        `yaml:"loss" doc:"which frames are lost as they enter the hop" default:"none"`
-	Jitter    *Jitter      `yaml:"jitter" doc:"random extra delay added to delay; the total is never negative" default:"none"`
-	Reorder   *Reorder     `yaml:"reorder" doc:"in_order: a frame never leaves before the frame of its flow ahead of it; allowed: jitter may reorder; {p, gap}: netem-style, see Semantics" default:"in_order"`
-	Duplicate *Probability `yaml:"duplicate" doc:"probability that a frame entering the hop is duplicated; the copy follows the original through the rest of the route" default:"0%"`
-	Corrupt   *Corrupt     `yaml:"corrupt" doc:"bit errors; corrupted frames are still delivered, with status corrupted" default:"none"`
+	Rate      *HopRate     `yaml:"rate" hop:""`
+	Delay     *HopDelay    `yaml:"delay" hop:""`
+	Queue     *Limit       `yaml:"queue" hop:""`
+	Overhead  *Size        `yaml:"overhead" hop:""`
+	PerFrame  *Duration    `yaml:"per_frame" hop:""`
+	Loss      *Loss        `yaml:"loss" hop:""`
+	Jitter    *Jitter      `yaml:"jitter" hop:""`
+	Reorder   *Reorder     `yaml:"reorder" hop:""`
+	Duplicate *Probability `yaml:"duplicate" hop:""`
+	Corrupt   *Corrupt     `yaml:"corrupt" hop:""`
+	Flap      *Flap        `yaml:"flap" hop:""`
 }
+
+// Flap is a rate that flaps.
+type Flap struct {
+	Rate  Rate     `yaml:"rate,required" doc:"the rate in each window"`
+	Every Duration `yaml:"every,required" doc:"a window opens every every"`
+	For   Duration `yaml:"for,required" doc:"how long each window lasts (at most every)"`
+
+	none bool // written none: no flap
+}
+
+func (l *Loss) setNone()       { *l = Loss{none: true} }
+func (l *Loss) isNone() bool   { return l.none }
+func (j *Jitter) setNone()     { *j = Jitter{none: true} }
+func (j *Jitter) isNone() bool { return j.none }
+func (c *Corrupt) setNone()    { *c = Corrupt{none: true} }
+func (c *Corrupt) isNone() bool {
+	return c.none
+}
+func (f *Flap) setNone()     { *f = Flap{none: true} }
+func (f *Flap) isNone() bool { return f.none }
 
 // Loss is one of the loss models.
 type Loss struct {
@@ -46,6 +69,8 @@ type Loss struct {
 	Gilbert *Gilbert     `yaml:"gilbert" doc:"Gilbert–Elliott two-state model (netem's gemodel)"`
 	Markov4 *Markov4     `yaml:"markov4" doc:"4-state model of Salsano et al. (netem's loss state)"`
 	Trace   *TraceRef    `yaml:"trace" doc:"a recorded series of which frames were lost, replayed in order: the k-th frame of each flow through the hop takes the k-th fate (see Trace-driven hops)"`
+
+	none bool // written none: no loss
 }
 
 func (*Loss) oneOf() {}
@@ -78,6 +103,7 @@ type Jitter struct {
 	Correlation *Correlation `yaml:"correlation" doc:"ρ of the AR(1) process on the extra delay, in (−1, 1)" default:"0"`
 
 	readFrom string // the file the empirical delays were read from
+	none     bool   // written none: no jitter
 }
 
 // Reorder is "in_order", "allowed", or {p, gap}.
@@ -107,6 +133,8 @@ func (Reorder) typeInfo() typeInfo {
 type Corrupt struct {
 	BER   *BitErrorRate `yaml:"ber" doc:"bit error rate: every bit flips independently with this probability"`
 	Frame *Probability  `yaml:"frame" doc:"probability that a frame has exactly one flipped bit"`
+
+	none bool // written none: no corruption
 }
 
 func (*Corrupt) oneOf() {}

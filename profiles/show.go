@@ -2,6 +2,8 @@ package profiles
 
 import (
 	"fmt"
+
+	"github.com/hilrig/hilrig/emulator"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -35,11 +37,13 @@ func (l *Loaded) AsWritten() []byte {
 
 // unwritten prepares the tree of the profile at source for AsWritten and
 // lists the values of p that were not written (no position recorded for
-// their path) but run with a default: the name, the seed, and what
-// resolveDefaults filled in. A file named by a base elsewhere or by a --set
+// their path) but run with a default: the name, the seed, a hop's keys
+// whose default is a rule that changes results (emulator.HopKey's
+// DefaultMatters: reorder's in_order, an unlimited queue on a hop that
+// serialises), and what resolveDefaults filled in. A file named by a base elsewhere or by a --set
 // (relative to the working directory) is renamed as seen from source, so
 // that the rendering reads the same file.
-func (d *decoder) unwritten(root *yaml.Node, p *Profile, source string) []string {
+func (d *decoder) unwritten(root *yaml.Node, p *Profile, cfg *emulator.Config, source string) []string {
 	r := renderer{source: source}
 	var defaults []string
 	// A default is written as YAML writes its value; most are the same
@@ -64,6 +68,14 @@ func (d *decoder) unwritten(root *yaml.Node, p *Profile, source string) []string
 	}
 	if _, ok := d.pos["seed"]; !ok {
 		defaults = append(defaults, "seed: 0")
+	}
+	for i, name := range p.Hops.Names {
+		for _, k := range emulator.HopKeys() {
+			at := "hops." + name + "." + k.Key
+			if _, written := d.pos[at]; !written && k.DefaultMatters(&cfg.Hops[i].HopParams) {
+				defaults = append(defaults, at+": "+k.Default)
+			}
+		}
 	}
 	var walk func(v reflect.Value, path string)
 	walk = func(v reflect.Value, path string) {
@@ -173,6 +185,9 @@ type renderer struct{ source string }
 // node renders v; depth decides the layout: the top level and flows are
 // blocks, anything deeper is written on one line.
 func (r renderer) node(v reflect.Value, depth int) *yaml.Node {
+	if a, ok := v.Addr().Interface().(absence); ok && a.isNone() {
+		return scalar("none")
+	}
 	switch x := v.Addr().Interface().(type) {
 	case *Jitter:
 		if x.File != nil {

@@ -175,3 +175,33 @@ func scalars(n *yaml.Node) []string {
 	}
 	return out
 }
+
+// TestShowListsDefaultsThatChangeResults: a default that is a rule (a
+// jittered flow kept in order; a queue that never drops) is listed where a
+// hop does not write it, and one that is the absence of an impairment (no
+// loss) is not.
+func TestShowListsDefaultsThatChangeResults(t *testing.T) {
+	l, err := Parse("p.yaml", []byte(`duration: 1s
+hops:
+  radio: {rate: 1Mbit, delay: 5ms, jitter: {dist: normal, sigma: 1ms}}
+  wire: {delay: 1ms, reorder: allowed}
+  relay: {per_frame: 2ms, queue: 10 frames}
+flows:
+  f: {route: [radio, wire, relay]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(l.AsWritten())
+	_, listed, _ := strings.Cut(text, "# Not written above, so their defaults:\n")
+	var got []string
+	for line := range strings.Lines(listed) {
+		if key, _, ok := strings.Cut(strings.TrimPrefix(line, "#   "), ":"); ok && strings.HasPrefix(key, "hops.") {
+			got = append(got, strings.TrimSpace(strings.TrimPrefix(line, "#   ")))
+		}
+	}
+	want := []string{"hops.radio.queue: unlimited", "hops.radio.reorder: in_order", "hops.relay.reorder: in_order"}
+	if !slices.Equal(got, want) {
+		t.Errorf("hop defaults listed %q, want %q\n%s", got, want, text)
+	}
+}

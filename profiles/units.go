@@ -265,7 +265,11 @@ type HopRate struct {
 	Format *UARTFormat `yaml:"format" doc:"data bits (5 to 8), parity (N none, E even, O odd, M mark, S space) and stop bits (1, 1.5 or 2): 8N1, 7E1, 8E2" default:"8N1"`
 
 	bits Rate // what the engine serialises at
+	none bool // written none: no rate (a change may remove one)
 }
+
+func (r *HopRate) setNone()     { *r = HopRate{none: true} }
+func (r *HopRate) isNone() bool { return r.none }
 
 func (r *HopRate) decodeNode(d *decoder, n *yaml.Node, path string) {
 	type plain HopRate

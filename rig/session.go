@@ -491,6 +491,25 @@ func (s *Session) Mode() Mode { return s.mode }
 // (Executor.Post).
 func (s *Session) Executor() *executor.Executor { return s.x }
 
+// CountEndpoints fills in the counts of a snapshot's endpoints from their
+// drivers, which keep them in atomics: from any goroutine, so that the
+// executor, which publishes the endpoints' state, need not read them.
+func (s *Session) CountEndpoints(snap *record.Snapshot) {
+	for i := range snap.Endpoints {
+		if i >= len(s.devices) {
+			return
+		}
+		c, ok := s.devices[i].Endpoint.(drivers.Counter)
+		if !ok {
+			continue
+		}
+		n := c.Counts()
+		ep := &snap.Endpoints[i]
+		ep.FramesIn, ep.FramesOut, ep.BytesIn, ep.BytesOut = n.FramesIn, n.FramesOut, n.BytesIn, n.BytesOut
+		ep.BadFrames, ep.WriteErrors = n.BadFrames, n.WriteErrors
+	}
+}
+
 // SummaryNow is the summary so far, in the shape of the final one, with
 // Stopped "running" while the run goes on. It is computed on the
 // executor's goroutine between two events; ctx bounds the wait.

@@ -167,10 +167,11 @@ output: y
 
 // badBench is a bench of the bad FMU (fmutest.Bad) misbehaving as mode
 // says at 0.5 s, isolated, its safe value y = -1, the controller of
-// loopModel standing in for the hardware; extra is more of its keys.
-func badBench(t *testing.T, dir string, mode int, extra string) string {
+// loopModel standing in for the hardware; extra is more of its keys. It
+// returns the bench's path and the FMU's.
+func badBench(t *testing.T, dir string, mode int, extra string) (bench, fmuPath string) {
 	t.Helper()
-	fmuPath := fmutest.Build(t, fmutest.Spec{Model: fmutest.Bad, Version: fmi.FMI2})
+	fmuPath = fmutest.Build(t, fmutest.Spec{Model: fmutest.Bad, Version: fmi.FMI2})
 	if err := os.WriteFile(filepath.Join(dir, "loop.yaml"), []byte(loopModel), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +192,7 @@ bind:
   to-plant:      {from: lag, to: controller}
   to-controller: {from: controller, to: lag}
 `, fmuPath, mode, extra, filepath.Join(dir, "ctl"))), 0o644)
-	return path
+	return path, fmuPath
 }
 
 // TestFMUFailureLeavesTheHardwareSafe: an isolated FMU that crashes
@@ -219,7 +220,7 @@ func TestFMUFailureLeavesTheHardwareSafe(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			bench := badBench(t, dir, c.mode, c.extra)
+			bench, _ := badBench(t, dir, c.mode, c.extra)
 			summary, signals, trace := filepath.Join(dir, "s.json"), filepath.Join(dir, "signals.csv"), filepath.Join(dir, "trace.csv")
 			out := runHilrig(t, "sim", profile, "--bench", bench, "--duration", "1s", "--summary", summary, "--signals", signals, "--trace", trace)
 			if out.code != 1 {
@@ -331,8 +332,19 @@ func TestFMUBenchErrors(t *testing.T) {
 			t.Errorf("%s%s → %s: exit %d:\n%s\nwant %q", c.extra, c.with, c.replace, out.code, out.stderr, c.want)
 		}
 	}
+	// The FMU and the stand-in's model file are files the bench reads: no
+	// output may overwrite them.
+	sub := t.TempDir()
+	bench, badFMU := badBench(t, sub, fmutest.Behave, "")
+	for _, read := range []string{filepath.Join(sub, "loop.yaml"), badFMU} {
+		before := mustRead(t, read)
+		out := runHilrig(t, "sim", profile, "--bench", bench, "--duration", "10ms", "--trace", read)
+		if out.code != 2 || !strings.Contains(out.stderr, "a file the bench reads") || !bytes.Equal(mustRead(t, read), before) {
+			t.Errorf("--trace %s: exit %d: %s", read, out.code, out.stderr)
+		}
+	}
 	missing := strings.Replace(string(mustRead(t, carBench(t, dir, fmuPath, ""))), fmuPath, filepath.Join(dir, "none.fmu"), 1)
-	bench := filepath.Join(dir, "missing.yaml")
+	bench = filepath.Join(dir, "missing.yaml")
 	os.WriteFile(bench, []byte(missing), 0o644)
 	if out := runHilrig(t, "check", profile, "--bench", bench); out.code != 2 || !strings.Contains(out.stderr, "endpoints.car.fmu.file:") || !strings.Contains(out.stderr, "none.fmu") {
 		t.Errorf("a missing FMU: exit %d: %s", out.code, out.stderr)

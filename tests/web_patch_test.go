@@ -224,7 +224,6 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	// The control strip: hop down (the controller's frames to the plant),
 	// delay 80 ms.
-	changed := time.Now()
 	if err := chromedp.Do(ctx,
 		chromedp.SetValue(chromedp.ID("hop"), "down"),
 		chromedp.SendKeys(chromedp.ID("delay"), "80ms"),
@@ -233,9 +232,15 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	evaluateUntil(t, ctx, "the change to be answered", `document.getElementById("message").textContent.includes("hop down changed")`)
+	// Answered, the change has taken effect: from then on a frame sent
+	// before it arrives within the old delay, and one sent after it 80 ms
+	// later. (Timed from the typing, a browser slow to type on a loaded
+	// machine, 160 ms, let old frames in.)
+	changed := time.Now()
 	evaluateUntil(t, ctx, "the delay plot to follow", `(() => { const f = hilrig.last.flows.find((f) => f.name === "m2s"); return f.delay_s && Math.abs(f.delay_s.p50 - 0.08) < 0.0001; })()`)
-	// Frames arriving 100 ms after the change were all sent after it took
-	// effect: each took the new 80 ms, plus how late it was released.
+	// Frames arriving 100 ms after the answer were all sent after the
+	// change took effect: each took the new 80 ms, plus how late it was
+	// released.
 	time.Sleep(300 * time.Millisecond)
 	got := l.plant.since(time.Duration(changed.Add(100 * time.Millisecond).UnixNano()))
 	if len(got) < 20 {

@@ -30,6 +30,14 @@ func (x *Executor) fillSnapshot(s *record.Snapshot) {
 		mp.Sync = m.syncProgress(s.Time)
 		s.Models = append(s.Models, mp)
 	}
+	for i := range x.endpoints {
+		e := &x.endpoints[i]
+		ep := record.EndpointProgress{Name: e.name, Gaps: uint64(len(e.gaps))}
+		if n := len(e.gaps); n > 0 && e.gaps[n-1][1] < 0 {
+			ep.Away, ep.AwaySince = true, e.gaps[n-1][0]
+		}
+		s.Endpoints = append(s.Endpoints, ep)
+	}
 	for _, l := range x.wires {
 		s.Wire = append(s.Wire, l.progress())
 	}

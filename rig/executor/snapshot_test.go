@@ -1,6 +1,8 @@
 package executor_test
 
 import (
+	"context"
+	"errors"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -149,5 +151,89 @@ func BenchmarkPublish(b *testing.B) {
 	for range b.N {
 		w.clock.Add(record.PublishEvery)
 		w.x.Step()
+	}
+}
+
+// scriptClock jumps from deadline to deadline, doing what is due on the
+// way (a device going away, coming back), and keeps every snapshot the
+// monitor holds at each of them.
+type scriptClock struct {
+	stepClock
+	mon   *record.Monitor
+	due   []scriptStep
+	snaps map[time.Duration]record.Snapshot
+}
+
+type scriptStep struct {
+	at time.Duration
+	do func()
+}
+
+func (c *scriptClock) Until(deadline time.Duration, pending func() bool) bool {
+	s := c.mon.Snapshot()
+	c.snaps[s.Time] = s
+	for len(c.due) > 0 && c.due[0].at <= deadline {
+		c.Set(c.due[0].at)
+		c.due[0].do()
+		c.due = c.due[1:]
+		return true
+	}
+	return c.stepClock.Until(deadline, pending)
+}
+
+// TestSnapshotShowsEndpointsAndLoss: the snapshot says whether each
+// device is there (away since when, and how many times it went) and the
+// loss each hop's model is set to now, which the live dashboard and the
+// metrics show.
+func TestSnapshotShowsEndpointsAndLoss(t *testing.T) {
+	p := parse(t, `duration: 1h
+hops:
+  link: {delay: 10ms, loss: {random: 2.5%}}
+  clean: {delay: 1ms}
+flows:
+  m2s: {route: [link]}
+  s2m: {route: [clean]}
+`)
+	in := executor.NewIngress(4, func() {})
+	mon := &record.Monitor{}
+	gone := errors.New("device vanished")
+	clock := &scriptClock{stepClock: stepClock{jump: true}, mon: mon, snaps: map[time.Duration]record.Snapshot{}, due: []scriptStep{
+		{150 * time.Millisecond, func() { in.Gone(0, 150*time.Millisecond, gone) }},
+		{350 * time.Millisecond, func() { in.Back(0, 350*time.Millisecond) }},
+		{550 * time.Millisecond, func() { in.Gone(0, 550*time.Millisecond, gone) }},
+	}}
+	x, err := executor.New(executor.Config{Network: p.Config, Clock: clock, End: 700 * time.Millisecond,
+		Ingress: in, FlowOf: []int{0, 1}, Reconnects: []bool{true, true}, Endpoints: []string{"controller", "plant"}, Monitor: mon})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct {
+		at        time.Duration
+		away      bool
+		awaySince time.Duration
+		gaps      uint64
+	}{
+		{at: 100 * time.Millisecond},
+		{at: 200 * time.Millisecond, away: true, awaySince: 150 * time.Millisecond, gaps: 1},
+		{at: 400 * time.Millisecond, gaps: 1},
+		{at: 600 * time.Millisecond, away: true, awaySince: 550 * time.Millisecond, gaps: 2},
+	} {
+		s, ok := clock.snaps[want.at]
+		if !ok || len(s.Endpoints) != 2 {
+			t.Fatalf("at %v: no snapshot with both endpoints: %+v", want.at, s.Endpoints)
+		}
+		c, pl := s.Endpoints[0], s.Endpoints[1]
+		if c.Name != "controller" || c.Away != want.away || c.AwaySince != want.awaySince || c.Gaps != want.gaps {
+			t.Errorf("at %v: controller %+v; want away %v since %v, %d gaps", want.at, c, want.away, want.awaySince, want.gaps)
+		}
+		if pl.Name != "plant" || pl.Away || pl.Gaps != 0 {
+			t.Errorf("at %v: plant %+v", want.at, pl)
+		}
+		if len(s.Hops) != 2 || s.Hops[0].Loss != 0.025 || s.Hops[1].Loss != 0 {
+			t.Errorf("at %v: hops %+v; want loss 0.025 and 0", want.at, s.Hops)
+		}
 	}
 }

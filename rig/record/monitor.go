@@ -114,9 +114,12 @@ type Snapshot struct {
 	Flows  []FlowProgress
 	Hops   []HopProgress
 	Models []ModelProgress
-	Wire   []WireProgress
-	Timing TimingProgress
-	Events int // how many events the run has recorded (Executor.Event)
+	// Endpoints are the devices the rig reads and writes (none in virtual
+	// time, where endpoints are played in software), in the bench's order.
+	Endpoints []EndpointProgress
+	Wire      []WireProgress
+	Timing    TimingProgress
+	Events    int // how many events the run has recorded (Executor.Event)
 
 	windows *publisherWindows // while it is being filled
 }
@@ -178,6 +181,27 @@ type HopProgress struct {
 	Outage      emulator.OutageMode
 	Rate        emulator.Rate
 	Delay       time.Duration
+	// Loss is the long-run fraction of frames its loss model loses as set
+	// now (emulator.LossModel.LossRate; 0 without one).
+	Loss    float64
+	Changes uint64 // to its parameters so far (emulator.HopState.Changes)
+}
+
+// EndpointProgress is a device endpoint so far: whether its device is
+// there, which the executor knows, and what the device's driver counted.
+type EndpointProgress struct {
+	Name string
+	// Away is whether the device is gone now (an open gap, waiting for it
+	// to come back); AwaySince when it went.
+	Away      bool
+	AwaySince time.Duration
+	Gaps      uint64 // times it went away
+	// The driver's counts (drivers.Counts). The executor leaves them
+	// zero: the driver keeps them in atomics of its own, which the live
+	// server's host reads off the executor's thread (rig.Session's
+	// CountEndpoints) before the snapshot crosses to the server.
+	FramesIn, FramesOut, BytesIn, BytesOut uint64
+	BadFrames, WriteErrors                 uint64
 }
 
 // ModelProgress is a model endpoint so far.
@@ -273,7 +297,7 @@ func overall(h *emulator.DelayHistogram) DelayProgress {
 // Reset starts filling the snapshot for the run's time t.
 func (s *Snapshot) Reset(t time.Duration, wall time.Time) {
 	s.Time, s.Wall = t, wall
-	s.Flows, s.Hops, s.Models, s.Wire = s.Flows[:0], s.Hops[:0], s.Models[:0], s.Wire[:0]
+	s.Flows, s.Hops, s.Models, s.Endpoints, s.Wire = s.Flows[:0], s.Hops[:0], s.Models[:0], s.Endpoints[:0], s.Wire[:0]
 	s.Timing, s.Events = TimingProgress{}, 0
 }
 
@@ -314,9 +338,13 @@ func (s *Snapshot) AddHandedFlow(name string, st *emulator.FlowStats, h *Handed)
 
 // AddHop adds a hop's line.
 func (s *Snapshot) AddHop(h emulator.HopState) {
+	var loss float64
+	if h.Params.Loss != nil {
+		loss = h.Params.Loss.LossRate()
+	}
 	s.Hops = append(s.Hops, HopProgress{
 		Name: h.Name, QueueBytes: h.QueueBytes, QueueFrames: h.QueueFrames, HeldFrames: h.HeldFrames,
-		Outage: h.Outage, Rate: h.Params.Rate, Delay: h.Params.Delay,
+		Outage: h.Outage, Rate: h.Params.Rate, Delay: h.Params.Delay, Loss: loss, Changes: h.Changes,
 	})
 }
 
@@ -332,11 +360,12 @@ func (s *Snapshot) SetTiming(release, wake *emulator.DelayHistogram, wakeups, in
 
 // copyFrom makes s a copy of src, reusing s's slices.
 func (s *Snapshot) copyFrom(src *Snapshot) {
-	flows, hops, models, wire := s.Flows, s.Hops, s.Models, s.Wire
+	flows, hops, models, endpoints, wire := s.Flows, s.Hops, s.Models, s.Endpoints, s.Wire
 	*s = *src
 	s.windows = nil
 	s.Flows = append(flows[:0], src.Flows...)
 	s.Hops = append(hops[:0], src.Hops...)
 	s.Models = append(models[:0], src.Models...)
+	s.Endpoints = append(endpoints[:0], src.Endpoints...)
 	s.Wire = append(wire[:0], src.Wire...)
 }

@@ -52,6 +52,8 @@ func (s *Snapshot) AppendBinary(b []byte) ([]byte, error) {
 		e.uint(uint64(h.Outage))
 		e.int(int64(h.Rate))
 		e.dur(h.Delay)
+		e.float(h.Loss)
+		e.uint(h.Changes)
 	}
 	e.uint(uint64(len(s.Models)))
 	for i := range s.Models {
@@ -79,6 +81,20 @@ func (s *Snapshot) AppendBinary(b []byte) ([]byte, error) {
 			e.float(c.Value)
 			e.bool(c.ToHardware)
 		}
+	}
+	e.uint(uint64(len(s.Endpoints)))
+	for i := range s.Endpoints {
+		p := &s.Endpoints[i]
+		e.str(p.Name)
+		e.bool(p.Away)
+		e.dur(p.AwaySince)
+		e.uint(p.Gaps)
+		e.uint(p.FramesIn)
+		e.uint(p.FramesOut)
+		e.uint(p.BytesIn)
+		e.uint(p.BytesOut)
+		e.uint(p.BadFrames)
+		e.uint(p.WriteErrors)
 	}
 	e.uint(uint64(len(s.Wire)))
 	for i := range s.Wire {
@@ -150,6 +166,8 @@ func (s *Snapshot) UnmarshalBinary(b []byte) error {
 		h.Outage = emulator.OutageMode(d.uint())
 		h.Rate = emulator.Rate(d.int())
 		h.Delay = d.dur()
+		h.Loss = d.float()
+		h.Changes = d.uint()
 	}
 	s.Models = resize(s.Models, d.count())
 	for i := range s.Models {
@@ -180,6 +198,20 @@ func (s *Snapshot) UnmarshalBinary(b []byte) error {
 			c.Value = d.float()
 			c.ToHardware = d.bool()
 		}
+	}
+	s.Endpoints = resize(s.Endpoints, d.count())
+	for i := range s.Endpoints {
+		p := &s.Endpoints[i]
+		p.Name = d.str()
+		p.Away = d.bool()
+		p.AwaySince = d.dur()
+		p.Gaps = d.uint()
+		p.FramesIn = d.uint()
+		p.FramesOut = d.uint()
+		p.BytesIn = d.uint()
+		p.BytesOut = d.uint()
+		p.BadFrames = d.uint()
+		p.WriteErrors = d.uint()
 	}
 	s.Wire = resize(s.Wire, d.count())
 	for i := range s.Wire {

@@ -3,7 +3,10 @@ package web
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -27,10 +30,11 @@ const MaxChanges = 100_000
 // each parameter of each hop, which is bounded by the hops: Host.)
 type asRunRecord struct {
 	mu       sync.Mutex
-	lines    []byte // the entries' lines, each ended by '\n'
-	kept     int    // lines in it
-	reserved int    // changes posted to the executor and not settled
-	next     uint64 // the number of the next change to keep
+	lines    []byte       // the entries' lines, each ended by '\n'
+	times    []entryTimes // when each acts, to write them in time order
+	kept     int          // lines in it
+	reserved int          // changes posted to the executor and not settled
+	next     uint64       // the number of the next change to keep
 	// early holds changes settled before one applied ahead of them:
 	// each waits for its turn, so that changes at one instant replay in
 	// the order they were applied.
@@ -87,15 +91,124 @@ func (r *asRunRecord) keep(seq uint64, line string, c change) {
 		delete(r.early, r.next)
 		r.next++
 		r.lines = append(append(r.lines, k.line...), '\n')
+		r.times = append(r.times, timesOf(&k.c.entry, MaxRunTime))
 		r.kept++
 	}
 }
 
 // entries returns the lines kept, in the order applied.
 func (r *asRunRecord) entries() []byte {
+	lines, _ := r.entriesAndTimes()
+	return lines
+}
+
+// entriesAndTimes returns the lines kept, in the order applied, and when
+// each acts.
+func (r *asRunRecord) entriesAndTimes() ([]byte, []entryTimes) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return bytes.Clone(r.lines)
+	return bytes.Clone(r.lines), slices.Clone(r.times)
+}
+
+// MaxRunTime stands for the end of a run when an entry recurs until it.
+const MaxRunTime = emulator.MaxDuration
+
+// entryTimes is when a schedule entry acts: from at, every every (0: once)
+// count times, each act undone length later (0: never), or, ramping, all
+// along length.
+type entryTimes struct {
+	at, length, every time.Duration
+	count             int64
+	ramp              bool
+}
+
+// timesOf is when e acts in a run that ends at end.
+func timesOf(e *profiles.ScheduleEntry, end time.Duration) entryTimes {
+	t := entryTimes{at: time.Duration(e.At), count: 1, ramp: e.Ramp != nil}
+	if e.For != nil {
+		t.length = time.Duration(*e.For)
+	}
+	if e.Every != nil && *e.Every > 0 {
+		t.every = time.Duration(*e.Every)
+		t.count = profiles.StartedBefore(t.at, t.every, math.MaxInt64, end)
+		if e.Count != nil {
+			t.count = min(t.count, int64(*e.Count))
+		}
+	}
+	return t
+}
+
+// span is the first and last instant at which t acts.
+func (t entryTimes) span() (first, last time.Duration) {
+	last = t.at
+	if t.count > 1 {
+		last += time.Duration(t.count-1) * t.every
+	}
+	return t.at, last + t.length
+}
+
+// mayActTogether reports whether a and b may act at one instant, where
+// which is written first decides which acts first. It is exact for
+// entries that act once, and says yes for recurring or ramping ones whose
+// spans meet.
+func mayActTogether(a, b entryTimes) bool {
+	af, al := a.span()
+	bf, bl := b.span()
+	switch {
+	case al < bf || bl < af:
+		return false
+	case a.count > 1 || b.count > 1 || a.ramp || b.ramp:
+		return true
+	}
+	acts := func(t entryTimes) []time.Duration {
+		if t.length > 0 {
+			return []time.Duration{t.at, t.at + t.length}
+		}
+		return []time.Duration{t.at}
+	}
+	for _, x := range acts(a) {
+		if slices.Contains(acts(b), x) {
+			return true
+		}
+	}
+	return false
+}
+
+// maxOrdered bounds the entries timeOrder orders (it takes their number
+// squared); a longer schedule is written in its own order.
+const maxOrdered = 2000
+
+// timeOrder is the order in which to write entries in time order: by
+// their first instant, but two that may act at one instant keep their
+// order, which decides which acts first, so that the schedule written
+// replays exactly as the one given.
+func timeOrder(ts []entryTimes) []int {
+	order := make([]int, 0, len(ts))
+	if len(ts) > maxOrdered {
+		for i := range ts {
+			order = append(order, i)
+		}
+		return order
+	}
+	placed := make([]bool, len(ts))
+	for range ts {
+		next := -1
+	candidates:
+		for i := range ts {
+			if placed[i] || next >= 0 && ts[i].at >= ts[next].at {
+				continue
+			}
+			for j := range i {
+				if !placed[j] && mayActTogether(ts[j], ts[i]) {
+					continue candidates // j must be written first
+				}
+			}
+			next = i
+		}
+		placed[next] = true
+		order = append(order, next)
+	}
+	return order
 }
 
 // entryAt is the line of a schedule entry at an instant: pre is the entry
@@ -112,6 +225,53 @@ func entryAt(pre string, at time.Duration) (string, bool) {
 // asRunMarker stands in the schedule for the changes made by hand while
 // the profile is written; it is then replaced by their lines.
 var asRunMarker = profiles.ScheduleEntry{Phase: "hilrig.as-run.changes"}
+
+// asRunMarkerN is the marker of the n-th group of changes made by hand.
+func asRunMarkerN(n int) profiles.ScheduleEntry {
+	return profiles.ScheduleEntry{Phase: profiles.PhaseName(fmt.Sprintf("%s.%d", asRunMarker.Phase, n))}
+}
+
+// asRunSchedule is the schedule of the as-run profile in time order: the
+// profile's entries (those the run reaches) and, among them, markers for
+// the groups of changes made by hand (byHand, when each acts), which were
+// applied after the profile's entries of their instant and stay after
+// them. It returns the schedule and the number of changes in each group.
+func asRunSchedule(profile []profiles.ScheduleEntry, end time.Duration, byHand []entryTimes) ([]profiles.ScheduleEntry, []int) {
+	times := make([]entryTimes, len(profile))
+	for i := range profile {
+		times[i] = timesOf(&profile[i], end)
+	}
+	order := timeOrder(times)
+	// slot[j]: how many of the profile's entries, in order, come before
+	// change j: every one that acts at or before it, or may act with it.
+	slot := make([]int, len(byHand))
+	for j, h := range byHand {
+		for q, i := range order {
+			if times[i].at <= h.at || mayActTogether(times[i], h) {
+				slot[j] = q + 1
+			}
+		}
+		if j > 0 {
+			slot[j] = max(slot[j], slot[j-1])
+		}
+	}
+	var out []profiles.ScheduleEntry
+	var groups []int
+	j := 0
+	for q := 0; q <= len(order); q++ {
+		if start := j; j < len(slot) && slot[j] == q {
+			for j < len(slot) && slot[j] == q {
+				j++
+			}
+			out = append(out, asRunMarkerN(len(groups)))
+			groups = append(groups, j-start)
+		}
+		if q < len(order) {
+			out = append(out, profile[order[q]])
+		}
+	}
+	return out, groups
+}
 
 // spliceChanges writes the lines of the changes made by hand where the
 // marker's line is in text, a profile written with the marker as the last

@@ -3,7 +3,9 @@
 // the run and its profile and to change hops, trigger outages and mark
 // phases while it runs; WebSocket telemetry at a rate each client
 // chooses; Prometheus metrics at /metrics; and a dashboard at / that is
-// embedded in the binary and works offline.
+// embedded in the binary and works offline. The server keeps the run's
+// history, bounded whatever the run's length (history.go), so that a
+// client that comes late is sent the run from its start.
 //
 // A server is linked to its session (link.go): hilrig runs it in a child
 // process of the rig (Dial, on the server's side; Host, on the rig's), so

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -55,6 +56,9 @@ func FuzzHopChangeBody(f *testing.F) {
 		// Durations at and beyond the longest the engine takes (issue 18).
 		`{"delay": "9223372036854775807ns"}`, `{"delay": "876600h"}`, `{"delay": "3155760000.000000001s"}`, `{"delay": "1ms", "for": "9223372036.854775807s"}`,
 		`{"mode": "drop", "for": "9223372036854775807ns"}`, `{"jitter": {"dist": "pareto", "mean": "9223372036854775807ns", "sigma": "1ms"}}`, `{"per_frame": "9223372036854775807ns"}`,
+		// A flapping rate, and removing impairments (what a reset writes).
+		`{"flap": {"rate": "100kbit", "every": "100ms", "for": "50ms"}}`, `{"flap": {"rate": "1bit", "every": "1ns", "for": "1ns"}}`, `{"flap": {"rate": "1Mbit", "every": "1s", "for": "2s"}}`,
+		`{"loss": "none", "jitter": "none", "corrupt": "none", "flap": "none", "rate": "none"}`, `{"loss": "nothing"}`,
 		// Loss models given in part: they take netem's defaults.
 		`{"loss": {"gilbert": {"p": "1%"}}}`, `{"loss": {"markov4": {"p13": "1%"}}}`,
 		// Files, which a live change does not read.
@@ -121,4 +125,55 @@ func (e *frameBeforeSent) Finished(f *emulator.Frame) {
 	if (f.Status == emulator.Delivered || f.Status == emulator.Corrupted || f.Status == emulator.Duplicate) && f.Done < f.Sent && *e == "" {
 		*e = frameBeforeSent(fmt.Sprintf("frame %d, sent at %v, delivered at %v", f.Seq, f.Sent, f.Done))
 	}
+}
+
+// FuzzResetPath sends DELETE to hop paths made of any hop and key names:
+// each is a reset (200, entries that are schedule lines), or a JSON error
+// with a 4xx naming what is wrong; nothing panics, and the as-run profile
+// still loads after every reset.
+func FuzzResetPath(f *testing.F) {
+	srv := pacedServer(f, longLink)
+	if w := serve(srv, "PATCH", "/api/v1/hops/link", `{"delay": "80ms", "loss": {"random": "5%"}}`); w.Code != http.StatusOK {
+		f.Fatalf("%d %s", w.Code, w.Body)
+	}
+	for _, seed := range [][2]string{{"link", ""}, {"link", "loss"}, {"link", "delay"}, {"", ""}, {"lnk", "loss"}, {"link", "dealy"}, {"link", "outage"}, {"link", "%2F"}, {"link", "flap"}} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, hop, key string) {
+		path := "/api/v1/hops"
+		if hop != "" {
+			path += "/" + url.PathEscape(hop)
+			if key != "" {
+				path += "/" + url.PathEscape(key)
+			}
+		}
+		w := serve(srv, "DELETE", path, "")
+		if w.Code == http.StatusTemporaryRedirect || w.Code == http.StatusMovedPermanently {
+			return // the mux cleans a path of . and .. and empty segments
+		}
+		var answer struct {
+			Error   string
+			Entries []string
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &answer); err != nil {
+			t.Fatalf("DELETE %s: %d, not JSON: %s", path, w.Code, w.Body)
+		}
+		switch {
+		case w.Code == http.StatusOK:
+			for _, e := range answer.Entries {
+				if !strings.HasPrefix(e, "{at: ") {
+					t.Fatalf("DELETE %s: entry %q", path, e)
+				}
+			}
+		case w.Code >= 400 && w.Code < 500 && answer.Error != "":
+		case w.Code == http.StatusTooManyRequests:
+		default:
+			t.Fatalf("DELETE %s: %d %s", path, w.Code, w.Body)
+		}
+		if w := serve(srv, "GET", "/api/v1/profile?as-run", ""); w.Code != http.StatusOK {
+			t.Fatalf("as-run: %d %s", w.Code, w.Body)
+		} else if _, err := profiles.Parse("as-run.yaml", w.Body.Bytes()); err != nil {
+			t.Fatalf("after DELETE %s the as-run profile does not load: %v\n%s", path, err, w.Body)
+		}
+	})
 }

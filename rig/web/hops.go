@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/hilrig/hilrig/emulator"
 	"github.com/hilrig/hilrig/emulator/suggest"
@@ -33,7 +36,7 @@ func (s *Server) hopIndex(w http.ResponseWriter, name string) (int, bool) {
 func (s *Server) getHops(w http.ResponseWriter, r *http.Request) {
 	var snap record.Snapshot
 	s.mon.Read(&snap)
-	writeJSON(w, http.StatusOK, message(&snap, "").Hops)
+	writeJSON(w, http.StatusOK, s.hopsOf(&snap))
 }
 
 func (s *Server) getHop(w http.ResponseWriter, r *http.Request) {
@@ -46,7 +49,7 @@ func (s *Server) getHop(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "the run has published nothing yet", "")
 		return
 	}
-	writeJSON(w, http.StatusOK, message(&snap, "").Hops[i])
+	writeJSON(w, http.StatusOK, s.hopsOf(&snap)[i])
 }
 
 // patchHop changes a hop's parameters now, as a profile writes them
@@ -261,42 +264,94 @@ func filesNamed(change []byte) []problem {
 	return problems
 }
 
-// HopSettingsJSON is a hop as a change leaves it: its parameters and what
-// it holds.
-type HopSettingsJSON struct {
-	Name        string  `json:"name"`
+// HopJSON is a hop as every answer gives it: GET /api/v1/hops, a
+// change's answer and the stream. Params holds every one of the engine's
+// keys (emulator.HopKeys), written as the profile language writes it (the
+// profile as it runs, GET /api/v1/profile, writes the same values); a key
+// the hop does not have reads as its default ("none"), and one set from a
+// file (a recorded series, measured delays) as fromFile. The numbers after
+// it are for plots.
+type HopJSON struct {
+	Name   string         `json:"name"`
+	Params map[string]any `json:"params"`
+	// Changes counts the changes made to the parameters so far, by the
+	// schedule or by hand.
+	Changes     uint64  `json:"changes"`
 	RateBps     int64   `json:"rate_bps"` // 0: no rate
 	DelayS      float64 `json:"delay_s"`
-	DelayTrace  bool    `json:"delay_trace,omitempty"` // the delay replays a recorded series
-	PerFrameS   float64 `json:"per_frame_s,omitempty"`
-	Queue       string  `json:"queue"` // unlimited, 30000B, 50 frames
-	OverheadB   int     `json:"overhead_bytes"`
-	Loss        string  `json:"loss"` // none, random, gilbert, markov4, trace
-	LossRate    float64 `json:"loss_rate"`
-	Jitter      bool    `json:"jitter"`
-	Duplicate   float64 `json:"duplicate"`
+	LossRate    float64 `json:"loss_rate"`        // the long-run fraction the loss model loses
 	Outage      string  `json:"outage,omitempty"` // drop or hold while down
 	QueueBytes  int64   `json:"queue_bytes"`
 	QueueFrames int     `json:"queue_frames"`
 	HeldFrames  int     `json:"held_frames"`
 }
 
-var lossNames = map[reflect.Type]string{
-	reflect.TypeFor[emulator.Bernoulli]():      "random",
-	reflect.TypeFor[emulator.GilbertElliott](): "gilbert",
-	reflect.TypeFor[emulator.Markov4]():        "markov4",
-	reflect.TypeFor[emulator.LossTrace]():      "trace",
-}
+// fromFile stands for a parameter that only a file gives.
+const fromFile = "set from a file (see the profile)"
 
-func hopSettings(h emulator.HopState) HopSettingsJSON {
-	p := h.Params
-	out := HopSettingsJSON{
-		Name: h.Name, RateBps: int64(p.Rate), DelayS: p.Delay.Seconds(), DelayTrace: p.DelayTrace != nil, PerFrameS: p.PerFrame.Seconds(),
-		Queue: profiles.Limit(p.Queue).String(), OverheadB: p.Overhead, Loss: "none", Jitter: p.Jitter.Dist != nil, Duplicate: p.Duplicate,
-		Outage: outageNames[h.Outage], QueueBytes: h.QueueBytes, QueueFrames: h.QueueFrames, HeldFrames: h.HeldFrames,
-	}
-	if p.Loss != nil {
-		out.Loss, out.LossRate = lossNames[reflect.TypeOf(p.Loss)], p.Loss.LossRate()
+// hopParams writes every key of p.
+func hopParams(p *emulator.HopParams) map[string]any {
+	out := make(map[string]any, len(emulator.HopKeys()))
+	var none emulator.HopParams
+	for _, k := range emulator.HopKeys() {
+		switch v, ok := profiles.HopValue(k.Key, p); {
+		case ok:
+			out[k.Key] = v
+		case reflect.DeepEqual(k.Value(p), k.Value(&none)):
+			out[k.Key] = k.Default
+		default:
+			out[k.Key] = fromFile
+		}
 	}
 	return out
+}
+
+func hopJSON(h emulator.HopState) HopJSON {
+	out := HopJSON{
+		Name: h.Name, Params: hopParams(&h.Params), Changes: h.Changes, RateBps: int64(h.Params.Rate), DelayS: h.Params.Delay.Seconds(),
+		Outage: outageNames[h.Outage], QueueBytes: h.QueueBytes, QueueFrames: h.QueueFrames, HeldFrames: h.HeldFrames,
+	}
+	if h.Params.Loss != nil {
+		out.LossRate = h.Params.Loss.LossRate()
+	}
+	return out
+}
+
+// paramsCache keeps each hop's parameters as written (hopParams), read
+// from the session when a snapshot counts more changes than it has: the
+// executor is asked once a change, however many clients read the hops.
+type paramsCache struct {
+	mu      sync.Mutex
+	changes []uint64
+	params  []map[string]any
+}
+
+// hopsOf is the hops of a snapshot, each with its parameters.
+func (s *Server) hopsOf(snap *record.Snapshot) []HopJSON {
+	hops := message(snap, "").Hops
+	c := &s.params
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	stale := len(c.params) != len(hops)
+	for i := range hops {
+		stale = stale || hops[i].Changes > c.changes[i]
+	}
+	if stale {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		a, err := s.run.ask(ctx, linkRequest{Op: "hops"})
+		cancel()
+		var now []HopJSON
+		if err == nil && a.Error == nil && json.Unmarshal(a.Hops, &now) == nil && len(now) == len(hops) {
+			c.changes, c.params = make([]uint64, len(now)), make([]map[string]any, len(now))
+			for i, h := range now {
+				c.changes[i], c.params[i] = h.Changes, h.Params
+			}
+		}
+	}
+	for i := range hops {
+		if i < len(c.params) {
+			hops[i].Params = c.params[i]
+		}
+	}
+	return hops
 }

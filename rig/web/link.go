@@ -3,7 +3,9 @@ package web
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,6 +62,8 @@ type hello struct {
 	Seed    uint64    `json:"seed"`
 	End     int64     `json:"end_ns"`
 	Started time.Time `json:"started"` // when the host was made
+	// RunID tells this run from every other: 64 random bits, in hex.
+	RunID string `json:"run_id"`
 }
 
 // linkRequest is a server's question to its host.
@@ -77,6 +81,9 @@ type linkRequest struct {
 	For   int64  `json:"for_ns,omitempty"`
 	// Events: those after the first Since.
 	Since int `json:"since,omitempty"`
+	// A reset: the keys to return to the profile's values (all: none) of
+	// Hop (all: empty).
+	Keys []string `json:"keys,omitempty"`
 }
 
 // linkAnswer is a host's answer.
@@ -92,6 +99,10 @@ type linkAnswer struct {
 	Queued int64           `json:"queued_ns,omitempty"`
 	Wall   time.Time       `json:"wall,omitzero"`
 	Hop    json.RawMessage `json:"hop,omitempty"`
+	// The hops as they are now ([]HopJSON).
+	Hops json.RawMessage `json:"hops,omitempty"`
+	// A reset: each hop's part, in the order applied.
+	Resets []resetDone `json:"resets,omitempty"`
 	// The summary so far, the events, or the profile as it runs now.
 	Summary *record.Summary `json:"summary,omitempty"`
 	Events  []record.Event  `json:"events,omitempty"`
@@ -192,7 +203,7 @@ func NewHost(s *rig.Session, mon *record.Monitor, conn net.Conn, log io.Writer) 
 	h := &Host{s: s, mon: mon, conn: conn, ended: make(chan struct{}), served: make(chan struct{}), latest: map[hopParam]*change{},
 		logf: func(format string, args ...any) { fmt.Fprintf(log, "hilrig: "+format+"\n", args...) }}
 	p := s.Profile()
-	hi := hello{Source: p.Source, Profile: p.YAML(), Clock: s.Mode().String(), Seed: s.Executor().Network().Summary().Seed, End: int64(s.Executor().End()), Started: time.Now()}
+	hi := hello{Source: p.Source, Profile: p.YAML(), Clock: s.Mode().String(), Seed: s.Executor().Network().Summary().Seed, End: int64(s.Executor().End()), Started: time.Now(), RunID: newRunID()}
 	if b := s.Bench(); b != nil {
 		hi.Bench = b.Name
 	}
@@ -202,6 +213,14 @@ func NewHost(s *rig.Session, mon *record.Monitor, conn net.Conn, log io.Writer) 
 	go h.answer()
 	go h.publish()
 	return h, nil
+}
+
+// newRunID returns 64 random bits in hex: unique enough to tell runs
+// apart in a Prometheus server's years of series.
+func newRunID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 func (h *Host) write(kind byte, v any) error {
@@ -256,6 +275,7 @@ func (h *Host) publish() {
 		}
 		if h.mon.Seq() != last && h.mon.Read(&snap) {
 			last = snap.Seq
+			h.s.CountEndpoints(&snap)
 			buf, _ = snap.AppendBinary(buf[:frameHeader])
 			h.wmu.Lock()
 			err := writeFrame(h.conn, kindSnapshot, buf)
@@ -342,6 +362,20 @@ func (h *Host) do(q linkRequest) linkAnswer {
 		return linkAnswer{Profile: text}
 	case "change":
 		return h.change(ctx, q)
+	case "reset":
+		return h.reset(ctx, q)
+	case "hops":
+		hops, err := h.hopsNow(ctx)
+		if err != nil {
+			return linkAnswer{Error: &linkError{Code: http.StatusServiceUnavailable, Msg: err.Error()}}
+		}
+		out := make([]HopJSON, len(hops))
+		for i, hs := range hops {
+			out[i] = hopJSON(hs)
+		}
+		a := linkAnswer{}
+		a.Hops, _ = json.Marshal(out)
+		return a
 	case "phase":
 		return h.phase(ctx, q)
 	}
@@ -397,12 +431,12 @@ func (h *Host) change(ctx context.Context, q linkRequest) linkAnswer {
 			return
 		}
 		h.note(x, now, q.Event, posted, &a)
-		for _, f := range hopFields {
-			if c.set&f.field != 0 {
-				h.latest[hopParam{i, f.field}] = c
+		for _, k := range emulator.HopKeys() {
+			if c.set&k.Field != 0 {
+				h.latest[hopParam{i, k.Field}] = c
 			}
 		}
-		a.Hop, _ = json.Marshal(hopSettings(x.Network().HopNow(i)))
+		a.Hop, _ = json.Marshal(hopJSON(x.Network().HopNow(i)))
 	})
 	if !ok {
 		return linkAnswer{Ended: true}
@@ -441,6 +475,33 @@ func (h *Host) note(x *executor.Executor, now time.Duration, event string, poste
 	h.applied++
 }
 
+// hopsNow reads the hops as they are now on the executor, or as the run
+// left them.
+func (h *Host) hopsNow(ctx context.Context) ([]emulator.HopState, error) {
+	var hops []emulator.HopState
+	if !h.started.Load() { // as the profile sets them
+		for _, hc := range h.s.Profile().Config.Hops {
+			hops = append(hops, emulator.HopState{Name: hc.Name, Params: hc.HopParams})
+		}
+		return hops, nil
+	}
+	read := func(x *executor.Executor, _ time.Duration) { hops = networkHops(x.Network()) }
+	select {
+	case <-h.ended: // the executor has stopped: its network may be read here
+		read(h.s.Executor(), 0)
+	default:
+		if !h.onExecutor(ctx, read) {
+			select {
+			case <-h.ended:
+				read(h.s.Executor(), 0)
+			default:
+				return nil, errors.New("the executor did not answer in time, or the run has not started")
+			}
+		}
+	}
+	return hops, nil
+}
+
 // profileNow writes the resolved profile as it runs now (see getProfile):
 // the hops' parameters as they are at this instant, read on the executor
 // (or as the run left them); written here, off the executor.
@@ -448,7 +509,7 @@ func (h *Host) profileNow(ctx context.Context) (string, error) {
 	p := *h.s.Profile()
 	prof := *p.Profile
 	end := h.s.Executor().End()
-	prof.Seed, prof.Duration, prof.Schedule = h.s.Executor().Network().Summary().Seed, profiles.Duration(end), within(prof.Schedule, end)
+	prof.Seed, prof.Duration, prof.Schedule = h.s.Executor().Network().Seed(), profiles.Duration(end), within(prof.Schedule, end)
 	var now time.Duration
 	var hops []emulator.HopState
 	var latest map[hopParam]*change
@@ -490,6 +551,7 @@ type remote struct {
 	hello   hello
 	profile *profiles.Loaded
 	mon     *record.Monitor // fed with the host's snapshots
+	history *history        // and so is this
 
 	wmu     sync.Mutex
 	mu      sync.Mutex
@@ -503,8 +565,9 @@ type remote struct {
 	lost    error         // why the link was lost, if it was
 }
 
-// dial reads the host's hello from conn and begins to follow the run.
-func dial(conn net.Conn) (*remote, error) {
+// dial reads the host's hello from conn and begins to follow the run,
+// keeping its history in hist.
+func dial(conn net.Conn, hist *history) (*remote, error) {
 	r := bufio.NewReader(conn)
 	kind, payload, err := readFrame(r, nil)
 	if err != nil {
@@ -513,7 +576,7 @@ func dial(conn net.Conn) (*remote, error) {
 	if kind != kindHello {
 		return nil, fmt.Errorf("the link began with a frame of kind %q, not the run's description", kind)
 	}
-	rm := &remote{conn: conn, mon: &record.Monitor{}, pending: map[uint64]chan linkAnswer{},
+	rm := &remote{conn: conn, mon: &record.Monitor{}, history: hist, pending: map[uint64]chan linkAnswer{},
 		started: make(chan struct{}), ended: make(chan struct{}), closed: make(chan struct{})}
 	if err := json.Unmarshal(payload, &rm.hello); err != nil {
 		return nil, fmt.Errorf("the run's description: %w", err)
@@ -541,6 +604,7 @@ func (rm *remote) follow(r *bufio.Reader) {
 		close(rm.closed)
 	}()
 	var buf []byte
+	var snap record.Snapshot // the latest, for the history
 	for {
 		kind, payload, err := readFrame(r, buf)
 		buf = payload
@@ -554,12 +618,15 @@ func (rm *remote) follow(r *bufio.Reader) {
 		case kindStarted:
 			startOnce.Do(func() { close(rm.started) })
 		case kindSnapshot:
-			var bad error
-			rm.mon.Publish(func(s *record.Snapshot) { bad = s.UnmarshalBinary(payload) })
-			if bad != nil {
-				rm.lost = bad
+			// Decoded once for the history, which takes every snapshot,
+			// and once into the monitor, which skips one while readers
+			// hold its slots.
+			if err := snap.UnmarshalBinary(payload); err != nil {
+				rm.lost = err
 				return
 			}
+			rm.history.add(&snap)
+			rm.mon.Publish(func(s *record.Snapshot) { s.UnmarshalBinary(payload) })
 		case kindAnswer:
 			var a linkAnswer
 			if err := json.Unmarshal(payload, &a); err != nil {

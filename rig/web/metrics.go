@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"strconv"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +16,10 @@ import (
 // counters ending in _total. They are read from the latest snapshot at
 // each scrape.
 var (
+	runInfoMetric = prometheus.NewDesc("hilrig_run_info",
+		"Always 1: the run, by its labels (run_id tells one run from every other).", []string{"profile", "bench", "clock", "seed", "run_id"}, nil)
+	runStart = prometheus.NewDesc("hilrig_run_start_time_seconds",
+		"When the run's rig started it, in seconds since the Unix epoch.", nil, nil)
 	runSeconds = prometheus.NewDesc("hilrig_run_time_seconds",
 		"The run's clock: time since it started (virtual or real).", nil, nil)
 	runUp = prometheus.NewDesc("hilrig_run_running",
@@ -38,6 +43,30 @@ var (
 		"A hop's serialisation rate now (absent: the hop only delays).", []string{"hop"}, nil)
 	hopDelay = prometheus.NewDesc("hilrig_hop_delay_seconds",
 		"A hop's propagation delay now.", []string{"hop"}, nil)
+	hopLoss = prometheus.NewDesc("hilrig_hop_loss_ratio",
+		"The long-run fraction of frames a hop's loss model loses, as it is set now (0: no loss).", []string{"hop"}, nil)
+	endpointConnected = prometheus.NewDesc("hilrig_endpoint_connected",
+		"1 while a device endpoint's device is there, 0 while the rig waits for it to come back.", []string{"endpoint"}, nil)
+	endpointGaps = prometheus.NewDesc("hilrig_endpoint_gaps_total",
+		"Times a device endpoint's device went away.", []string{"endpoint"}, nil)
+	endpointFrames = prometheus.NewDesc("hilrig_endpoint_frames_total",
+		"Frames a device endpoint read from its device (direction in) and wrote to it (out).", []string{"endpoint", "direction"}, nil)
+	endpointBytes = prometheus.NewDesc("hilrig_endpoint_bytes_total",
+		"Bytes a device endpoint read from its device (direction in, framing included) and wrote to it (out).", []string{"endpoint", "direction"}, nil)
+	endpointBad = prometheus.NewDesc("hilrig_endpoint_bad_frames_total",
+		"Frames read from a device endpoint and dropped: too long, or not decodable in its framing.", []string{"endpoint"}, nil)
+	endpointWriteErrors = prometheus.NewDesc("hilrig_endpoint_write_errors_total",
+		"Frames a device endpoint's device did not take: away, not reading, or failing.", []string{"endpoint"}, nil)
+	wireMessages = prometheus.NewDesc("hilrig_endpoint_wire_messages_total",
+		"Well-formed rig wire protocol messages an endpoint's sender sent.", []string{"endpoint"}, nil)
+	wireCRC = prometheus.NewDesc("hilrig_endpoint_crc_errors_total",
+		"Rig wire protocol frames of an endpoint that failed their CRC.", []string{"endpoint"}, nil)
+	wireMalformed = prometheus.NewDesc("hilrig_endpoint_malformed_messages_total",
+		"Rig wire protocol frames of an endpoint whose CRC held but which are no message (too short, an unknown version or type, a payload that does not fit).", []string{"endpoint"}, nil)
+	wireMissed = prometheus.NewDesc("hilrig_endpoint_missed_messages_total",
+		"Rig wire protocol messages of an endpoint skipped in its numbering and not received since.", []string{"endpoint"}, nil)
+	wireOneWay = prometheus.NewDesc("hilrig_endpoint_one_way_delay_seconds",
+		"The one-way delay of an endpoint's last rig wire protocol message, from its sender's clock (once the clock is known).", []string{"endpoint"}, nil)
 	modelOutput = prometheus.NewDesc("hilrig_model_output",
 		"A model endpoint's output of interest now.", []string{"endpoint", "signal"}, nil)
 	modelReference = prometheus.NewDesc("hilrig_model_reference_output",
@@ -87,8 +116,9 @@ func (s *Server) metricsHandler() http.Handler {
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{runSeconds, runUp, flowSent, flowFrames, flowDelay, hopQueueBytes, hopQueueFrames, hopHeldFrames,
-		hopDown, hopRate, hopDelay, modelOutput, modelReference, modelMaxError, modelExchanges, modelOverruns, syncOut, syncTDiff,
+	for _, d := range []*prometheus.Desc{runInfoMetric, runStart, runSeconds, runUp, flowSent, flowFrames, flowDelay, hopQueueBytes, hopQueueFrames, hopHeldFrames,
+		hopDown, hopRate, hopDelay, hopLoss, endpointConnected, endpointGaps, endpointFrames, endpointBytes, endpointBad, endpointWriteErrors,
+		wireMessages, wireCRC, wireMalformed, wireMissed, wireOneWay, modelOutput, modelReference, modelMaxError, modelExchanges, modelOverruns, syncOut, syncTDiff,
 		releaseLate, wakeups, ingressDropped, skipped, streamClients, streamDropped} {
 		ch <- d
 	}
@@ -102,6 +132,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	if c.srv.state() == "running" {
 		running = 1
 	}
+	hi := &c.srv.run.hello
+	ch <- prometheus.MustNewConstMetric(runInfoMetric, prometheus.GaugeValue, 1, c.srv.run.profile.Name, hi.Bench, hi.Clock, strconv.FormatUint(hi.Seed, 10), hi.RunID)
+	ch <- prometheus.MustNewConstMetric(runStart, prometheus.GaugeValue, float64(hi.Started.UnixNano())/1e9)
 	ch <- prometheus.MustNewConstMetric(runUp, prometheus.GaugeValue, running)
 	ch <- prometheus.MustNewConstMetric(skipped, prometheus.CounterValue, float64(c.srv.mon.Skipped()))
 	ch <- prometheus.MustNewConstMetric(streamClients, prometheus.GaugeValue, float64(c.srv.clients.Load()))
@@ -140,6 +173,26 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(hopRate, prometheus.GaugeValue, float64(h.Rate), h.Name)
 		}
 		ch <- prometheus.MustNewConstMetric(hopDelay, prometheus.GaugeValue, h.Delay.Seconds(), h.Name)
+		ch <- prometheus.MustNewConstMetric(hopLoss, prometheus.GaugeValue, h.Loss, h.Name)
+	}
+	for _, e := range s.Endpoints {
+		ch <- prometheus.MustNewConstMetric(endpointConnected, prometheus.GaugeValue, flag(!e.Away), e.Name)
+		ch <- prometheus.MustNewConstMetric(endpointGaps, prometheus.CounterValue, float64(e.Gaps), e.Name)
+		ch <- prometheus.MustNewConstMetric(endpointFrames, prometheus.CounterValue, float64(e.FramesIn), e.Name, "in")
+		ch <- prometheus.MustNewConstMetric(endpointFrames, prometheus.CounterValue, float64(e.FramesOut), e.Name, "out")
+		ch <- prometheus.MustNewConstMetric(endpointBytes, prometheus.CounterValue, float64(e.BytesIn), e.Name, "in")
+		ch <- prometheus.MustNewConstMetric(endpointBytes, prometheus.CounterValue, float64(e.BytesOut), e.Name, "out")
+		ch <- prometheus.MustNewConstMetric(endpointBad, prometheus.CounterValue, float64(e.BadFrames), e.Name)
+		ch <- prometheus.MustNewConstMetric(endpointWriteErrors, prometheus.CounterValue, float64(e.WriteErrors), e.Name)
+	}
+	for _, w := range s.Wire {
+		ch <- prometheus.MustNewConstMetric(wireMessages, prometheus.CounterValue, float64(w.Messages), w.Name)
+		ch <- prometheus.MustNewConstMetric(wireCRC, prometheus.CounterValue, float64(w.CRCErrors), w.Name)
+		ch <- prometheus.MustNewConstMetric(wireMalformed, prometheus.CounterValue, float64(w.Malformed), w.Name)
+		ch <- prometheus.MustNewConstMetric(wireMissed, prometheus.CounterValue, float64(w.Missed), w.Name)
+		if w.ClockKnown {
+			ch <- prometheus.MustNewConstMetric(wireOneWay, prometheus.GaugeValue, w.OneWay.Seconds(), w.Name)
+		}
 	}
 	for _, m := range s.Models {
 		if m.Output != "" {

@@ -1,13 +1,14 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"reflect"
 	"slices"
-	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hilrig/hilrig/emulator"
@@ -40,16 +41,20 @@ func (s *Server) getProfile(w http.ResponseWriter, r *http.Request) {
 	p := *s.run.profile
 	prof := *p.Profile
 	end := time.Duration(s.run.hello.End)
-	prof.Seed, prof.Duration, prof.Schedule = s.run.hello.Seed, profiles.Duration(end), within(prof.Schedule, end)
-	byHand := s.asRun.entries() // the changes made by hand
-	if len(byHand) > 0 {
-		prof.Schedule = append(prof.Schedule, asRunMarker)
-	}
+	byHand, times := s.asRun.entriesAndTimes() // the changes made by hand
+	var groups []int
+	prof.Seed, prof.Duration = s.run.hello.Seed, profiles.Duration(end)
+	prof.Schedule, groups = asRunSchedule(within(prof.Schedule, end), end, times)
 	p.Profile = &prof
 	text := p.YAML()
-	if len(byHand) > 0 {
+	for g, n := range groups {
+		var lines []byte
+		for range n {
+			line, rest, _ := bytes.Cut(byHand, []byte("\n"))
+			lines, byHand = append(append(lines, line...), '\n'), rest
+		}
 		var err error
-		if text, err = spliceChanges(text, s.renderEntry(asRunMarker), byHand); err != nil {
+		if text, err = spliceChanges(text, s.renderEntry(asRunMarkerN(g)), lines); err != nil {
 			writeError(w, http.StatusInternalServerError, "writing the as-run profile: "+err.Error(), "")
 			return
 		}
@@ -86,90 +91,16 @@ func networkHops(n *emulator.Network) []emulator.HopState {
 	return hops
 }
 
-// hopField is one of a hop's parameters: the engine's field, its key in
-// the profile language, its field in profiles.HopSettings, its value in
-// the engine's parameters, and that value written as a change's body
-// does (false: it cannot be).
-type hopField struct {
-	field  emulator.HopField
-	key    string
-	name   string
-	value  func(p *emulator.HopParams) any
-	render func(p *emulator.HopParams) (any, bool)
-}
-
-var hopFields = []hopField{
-	{emulator.FieldRate, "rate", "Rate", func(p *emulator.HopParams) any { return p.Rate },
-		func(p *emulator.HopParams) (any, bool) { return p.Rate.String(), p.Rate > 0 }},
-	{emulator.FieldDelay, "delay", "Delay", func(p *emulator.HopParams) any { return [2]any{p.Delay, p.DelayTrace} },
-		func(p *emulator.HopParams) (any, bool) { return duration(p.Delay), p.DelayTrace == nil }},
-	{emulator.FieldQueue, "queue", "Queue", func(p *emulator.HopParams) any { return p.Queue },
-		func(p *emulator.HopParams) (any, bool) { return p.Queue.String(), p.Queue.Unit != emulator.Unlimited }},
-	{emulator.FieldOverhead, "overhead", "Overhead", func(p *emulator.HopParams) any { return p.Overhead },
-		func(p *emulator.HopParams) (any, bool) { return strconv.Itoa(p.Overhead) + "B", true }},
-	{emulator.FieldPerFrame, "per_frame", "PerFrame", func(p *emulator.HopParams) any { return p.PerFrame },
-		func(p *emulator.HopParams) (any, bool) { return duration(p.PerFrame), true }},
-	{emulator.FieldLoss, "loss", "Loss", func(p *emulator.HopParams) any { return p.Loss }, renderLoss},
-	{emulator.FieldJitter, "jitter", "Jitter", func(p *emulator.HopParams) any { return p.Jitter }, renderJitter},
-	{emulator.FieldReorder, "reorder", "Reorder", func(p *emulator.HopParams) any { return p.Reorder }, renderReorder},
-	{emulator.FieldDuplicate, "duplicate", "Duplicate", func(p *emulator.HopParams) any { return p.Duplicate },
-		func(p *emulator.HopParams) (any, bool) { return probability(p.Duplicate), true }},
-	{emulator.FieldCorrupt, "corrupt", "Corrupt", func(p *emulator.HopParams) any { return p.Corrupt }, renderCorrupt},
-}
-
-func duration(d time.Duration) string { return profiles.Duration(d).String() }
-func probability(p float64) string    { return profiles.Probability(p).String() }
-
-func renderLoss(p *emulator.HopParams) (any, bool) {
-	switch m := p.Loss.(type) {
-	case emulator.Bernoulli:
-		return map[string]any{"random": probability(m.P)}, true
-	case emulator.GilbertElliott:
-		return map[string]any{"gilbert": map[string]string{"p": probability(m.P), "r": probability(m.R), "loss_bad": probability(m.LossBad), "loss_good": probability(m.LossGood)}}, true
-	case emulator.Markov4:
-		return map[string]any{"markov4": map[string]string{"p13": probability(m.P13), "p31": probability(m.P31), "p32": probability(m.P32), "p23": probability(m.P23), "p14": probability(m.P14)}}, true
+// settingsField is the field of profiles.HopSettings that holds a hop's
+// key, found by its yaml tag.
+func settingsField(key string) string {
+	t := reflect.TypeFor[profiles.HopSettings]()
+	for i := range t.NumField() {
+		if k, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); k == key {
+			return t.Field(i).Name
+		}
 	}
-	return nil, false // none, or a recorded series
-}
-
-func renderJitter(p *emulator.HopParams) (any, bool) {
-	var out map[string]any
-	switch d := p.Jitter.Dist.(type) {
-	case emulator.Uniform:
-		out = map[string]any{"dist": "uniform", "spread": duration(d.Spread)}
-	case emulator.Normal:
-		out = map[string]any{"dist": "normal", "sigma": duration(d.Sigma)}
-	case emulator.Pareto:
-		out = map[string]any{"dist": "pareto", "mean": duration(d.Mean), "sigma": duration(d.Sigma)}
-	case emulator.ParetoNormal:
-		out = map[string]any{"dist": "paretonormal", "mean": duration(d.Mean), "sigma": duration(d.Sigma)}
-	default:
-		return nil, false // none, or an empirical distribution
-	}
-	if c := p.Jitter.Correlation; c != 0 {
-		out["correlation"] = strconv.FormatFloat(c, 'g', -1, 64)
-	}
-	return out, true
-}
-
-func renderReorder(p *emulator.HopParams) (any, bool) {
-	switch p.Reorder.Mode {
-	case emulator.InOrder:
-		return "in_order", true
-	case emulator.ReorderAllowed:
-		return "allowed", true
-	}
-	return map[string]any{"p": probability(p.Reorder.P), "gap": p.Reorder.Gap}, true
-}
-
-func renderCorrupt(p *emulator.HopParams) (any, bool) {
-	switch c := p.Corrupt; {
-	case c.BER > 0:
-		return map[string]any{"ber": strconv.FormatFloat(c.BER, 'g', -1, 64)}, true
-	case c.FrameP > 0:
-		return map[string]any{"frame": probability(c.FrameP)}, true
-	}
-	return nil, false
+	panic("web: profiles.HopSettings has no key " + key)
 }
 
 // hopsAsTheyAre sets the hops of prof (of the run's profile p) to their
@@ -189,33 +120,33 @@ func hopsAsTheyAre(p *profiles.Loaded, prof *profiles.Profile, hops []emulator.H
 		changed := false
 		rendered := map[string]any{}
 	fields:
-		for _, f := range hopFields {
-			now := f.value(&h.Params)
-			if reflect.DeepEqual(now, f.value(&p.Config.Hops[i].HopParams)) {
+		for _, k := range emulator.HopKeys() {
+			now := k.Value(&h.Params)
+			if reflect.DeepEqual(now, k.Value(&p.Config.Hops[i].HopParams)) {
 				continue
 			}
 			changed = true
-			if c := latest[hopParam{i, f.field}]; c != nil && reflect.DeepEqual(now, f.value(&c.params)) {
-				setField(&settings, &c.entry.HopSettings, f.name)
+			if c := latest[hopParam{i, k.Field}]; c != nil && reflect.DeepEqual(now, k.Value(&c.params)) {
+				setField(&settings, &c.entry.HopSettings, k.Key)
 				continue fields
 			}
-			if v, ok := f.render(&h.Params); ok {
-				rendered[f.key] = v
+			if v, ok := profiles.HopValue(k.Key, &h.Params); ok {
+				rendered[k.Key] = v
 			} else {
-				unshown = append(unshown, "hops."+name+"."+f.key)
+				unshown = append(unshown, "hops."+name+"."+k.Key)
 			}
 		}
 		if len(rendered) > 0 {
 			body, _ := json.Marshal(rendered)
 			_, entry, err := p.ParseChange("the hop as it is", body, name)
-			for _, f := range hopFields {
-				if _, ok := rendered[f.key]; !ok {
+			for _, k := range emulator.HopKeys() {
+				if _, ok := rendered[k.Key]; !ok {
 					continue
 				}
 				if err != nil {
-					unshown = append(unshown, "hops."+name+"."+f.key)
+					unshown = append(unshown, "hops."+name+"."+k.Key)
 				} else {
-					setField(&settings, &entry.HopSettings, f.name)
+					setField(&settings, &entry.HopSettings, k.Key)
 				}
 			}
 		}
@@ -228,7 +159,8 @@ func hopsAsTheyAre(p *profiles.Loaded, prof *profiles.Profile, hops []emulator.H
 	return unshown
 }
 
-// setField sets the field name of dst to src's.
-func setField(dst, src *profiles.HopSettings, name string) {
+// setField sets the field of dst that holds key to src's.
+func setField(dst, src *profiles.HopSettings, key string) {
+	name := settingsField(key)
 	reflect.ValueOf(dst).Elem().FieldByName(name).Set(reflect.ValueOf(src).Elem().FieldByName(name))
 }

@@ -60,6 +60,7 @@ type Server struct {
 	run     *remote
 	host    *Host // in this process, the session's side of the link
 	mon     *record.Monitor
+	history *history // the run's plots from its start (history.go)
 	opt     Options
 	handler http.Handler
 	metrics *prometheus.Registry
@@ -72,6 +73,7 @@ type Server struct {
 	mu     sync.Mutex
 	events []record.Event // the run's events, as far as fetched
 	asRun  asRunRecord    // the changes made by hand; it has a lock of its own
+	params paramsCache    // the hops' parameters as written; a lock of its own
 
 	clients     atomic.Int64
 	dropped     atomic.Uint64
@@ -115,22 +117,25 @@ func Dial(conn net.Conn, opt Options) (*Server, error) {
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	run, err := dial(conn)
+	hist := newHistory()
+	run, err := dial(conn, hist)
 	if err != nil {
 		return nil, err
 	}
-	srv := &Server{run: run, mon: run.mon, opt: opt, ended: make(chan struct{}), done: make(chan struct{}), fetchEvents: make(chan int, 1)}
+	srv := &Server{run: run, mon: run.mon, history: hist, opt: opt, ended: make(chan struct{}), done: make(chan struct{}), fetchEvents: make(chan int, 1)}
 	srv.limits = newLimits()
 	srv.metrics = newMetrics(srv)
 	mux := http.NewServeMux()
 	mux.Handle("/api/", methods{"": notFound})
 	mux.Handle("/api/v1/run", methods{http.MethodGet: srv.getRun})
 	mux.Handle("/api/v1/profile", methods{http.MethodGet: srv.getProfile})
-	mux.Handle("/api/v1/hops", methods{http.MethodGet: srv.getHops})
-	mux.Handle("/api/v1/hops/{hop}", methods{http.MethodGet: srv.getHop, http.MethodPatch: srv.patchHop})
+	mux.Handle("/api/v1/hops", methods{http.MethodGet: srv.getHops, http.MethodDelete: srv.deleteHops})
+	mux.Handle("/api/v1/hops/{hop}", methods{http.MethodGet: srv.getHop, http.MethodPatch: srv.patchHop, http.MethodDelete: srv.deleteHop})
+	mux.Handle("/api/v1/hops/{hop}/{key}", methods{http.MethodDelete: srv.deleteHopKey})
 	mux.Handle("/api/v1/hops/{hop}/outage", methods{http.MethodPost: srv.postOutage})
 	mux.Handle("/api/v1/phases/{name}", methods{http.MethodPost: srv.postPhase})
 	mux.Handle("/api/v1/events", methods{http.MethodGet: srv.getEvents})
+	mux.Handle("/api/v1/history", methods{http.MethodGet: srv.getHistory})
 	mux.Handle("/api/v1/stream", methods{http.MethodGet: srv.stream})
 	mux.Handle("/metrics", srv.metricsHandler())
 	mux.Handle("/", dashboard())
@@ -433,6 +438,7 @@ func notFound(w http.ResponseWriter, r *http.Request) {
 type runInfo struct {
 	Profile  string `json:"profile"`
 	Bench    string `json:"bench,omitempty"`
+	RunID    string `json:"run_id"` // as the metrics' hilrig_run_info labels it
 	Clock    string `json:"clock"`
 	State    string `json:"state"` // waiting, running or ended
 	ReadOnly bool   `json:"read_only"`
@@ -472,7 +478,7 @@ func (s *Server) info() runInfo {
 	p := s.run.profile
 	info := runInfo{
 		Profile: p.Name, Clock: s.run.hello.Clock, State: s.state(), ReadOnly: s.opt.ReadOnly,
-		StartedAt: s.run.hello.Started, Hops: p.Hops.Names, Flows: p.Flows.Names, Bench: s.run.hello.Bench,
+		StartedAt: s.run.hello.Started, Hops: p.Hops.Names, Flows: p.Flows.Names, Bench: s.run.hello.Bench, RunID: s.run.hello.RunID,
 	}
 	for _, ph := range p.Phases() {
 		info.Phases = append(info.Phases, ph.Name)

@@ -33,14 +33,24 @@ const streamSendBuffer = 16 << 10
 // Message is one telemetry message of the stream, a snapshot of the run.
 // Times are in seconds.
 type Message struct {
-	Seq    uint64         `json:"seq"` // the snapshot's publication
-	TimeS  float64        `json:"t_s"` // the run's clock
-	State  string         `json:"state"`
-	Flows  []FlowJSON     `json:"flows"`
-	Hops   []HopJSON      `json:"hops"`
-	Models []ModelJSON    `json:"models,omitempty"`
-	Timing *TimingJSON    `json:"timing,omitempty"`
-	Events []record.Event `json:"events,omitempty"` // new since the previous message
+	Seq    uint64      `json:"seq"` // the snapshot's publication
+	TimeS  float64     `json:"t_s"` // the run's clock
+	State  string      `json:"state"`
+	Flows  []FlowJSON  `json:"flows"`
+	Hops   []HopJSON   `json:"hops"`
+	Models []ModelJSON `json:"models,omitempty"`
+	// Endpoints are the devices (none in virtual time); Wire the endpoints
+	// speaking the rig wire protocol, devices or played in software.
+	Endpoints []EndpointJSON `json:"endpoints,omitempty"`
+	Wire      []WireJSON     `json:"wire,omitempty"`
+	Timing    *TimingJSON    `json:"timing,omitempty"`
+	Events    []record.Event `json:"events,omitempty"` // new since the previous message
+	// Series are the plots' points since the previous message (in the
+	// first, from the run's start: the history); Reset says the client is
+	// sent the history again, having fallen too far behind, and must
+	// forget the points it had.
+	Series []SeriesJSON `json:"series,omitempty"`
+	Reset  bool         `json:"reset,omitempty"`
 	// Summary is the run's, in the last message, once it has ended (the
 	// snapshot may be up to a publication older than its end).
 	Summary *record.Summary `json:"summary,omitempty"`
@@ -71,17 +81,6 @@ type DelayJSON struct {
 	Mean  float64 `json:"mean"`
 }
 
-// HopJSON is what a hop holds now and how it is set.
-type HopJSON struct {
-	Name        string  `json:"name"`
-	QueueBytes  int64   `json:"queue_bytes"`
-	QueueFrames int     `json:"queue_frames"`
-	HeldFrames  int     `json:"held_frames"`
-	Outage      string  `json:"outage,omitempty"` // drop or hold while down
-	RateBps     int64   `json:"rate_bps,omitempty"`
-	DelayS      float64 `json:"delay_s"`
-}
-
 // ModelJSON is a model endpoint's output against the uncut reference,
 // and its supervisor's state.
 type ModelJSON struct {
@@ -94,6 +93,35 @@ type ModelJSON struct {
 	Exchanges uint64    `json:"exchanges"`
 	Overruns  uint64    `json:"overruns"`
 	Sync      *SyncJSON `json:"sync,omitempty"`
+}
+
+// EndpointJSON is a device endpoint so far: whether its device is there
+// (away since when), how often it went, and what its driver counted (in:
+// read from the device; bytes in include the framing).
+type EndpointJSON struct {
+	Name        string   `json:"name"`
+	Connected   bool     `json:"connected"`
+	AwaySinceS  *float64 `json:"away_since_s,omitempty"`
+	Gaps        uint64   `json:"gaps"`
+	FramesIn    uint64   `json:"frames_in"`
+	FramesOut   uint64   `json:"frames_out"`
+	BytesIn     uint64   `json:"bytes_in"`
+	BytesOut    uint64   `json:"bytes_out"`
+	BadFrames   uint64   `json:"bad_frames"`
+	WriteErrors uint64   `json:"write_errors"`
+}
+
+// WireJSON is an endpoint's rig wire protocol so far.
+type WireJSON struct {
+	Name      string   `json:"name"`
+	Messages  uint64   `json:"messages"`
+	CRCErrors uint64   `json:"crc_errors"`
+	Malformed uint64   `json:"malformed"`
+	Missed    uint64   `json:"missed"`
+	Heard     bool     `json:"heard"`
+	Fault     bool     `json:"fault"`
+	Safe      bool     `json:"safe"`
+	OneWayS   *float64 `json:"one_way_s,omitempty"` // once the sender's clock is known
 }
 
 // SyncJSON is a supervisor's state (paper 004).
@@ -135,8 +163,9 @@ func message(s *record.Snapshot, state string) Message {
 		})
 	}
 	for _, h := range s.Hops {
+		// The parameters are the session's to write (Server.hopsOf).
 		m.Hops = append(m.Hops, HopJSON{
-			Name: h.Name, QueueBytes: h.QueueBytes, QueueFrames: h.QueueFrames, HeldFrames: h.HeldFrames,
+			Name: h.Name, Changes: h.Changes, QueueBytes: h.QueueBytes, QueueFrames: h.QueueFrames, HeldFrames: h.HeldFrames,
 			Outage: outageNames[h.Outage], RateBps: int64(h.Rate), DelayS: h.Delay.Seconds(),
 		})
 	}
@@ -146,6 +175,23 @@ func message(s *record.Snapshot, state string) Message {
 			mj.Sync = &SyncJSON{OutOfSync: sy.OutOfSync, TDiffS: sy.TDiff.Seconds(), SimTimeS: sy.SimTime.Seconds(), Episodes: sy.Episodes, Skipped: sy.Skipped}
 		}
 		m.Models = append(m.Models, mj)
+	}
+	for _, e := range s.Endpoints {
+		ej := EndpointJSON{Name: e.Name, Connected: !e.Away, Gaps: e.Gaps, FramesIn: e.FramesIn, FramesOut: e.FramesOut,
+			BytesIn: e.BytesIn, BytesOut: e.BytesOut, BadFrames: e.BadFrames, WriteErrors: e.WriteErrors}
+		if e.Away {
+			since := e.AwaySince.Seconds()
+			ej.AwaySinceS = &since
+		}
+		m.Endpoints = append(m.Endpoints, ej)
+	}
+	for _, w := range s.Wire {
+		wj := WireJSON{Name: w.Name, Messages: w.Messages, CRCErrors: w.CRCErrors, Malformed: w.Malformed, Missed: w.Missed, Heard: w.Heard, Fault: w.Fault, Safe: w.Safe}
+		if w.ClockKnown {
+			d := w.OneWay.Seconds()
+			wj.OneWayS = &d
+		}
+		m.Wire = append(m.Wire, wj)
 	}
 	if t := s.Timing; t.Real {
 		m.Timing = &TimingJSON{Wakeups: t.Wakeups, ReleaseS: delayJSON(t.RecentRelease), ReleaseMaxS: t.Release.Max.Seconds(), WakeMaxS: t.Wake.Max.Seconds(), IngressDropped: t.IngressDropped}
@@ -222,7 +268,8 @@ type client struct {
 	done     chan struct{}
 	sentLast chan struct{} // closed once the last message is sent
 	closing  atomic.Bool
-	events   int // events sent so far
+	events   int    // events sent so far
+	points   uint64 // the history's snapshots sent so far
 }
 
 // outgoing is a message queued for a client, the last one or not.
@@ -279,6 +326,8 @@ func (c *client) produce() {
 		}
 		lastSeq, lastState = snap.Seq, state
 		m := message(&snap, state)
+		m.Series, c.points, m.Reset = c.srv.history.since(c.points)
+		m.Hops = c.srv.hopsOf(&snap)
 		if last {
 			m.Events = c.srv.eventsSince(c.events) // the run's, from its summary
 			c.events += len(m.Events)

@@ -18,6 +18,7 @@ const plots = {
   model: new Plot($("plot-model"), { zero: false, empty: "no model endpoint in this run" }),
   sync: new Plot($("plot-sync"), { format: seconds, empty: "no supervised model in this run" }),
   late: new Plot($("plot-late"), { format: seconds, empty: "virtual time: nothing is late" }),
+  endpoints: new Plot($("plot-endpoints"), { format: perSecond, empty: "no device in this run (endpoints played in software)" }),
 };
 
 // The page's state, also for tests driving it.
@@ -74,9 +75,6 @@ function load() {
 // the run's state in the last message
 let lastState = null;
 
-// previous counts of each flow, for the loss of the last interval
-const previous = new Map();
-
 function onMessage(m) {
   hilrig.messages++;
   hilrig.last = m;
@@ -95,47 +93,129 @@ function onMessage(m) {
   }
   setState(m.state);
   showSummary(m);
-  for (const f of m.flows) {
-    plots.delay.add(f.name + "/p50", f.name, t, f.delay_s ? f.delay_s.p50 : null);
-    plots.delay.add(f.name + "/p99", "", t, f.delay_s ? f.delay_s.p99 : null, { color: plots.delay.line(f.name + "/p50").color, dash: [4, 3] });
-    const p = previous.get(f.name);
-    if (p) {
-      const lost = f.lost - p.lost, done = lost + f.delivered - p.delivered;
-      plots.loss.add(f.name, f.name, t, done > 0 ? lost / done : null);
-    }
-    previous.set(f.name, { lost: f.lost, delivered: f.delivered });
-  }
   showHop();
-  for (const h of m.hops) {
-    plots.queue.add(h.name, h.name, t, h.queue_bytes);
-    plots.queue.band(h.name, t, !!h.outage);
-  }
-  for (const md of m.models || []) {
-    if (md.output) {
-      const label = md.endpoint + "." + md.output;
-      plots.model.add(md.endpoint + "/v", label, t, md.value);
-      plots.model.add(md.endpoint + "/i", "uncut", t, md.ideal, { color: plots.model.line(md.endpoint + "/v").color, dash: [5, 4] });
-    }
-    if (md.sync) {
-      plots.sync.add(md.endpoint, md.endpoint, t, md.sync.t_diff_s);
-      plots.sync.band(md.endpoint, t, md.sync.out_of_sync);
-    }
-  }
+  if (m.reset) for (const p of Object.values(plots)) p.clear();
+  for (const sr of m.series || []) plotSeries(sr);
   if (m.timing && plots.late.empty !== realTimeLateness) {
     plots.late.empty = realTimeLateness; // a real clock, but no frame released to a device yet
     plots.late.dirty = true;
   }
-  if (m.timing && m.timing.release_lateness_s) plots.late.add("p99", "release p99", t, m.timing.release_lateness_s.p99);
+  showEndpoints(m);
   for (const e of m.events || []) addEvent(e);
 }
 
-// showHop puts the chosen hop's settings as the control strip's
-// placeholders.
+// plotSeries puts a series' points, from the server's history of the run
+// or new since the last message, on its plot: a state (an outage, out of
+// sync, a device away) as a band over its plot's lines.
+function plotSeries(sr) {
+  const bands = { outage: plots.queue, out_of_sync: plots.sync, away: plots.endpoints };
+  const band = bands[sr.plot];
+  if (band) {
+    const color = sr.plot === "away" ? tint(band.line(sr.name, sr.name).color) : undefined;
+    for (const p of sr.points) band.band(sr.name, p[0], p[1] !== null && (p.length > 3 ? p[3] : p[1]) > 0, color);
+    return;
+  }
+  const put = (plot, key, label, style) => { for (const p of sr.points) plot.put(key, label, p, style); };
+  switch (sr.plot) {
+    case "delay":
+      if (sr.part === "p50") put(plots.delay, sr.name + "/p50", sr.name);
+      else put(plots.delay, sr.name + "/p99", "", { color: plots.delay.line(sr.name + "/p50", sr.name).color, dash: [4, 3] });
+      break;
+    case "loss": put(plots.loss, sr.name, sr.name); break;
+    case "queue": put(plots.queue, sr.name, sr.name); break;
+    case "model":
+      if (sr.part === "value") put(plots.model, sr.name + "/v", sr.name + "." + modelOutput(sr.name));
+      else put(plots.model, sr.name + "/i", "uncut", { color: plots.model.line(sr.name + "/v", sr.name).color, dash: [5, 4] });
+      break;
+    case "sync": put(plots.sync, sr.name, sr.name); break;
+    case "late": put(plots.late, "p99", "release p99"); break;
+    case "endpoint_in": put(plots.endpoints, sr.name, sr.name); break;
+  }
+}
+
+// modelOutput is the name of a model endpoint's output of interest.
+function modelOutput(endpoint) {
+  const md = hilrig.last && (hilrig.last.models || []).find((md) => md.endpoint === endpoint);
+  return md && md.output ? md.output : "output";
+}
+
+// tint is a colour of the palette, light enough to shade with.
+function tint(hex) {
+  const n = parseInt(hex.slice(1), 16);
+  return "rgba(" + (n >> 16) + "," + (n >> 8 & 255) + "," + (n & 255) + ",.14)";
+}
+
+function perSecond(v) { return trim(v) + "/s"; }
+
+// showEndpoints fills the endpoints' table: each device's state now and
+// what its driver counted, with the wire protocol's account for those
+// that speak it.
+function showEndpoints(m) {
+  const wire = new Map((m.wire || []).map((w) => [w.name, w]));
+  const rows = [];
+  for (const e of m.endpoints || []) {
+    const w = wire.get(e.name);
+    wire.delete(e.name);
+    rows.push({ name: e.name, away: !e.connected,
+      cells: [e.name, e.connected ? "connected" + (e.gaps ? ", back" : "") : "away since " + trim(e.away_since_s) + " s", e.gaps,
+        e.frames_in, e.frames_out, bytes(e.bytes_in), bytes(e.bytes_out), e.bad_frames, e.write_errors,
+        w ? w.crc_errors : "–", w ? w.malformed : "–"] });
+  }
+  for (const w of wire.values()) {
+    rows.push({ name: w.name, away: false, cells: [w.name, "played in software", "–", w.messages, "–", "–", "–", "–", "–", w.crc_errors, w.malformed] });
+  }
+  const body = $("endpoints").tBodies[0];
+  body.textContent = "";
+  for (const r of rows) {
+    const tr = document.createElement("tr");
+    tr.dataset.endpoint = r.name;
+    if (r.away) tr.className = "away";
+    for (const v of r.cells) {
+      const td = document.createElement("td");
+      td.textContent = v;
+      tr.appendChild(td);
+    }
+    body.appendChild(tr);
+  }
+  $("endpoints-none").hidden = rows.length > 0;
+}
+
+// The plots' window and the delay axis, kept across reloads.
+const view = { window: localStorage.getItem("hilrig.window") || "60", log: localStorage.getItem("hilrig.log") === "1" };
+
+function setView() {
+  const span = view.window === "all" ? Infinity : Number(view.window);
+  for (const p of Object.values(plots)) { p.span = span; p.dirty = true; }
+  plots.delay.log = view.log;
+  $("window").value = view.window;
+  $("delay-axis").value = view.log ? "log" : "linear";
+  localStorage.setItem("hilrig.window", view.window);
+  localStorage.setItem("hilrig.log", view.log ? "1" : "0");
+}
+
+$("window").addEventListener("change", () => { view.window = $("window").value; setView(); });
+$("delay-axis").addEventListener("change", () => { view.log = $("delay-axis").value === "log"; setView(); });
+setView();
+
+// showHop puts the chosen hop's settings, as the profile language
+// writes them (the hop's params), as the control strip's placeholders:
+// what the hop has now, "none" where it has none.
 function showHop() {
   const h = hilrig.last && hilrig.last.hops.find((h) => h.name === $("hop").value);
-  if (!h) return;
-  $("delay").placeholder = profileDuration(h.delay_s);
-  $("rate").placeholder = h.rate_bps ? profileRate(h.rate_bps) : "none";
+  if (!h || !h.params) return;
+  $("delay").placeholder = paramText(h.params.delay);
+  $("rate").placeholder = paramText(h.params.rate);
+  $("loss").placeholder = paramText(h.params.loss);
+  $("hop-form").title = Object.entries(h.params).map(([k, v]) => k + ": " + paramText(v)).join("\n");
+}
+
+// paramText writes a parameter as the profile language does: random
+// loss as its probability, other structures as {key: value, ...}.
+function paramText(v) {
+  if (typeof v === "string") return v;
+  if (v && typeof v.random === "string") return v.random;
+  if (v && typeof v === "object") return "{" + Object.entries(v).map(([k, x]) => k + ": " + paramText(x)).join(", ") + "}";
+  return String(v);
 }
 
 function profileDuration(s) {
@@ -198,7 +278,12 @@ function connect() {
   const q = new URLSearchParams({ rate: rate });
   if (token) q.set("token", token);
   const ws = new WebSocket(proto + "//" + location.host + "/api/v1/stream?" + q);
-  ws.onopen = () => { $("conn").textContent = "live, " + rate + " Hz"; };
+  ws.onopen = () => {
+    $("conn").textContent = "live, " + rate + " Hz";
+    // A connection's first message brings the run's history from its
+    // start: what the page had is in it.
+    for (const p of Object.values(plots)) p.clear();
+  };
   ws.onmessage = (ev) => onMessage(JSON.parse(ev.data));
   ws.onclose = (ev) => {
     if (hilrig.ended) {
@@ -234,6 +319,12 @@ $("hop-form").addEventListener("submit", (ev) => {
   const hop = $("hop").value;
   send($("apply"), "PATCH", "/api/v1/hops/" + encodeURIComponent(hop), body,
     (j) => "hop " + hop + " changed at " + j.at_s.toFixed(3) + " s");
+});
+
+$("reset").addEventListener("click", () => {
+  const hop = $("hop").value;
+  send($("reset"), "DELETE", "/api/v1/hops/" + encodeURIComponent(hop), undefined,
+    (j) => j.entries.length ? "hop " + hop + " reset to the profile at " + j.at_s.toFixed(3) + " s" : "hop " + hop + " has the profile's values");
 });
 
 $("outage-form").addEventListener("submit", (ev) => {

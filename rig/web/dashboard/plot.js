@@ -1,7 +1,9 @@
 // Plot draws time series on a canvas, by hand: the last `span` seconds
-// of the run, y scaled to what is shown with round ticks, values written
-// by `format`. Series are lines (dashed if asked); bands shade stretches
-// of time (an outage, out of sync).
+// of the run (Infinity: all of it), y scaled to what is shown with round
+// ticks, linear or logarithmic, values written by `format`. Series are
+// lines (dashed if asked), with the range of the values a point merges
+// shaded about them; bands shade stretches of time (an outage, out of
+// sync, a device away).
 "use strict";
 
 const palette = ["#1f6feb", "#d9480f", "#2b8a3e", "#862e9c", "#e67700", "#0b7285", "#c2255c", "#5c940d"];
@@ -14,6 +16,7 @@ class Plot {
     this.zero = !(opts && opts.zero === false); // include 0 on the y axis
     this.empty = (opts && opts.empty) || "waiting for data";
     this.least = (opts && opts.least) || 0; // the y axis reaches at least this high
+    this.log = false; // a logarithmic y axis: values at or below 0 are not drawn
     this.series = new Map();
     this.bands = new Map();
     this.now = 0;
@@ -31,12 +34,32 @@ class Plot {
     return s;
   }
 
-  // add puts the point (t, v) on a series; v null leaves a gap.
-  add(key, label, t, v, style) {
+  // put adds a point of the server's history to a series: [t, v], or
+  // [t, mean, min, max] for one that merges several snapshots, or
+  // [t, null] for a gap.
+  put(key, label, p, style) {
     const s = this.line(key, label, style);
-    s.points.push([t, v]);
-    this.now = Math.max(this.now, t);
-    this.trim(s.points);
+    s.points.push(p);
+    this.now = Math.max(this.now, p[0]);
+    this.bound(s.points);
+    this.dirty = true;
+  }
+
+  // bound keeps a series to maxPoints, as the server keeps its history:
+  // once it has more, the older half's points are merged in pairs (their
+  // mean, and the range of both).
+  bound(points) {
+    if (points.length <= Plot.maxPoints) return;
+    const half = Math.floor(points.length / 2) & ~1, merged = [];
+    for (let i = 0; i < half; i += 2) merged.push(mergePoints(points[i], points[i + 1]));
+    points.splice(0, half, ...merged);
+  }
+
+  // clear forgets every point: the server sends the history again.
+  clear() {
+    this.series.clear();
+    this.bands.clear();
+    this.now = 0;
     this.dirty = true;
   }
 
@@ -53,18 +76,21 @@ class Plot {
     this.dirty = true;
   }
 
-  trim(points) {
-    const from = this.now - this.span;
-    let i = 0;
-    while (i < points.length - 1 && points[i + 1][0] < from) i++;
-    if (i > 0) points.splice(0, i);
-  }
-
   // points is how many points the plot holds, for tests.
   points() {
     let n = 0;
     for (const s of this.series.values()) n += s.points.length;
     return n;
+  }
+
+  // first is the earliest time the plot holds a value for, for tests.
+  first() {
+    let t = Infinity;
+    for (const s of this.series.values()) {
+      const p = s.points.find((p) => p[1] !== null);
+      if (p) t = Math.min(t, p[0]);
+    }
+    return t;
   }
 
   draw() {
@@ -82,13 +108,19 @@ class Plot {
     g.font = "11px system-ui, sans-serif";
 
     // The last span seconds; from the start until the run is that long.
-    const t0 = Math.max(0, this.now - this.span), t1 = Math.max(t0 + this.span / 6, this.now);
+    const whole = !isFinite(this.span);
+    const t0 = whole ? 0 : Math.max(0, this.now - this.span);
+    const t1 = Math.max(t0 + (whole ? 10 : this.span / 6), this.now);
+    const shown = (v) => v !== null && v !== undefined && (!this.log || v > 0);
     let lo = Infinity, hi = -Infinity;
     for (const s of this.series.values()) {
-      for (const [t, v] of s.points) {
-        if (v === null || t < t0) continue;
-        lo = Math.min(lo, v);
-        hi = Math.max(hi, v);
+      for (const p of s.points) {
+        if (p[0] < t0) continue;
+        for (const v of [p[1], p[2], p[3]]) {
+          if (!shown(v)) continue;
+          lo = Math.min(lo, v);
+          hi = Math.max(hi, v);
+        }
       }
     }
     const left = 64, right = 18, top = 18, bottom = 18;
@@ -98,14 +130,23 @@ class Plot {
       g.fillText(this.empty, left + 8, top + ph / 2);
       return;
     }
-    if (this.zero) { lo = Math.min(lo, 0); hi = Math.max(hi, 0); }
-    hi = Math.max(hi, this.least);
-    if (hi === lo) { hi += Math.abs(hi) * 0.1 || 1; lo -= this.zero && lo === 0 ? 0 : Math.abs(lo) * 0.1 || 1; }
-    const ticks = niceTicks(lo, hi, 4);
-    lo = Math.min(lo, ticks[0]);
-    hi = Math.max(hi, ticks[ticks.length - 1]);
+    let ticks, y;
+    if (this.log) {
+      ticks = logTicks(lo, hi);
+      lo = ticks[0];
+      hi = ticks[ticks.length - 1];
+      const l0 = Math.log10(lo), l1 = Math.log10(hi);
+      y = (v) => top + (1 - (Math.log10(Math.max(v, lo)) - l0) / (l1 - l0)) * ph;
+    } else {
+      if (this.zero) { lo = Math.min(lo, 0); hi = Math.max(hi, 0); }
+      hi = Math.max(hi, this.least);
+      if (hi === lo) { hi += Math.abs(hi) * 0.1 || 1; lo -= this.zero && lo === 0 ? 0 : Math.abs(lo) * 0.1 || 1; }
+      ticks = niceTicks(lo, hi, 4);
+      lo = Math.min(lo, ticks[0]);
+      hi = Math.max(hi, ticks[ticks.length - 1]);
+      y = (v) => top + (1 - (v - lo) / (hi - lo)) * ph;
+    }
     const x = (t) => left + (t - t0) / (t1 - t0) * pw;
-    const y = (v) => top + (1 - (v - lo) / (hi - lo)) * ph;
 
     for (const b of this.bands.values()) {
       g.fillStyle = b.color;
@@ -128,20 +169,35 @@ class Plot {
     }
     g.textAlign = "center";
     g.textBaseline = "top";
-    for (const t of niceTicks(t0, t1, 6)) {
+    for (const t of timeTicks(t0, t1)) {
       if (t < t0 || t > t1) continue;
-      g.fillText(t.toFixed(t % 1 ? 1 : 0) + " s", x(t), top + ph + 4);
+      g.fillText(runTime(t, t1 - t0), x(t), top + ph + 4);
     }
     g.save();
     g.beginPath(); g.rect(left, top, pw, ph); g.clip();
     for (const s of this.series.values()) {
+      // The range of the snapshots a point merges, shaded: a peak
+      // merged into a longer stretch still shows.
+      g.fillStyle = s.color;
+      g.globalAlpha = 0.18;
+      for (let i = 1; i < s.points.length; i++) {
+        const a = s.points[i - 1], b = s.points[i];
+        if (b.length < 4 || a[1] === null || b[1] === null || b[0] < t0) continue;
+        const lo0 = a.length > 3 ? a[2] : a[1], hi0 = a.length > 3 ? a[3] : a[1];
+        if (!shown(lo0) || !shown(b[2])) continue;
+        g.beginPath();
+        g.moveTo(x(a[0]), y(hi0)); g.lineTo(x(b[0]), y(b[3]));
+        g.lineTo(x(b[0]), y(b[2])); g.lineTo(x(a[0]), y(lo0));
+        g.fill();
+      }
+      g.globalAlpha = 1;
       g.strokeStyle = s.color;
       g.lineWidth = 1.6;
       g.setLineDash(s.dash || []);
       g.beginPath();
       let pen = false;
       for (const [t, v] of s.points) {
-        if (v === null) { pen = false; continue; }
+        if (!shown(v)) { pen = false; continue; }
         if (pen) g.lineTo(x(t), y(v)); else g.moveTo(x(t), y(v));
         pen = true;
       }
@@ -161,6 +217,61 @@ class Plot {
       lx += g.measureText(s.label).width + 28;
     }
   }
+}
+
+// Plot.maxPoints bounds what the page keeps of a series: as many as the
+// server's history holds (3000 recent and 1000 older), twice.
+Plot.maxPoints = 8000;
+
+// mergePoints is one point for two neighbours: the later time, the mean of
+// their values, the range of both.
+function mergePoints(a, b) {
+  if (a[1] === null) return b;
+  if (b[1] === null) return [b[0], a[1], a.length > 3 ? a[2] : a[1], a.length > 3 ? a[3] : a[1]];
+  const lo = Math.min(a.length > 3 ? a[2] : a[1], b.length > 3 ? b[2] : b[1]);
+  const hi = Math.max(a.length > 3 ? a[3] : a[1], b.length > 3 ? b[3] : b[1]);
+  return [b[0], (a[1] + b[1]) / 2, lo, hi];
+}
+
+// logTicks returns the values 1, 2 and 5 times a power of ten from the
+// one at or below lo to the one at or above hi (only the powers of ten
+// when that makes more than 8).
+function logTicks(lo, hi) {
+  if (!(hi > lo)) { hi = lo * 10; }
+  const all = [];
+  for (let k = Math.floor(Math.log10(lo)); k <= Math.ceil(Math.log10(hi)); k++) {
+    for (const m of [1, 2, 5]) all.push(Number((m * Math.pow(10, k)).toPrecision(12)));
+  }
+  let from = 0, to = all.length - 1;
+  while (from + 1 < all.length && all[from + 1] <= lo) from++;
+  while (to - 1 >= 0 && all[to - 1] >= hi) to--;
+  const ticks = all.slice(from, to + 1);
+  if (ticks.length <= 8) return ticks;
+  const decades = ticks.filter((v) => Math.abs(Math.log10(v) - Math.round(Math.log10(v))) < 1e-9);
+  if (decades[0] > ticks[0]) decades.unshift(decades[0] / 10);
+  if (decades[decades.length - 1] < ticks[ticks.length - 1]) decades.push(decades[decades.length - 1] * 10);
+  return decades;
+}
+
+// timeTicks returns round instants of the run in [t0, t1]: seconds, or
+// minutes and hours for longer stretches.
+function timeTicks(t0, t1) {
+  const span = t1 - t0;
+  if (span <= 300) return niceTicks(t0, t1, 6);
+  const steps = [60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400];
+  const step = steps.find((s) => s >= span / 6) || 86400 * Math.ceil(span / 6 / 86400);
+  const out = [];
+  for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) out.push(t);
+  return out;
+}
+
+// runTime writes an instant of the run: in seconds over short stretches,
+// else as h:mm:ss or m:ss.
+function runTime(t, span) {
+  if (span <= 300) return t.toFixed(t % 1 ? 1 : 0) + " s";
+  const h = Math.floor(t / 3600), m = Math.floor(t % 3600 / 60), s = Math.round(t % 60);
+  const two = (n) => String(n).padStart(2, "0");
+  return h > 0 ? h + ":" + two(m) + ":" + two(s) : m + ":" + two(s);
 }
 
 // niceTicks returns about n round values spanning [lo, hi].
