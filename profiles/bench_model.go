@@ -399,6 +399,8 @@ func (b *Bench) checkModelBindings(d *decoder, models map[string]*BenchModel, bo
 		}
 		if _, ok := bm.Send.(*wire.Protocol); ok {
 			b.checkWirePeers(d, name, bound)
+		} else {
+			b.checkPlainPeers(d, name, bound)
 		}
 		out, in := bm.Simulated.Out(), bm.Simulated.In()
 		switch {
@@ -412,6 +414,25 @@ func (b *Bench) checkModelBindings(d *decoder, models map[string]*BenchModel, bo
 			d.errorAt(path, "cut %s receives %s from the hardware: bind a flow to %s", bm.Cut, strings.Join(in, ", "), name)
 		case len(in) == 0 && len(to) > 0:
 			d.errorAt("bind."+to[0].Key+".to", "cut %s receives nothing from the hardware", bm.Cut)
+		}
+	}
+}
+
+// checkPlainPeers checks that a model not speaking the wire protocol is
+// bound to no device that does: the device's messages would reach the
+// model as frames it cannot decode, and its own frames the device as
+// garbage.
+func (b *Bench) checkPlainPeers(d *decoder, model string, bound []BoundFlow) {
+	for _, bf := range bound {
+		peer := bf.To
+		if peer == model {
+			peer = bf.From
+		} else if bf.From != model {
+			continue
+		}
+		if k := b.Endpoints.Index(peer); k >= 0 && b.Endpoints.Values[k].SpeaksWire() {
+			d.errorAt("bind."+bf.Key, "endpoint %s speaks the wire protocol (codec: wire); give %s codec: wire too (codec: {wire: {sends: command}} for a plant node on the bench), or %s another codec", peer, model, peer)
+			return
 		}
 	}
 }

@@ -219,6 +219,8 @@ func TestMalformedModelBenches(t *testing.T) {
 			[]string{`x.yaml:2:103: endpoints.car.model.codec.struct.fields.v2: "f16" is not a field type`}},
 		{"nothing received", strings.Replace(modelBench, "  s2m: {from: seat, to: car}\n", "", 1),
 			[]string{`x.yaml:2:9: endpoints.car: cut CP2 receives Fseat from the hardware: bind a flow to car`}},
+		{"a line to wire", with("link: /tmp/seat", "link: /tmp/seat, codec: wire"),
+			[]string{`x.yaml:5:8: bind.m2s: endpoint seat speaks the wire protocol (codec: wire); give car codec: wire too (codec: {wire: {sends: command}} for a plant node on the bench), or seat another codec`}},
 		{"wire to a line", with("step: 1ms", "step: 1ms, codec: wire"),
 			[]string{`x.yaml:5:8: bind.m2s: model car speaks the wire protocol, in COBS frames; give endpoint seat codec: wire`, `x.yaml:6:8: bind.s2m: model car speaks the wire protocol, in COBS frames; give endpoint seat codec: wire`}},
 		{"wire sends neither", with("step: 1ms", "step: 1ms, codec: {wire: {sends: reply}}"),
