@@ -53,6 +53,8 @@ func (e *Endpoint) SpeaksWire() bool {
 		return e.Pty.Spec().Wire
 	case e.TCP != nil:
 		return e.TCP.Spec().Wire
+	case e.UDP != nil:
+		return e.UDP.Codec != nil && *e.UDP.Codec == "wire"
 	}
 	return false
 }
@@ -116,10 +118,13 @@ type GPIOOutputPin struct {
 
 // UDPSocket is a UDP socket.
 type UDPSocket struct {
-	Listen   *string `yaml:"listen" doc:"local address to receive on, host:port (give listen or dial)"`
-	Dial     *string `yaml:"dial" doc:"remote address to exchange datagrams with, host:port"`
-	Peer     *string `yaml:"peer" doc:"with listen: where to send frames" default:"whoever sent the last datagram"`
-	MaxFrame *Size   `yaml:"max_frame" doc:"larger datagrams are dropped and counted" default:"65507B"`
+	Listen      *string       `yaml:"listen" doc:"local address to receive on, host:port (give listen or dial)"`
+	Dial        *string       `yaml:"dial" doc:"remote address to exchange datagrams with, host:port"`
+	Peer        *string       `yaml:"peer" doc:"with listen: where to send frames" default:"whoever sent the last datagram"`
+	MaxFrame    *Size         `yaml:"max_frame" doc:"larger datagrams are dropped and counted" default:"65507B"`
+	Codec       *LineCodec    `yaml:"codec" doc:"wire: each datagram is one rig wire protocol message (firmware/README.md; the datagram delimits it: no COBS); the rig forwards them as they are, tracks them and syncs with the clock of whoever sends them, and answers their time requests when it is another rig (the peer of a two-site loop: the frames go to a model)" default:"none: the datagrams are opaque"`
+	PeerTimeout *Duration     `yaml:"peer_timeout" doc:"codec wire: the peer is lost after this long without a message from it (an event peer_lost at the instant), found again at its next (peer_back)" default:"100ms"`
+	OnPeerLost  *PeerLostName `yaml:"on_peer_lost" doc:"codec wire: stop, end the run as a failure when the peer is lost (the trace, signals and summary complete to the instant); or continue, the model taking the last values received until the peer is back" default:"stop"`
 }
 
 // TCPSocket is a TCP connection.
@@ -128,6 +133,30 @@ type TCPSocket struct {
 	Dial      *string   `yaml:"dial" doc:"remote address to connect to"`
 	Reconnect *Duration `yaml:"reconnect" doc:"with dial: connect again at this interval after a disconnection" default:"stop"`
 	FrameSettings
+}
+
+// PeerLostName is stop or continue.
+type PeerLostName string
+
+func (v *PeerLostName) parseScalar(s string) error {
+	return parseEnum(v, s, "an action", "stop", "continue")
+}
+
+func (PeerLostName) typeInfo() typeInfo { return typeInfo{"stop or continue", ""} }
+
+// DefaultPeerTimeout is how long a wire peer may be silent before it is
+// lost: fifty exchanges at paper 001's 500 Hz, far beyond its link's
+// jitter (±2.75 ms) and the longest run of 0.07 % loss one would see.
+const DefaultPeerTimeout = 100 * time.Millisecond
+
+// PeerWatch is how long the peer may be silent, and whether losing it
+// stops the run.
+func (u *UDPSocket) PeerWatch() (timeout time.Duration, stop bool) {
+	timeout = DefaultPeerTimeout
+	if u.PeerTimeout != nil {
+		timeout = time.Duration(*u.PeerTimeout)
+	}
+	return timeout, u.OnPeerLost == nil || *u.OnPeerLost == "stop"
 }
 
 // Binding carries a flow from one endpoint to another.
@@ -348,6 +377,15 @@ func (b *Bench) check(d *decoder, source string, bound []BoundFlow) map[string]*
 					if _, err := netip.ParseAddrPort(*e.UDP.Peer); err != nil {
 						d.errorAt(path+".udp.peer", "%q: give the peer's IP address (e.g. 127.0.0.1:9000), not a name: datagrams go to exactly it", *e.UDP.Peer)
 					}
+				}
+			}
+			positiveDuration(d, path+".udp.peer_timeout", e.UDP.PeerTimeout)
+			if !e.SpeaksWire() {
+				if e.UDP.PeerTimeout != nil {
+					d.errorAt(path+".udp.peer_timeout", "goes with codec: wire: only the wire protocol's messages tell the peer is there")
+				}
+				if e.UDP.OnPeerLost != nil {
+					d.errorAt(path+".udp.on_peer_lost", "goes with codec: wire: only the wire protocol's messages tell the peer is there")
 				}
 			}
 			if m := e.UDP.MaxFrame; m != nil && (*m <= 0 || *m > 65507) {

@@ -21,8 +21,18 @@ type ModelEndpoint struct {
 	Cut    string        `yaml:"cut,required" doc:"the coupling point; the rig simulates the part that is not on the bench"`
 	Params Map[float64]  `yaml:"params" doc:"a built-in model's parameters changed from their defaults, by name"`
 	Inputs Map[Stimulus] `yaml:"inputs" doc:"the model's inputs driven otherwise than the model says, by name"`
+	Part   *PartName     `yaml:"part" doc:"which side of the cut the rig simulates: model, the part that is not on the bench; or hardware, the part that is, as the remote site of a loop between two rigs does (README: Two sites), the other site simulating the model's part" default:"model"`
 	PartSettings
 }
+
+// PartName is model or hardware.
+type PartName string
+
+func (v *PartName) parseScalar(s string) error {
+	return parseEnum(v, s, "a side of the cut", "model", "hardware")
+}
+
+func (PartName) typeInfo() typeInfo { return typeInfo{"model or hardware", ""} }
 
 // PartSettings are how the rig's part of a model endpoint (a model, an
 // FMU) exchanges and steps.
@@ -174,6 +184,11 @@ func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchMo
 	if bm.Simulated, bm.Hardware, err = lm.Plant.Cut(e.Cut); err != nil {
 		d.errorAt(path+".cut", "%v", err)
 		return nil
+	}
+	if e.Part != nil && *e.Part == "hardware" {
+		// The other site simulates the model's part: it is this rig's
+		// hardware, and in virtual time it stands in.
+		bm.Simulated, bm.Hardware = bm.Hardware, bm.Simulated
 	}
 	return e.PartSettings.finish(d, path, bm)
 }

@@ -125,6 +125,7 @@ func FuzzBench(f *testing.F) {
 	f.Add([]byte("endpoints: {a: {gpio: {inputs: [{pin: X}]}}, b: {gpio: {outputs: [{pin: Y, safe: low}]}}}\nbind: {m2s: {from: a, to: b}}\n"))
 	f.Add([]byte("endpoints: {a: {udp: {listen: ':1'}}, b: {tcp: {dial: 'h:2', reconnect: 1s, framing: idle, gap: 1ms}}}\nbind: {m2s: {from: a, to: b}}\n"))
 	f.Add([]byte("endpoints: {car: {model: {name: quarter-car, cut: CP2, codec: {wire: {fields: {v2: f32le}, sends: command}}}}, seat: {pty: {codec: wire}}}\nbind: {m2s: {from: car, to: seat}, s2m: {from: seat, to: car}}\n"))
+	f.Add([]byte("endpoints: {seat: {model: {name: quarter-car, cut: CP2, part: hardware, codec: wire}}, car: {udp: {listen: '10.0.0.2:1', peer: '10.0.0.1:1', codec: wire, peer_timeout: 50ms, on_peer_lost: continue}}}\nbind: {m2s: {from: seat, to: car}, s2m: {from: car, to: seat}}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if _, err := ParseBench("fuzz.yaml", data, p); err != nil {
 			var list ErrorList

@@ -14,6 +14,11 @@
 // page's rounding and classes of styles), which was most of a page's
 // weight.
 //
+// A page may open with the loop two sites' runs make (Sites, hilrig
+// join): what each site measured of the direction that reaches it, the
+// sites' clocks, how far the loop strayed from the uncut model, and paper
+// 001's distortion over frequency, measured and as couple predicts it.
+//
 // A report is made from a run's files alone (LoadRun): the summary, and
 // when present the trace, the signals and a suite's verdict, found in the
 // run's directory by their content; so `hilrig report DIR` serves the
@@ -153,6 +158,9 @@ type Page struct {
 	// part that holds no case).
 	Note string
 	Runs []*Run
+	// Sites, when set, is the loop the runs make between two sites
+	// (hilrig join), told before the runs.
+	Sites *Sites
 }
 
 // Files are the files the page is made from, which writing it must not
@@ -217,6 +225,7 @@ type figureView struct {
 // pageData is what the page's template shows.
 type pageData struct {
 	Page
+	Joined         *sitesView
 	Views          []view
 	Failed, Judged int
 	PlotStyle      template.CSS // the classes of the plots' styles
@@ -227,6 +236,9 @@ type pageData struct {
 // folded.
 func Write(w io.Writer, page Page) error {
 	data := pageData{Page: page}
+	if page.Sites != nil {
+		data.Joined = page.Sites.view()
+	}
 	classes := &styleClasses{byStyle: map[string]string{}}
 	for i, r := range page.Runs {
 		v := view{Run: r, ID: fmt.Sprintf("run-%d", i+1), Name: r.Summary.Profile}
