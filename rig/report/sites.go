@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/cmplx"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/hilrig/hilrig/emulator/detmath"
 	"github.com/hilrig/hilrig/emulator/plant"
 	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig/record"
@@ -88,7 +88,7 @@ type DistortionPoint struct {
 // Within reports whether the measured distortion's magnitude lies in the
 // band couple predicts.
 func (p DistortionPoint) Within() bool {
-	m := cmplx.Abs(p.Measured)
+	m := detmath.Abs(p.Measured)
 	return m >= p.Low && m <= p.High
 }
 
@@ -198,7 +198,7 @@ func (s *Sites) distortion() ([]DistortionPoint, string) {
 	var around []float64
 	for _, om := range spectra.omega {
 		for k := -steps; k <= steps; k++ {
-			around = append(around, max(om+float64(k)*lobe*spectra.bin/steps, spectra.bin/steps))
+			around = append(around, max(om+float64(float64(k)*lobe*spectra.bin/steps), spectra.bin/steps))
 		}
 	}
 	for _, cut := range lm.CutNames() {
@@ -214,7 +214,7 @@ func (s *Sites) distortion() ([]DistortionPoint, string) {
 	}
 	var points []DistortionPoint
 	for k, om := range spectra.omega {
-		points = append(points, DistortionPoint{Omega: om, Measured: spectra.loop[k]/spectra.uncut[k] - 1, Predicted: centre.Distortion[k], Low: math.Inf(1)})
+		points = append(points, DistortionPoint{Omega: om, Measured: detmath.Div(spectra.loop[k], spectra.uncut[k]) - 1, Predicted: centre.Distortion[k], Low: math.Inf(1)})
 	}
 	for _, d := range []time.Duration{tau + ex/2, tau + 3*ex/2} {
 		a, err := plant.Analyse(lm.Plant, m.Cut, inputs[0], output, d, around)
@@ -223,7 +223,7 @@ func (s *Sites) distortion() ([]DistortionPoint, string) {
 		}
 		for i, theta := range a.Distortion {
 			p := &points[i/(2*steps+1)]
-			p.Low, p.High = min(p.Low, cmplx.Abs(theta)), max(p.High, cmplx.Abs(theta))
+			p.Low, p.High = min(p.Low, detmath.Abs(theta)), max(p.High, detmath.Abs(theta))
 		}
 	}
 	return points, ""
@@ -336,11 +336,11 @@ func parseSpectra(f io.ReadSeeker, input, loop, uncut string) (*spectra, error) 
 		return pass(func(t float64, v [3]float64) {
 			dt := t - prev // each row weighs the time since the last (rows come at the exchanges, unevenly in real time)
 			prev = t
-			w := 0.5 - 0.5*math.Cos(2*math.Pi*(t-first)/span)
+			w := 0.5 - float64(0.5*detmath.Cos(2*math.Pi*(t-first)/span))
 			for k, o := range om {
-				e := cmplx.Exp(complex(0, -o*(t-first))) * complex(w*dt, 0)
+				e := detmath.Mul(detmath.Cis(-o*(t-first)), complex(w*dt, 0))
 				for j, sum := range sums {
-					sum[k] += complex(v[j], 0) * e
+					sum[k] += detmath.Mul(complex(v[j], 0), e)
 				}
 			}
 		})
@@ -356,17 +356,17 @@ func parseSpectra(f io.ReadSeeker, input, loop, uncut string) (*spectra, error) 
 	// over the window's main lobe, and its neighbours say nothing more.
 	var order []int
 	for k := range bins {
-		if (k == 0 || cmplx.Abs(power[k]) >= cmplx.Abs(power[k-1])) && (k == bins-1 || cmplx.Abs(power[k]) >= cmplx.Abs(power[k+1])) {
+		if (k == 0 || detmath.Abs(power[k]) >= detmath.Abs(power[k-1])) && (k == bins-1 || detmath.Abs(power[k]) >= detmath.Abs(power[k+1])) {
 			order = append(order, k)
 		}
 	}
-	slices.SortFunc(order, func(i, j int) int { return cmpFloat64(cmplx.Abs(power[j]), cmplx.Abs(power[i])) })
-	strongest := cmplx.Abs(power[order[0]])
+	slices.SortFunc(order, func(i, j int) int { return cmpFloat64(detmath.Abs(power[j]), detmath.Abs(power[i])) })
+	strongest := detmath.Abs(power[order[0]])
 	if strongest == 0 {
 		return nil, fmt.Errorf("the input %s does not change over the run: nothing drives the loop", input)
 	}
 	for _, k := range order[:min(MaxSpectralLines, len(order))] {
-		if cmplx.Abs(power[k]) >= strongest/100 {
+		if detmath.Abs(power[k]) >= strongest/100 {
 			omegas = append(omegas, all[k])
 		}
 	}
@@ -390,9 +390,9 @@ func cmpFloat64(a, b float64) int {
 }
 
 // DB is a magnitude in decibels, 20·log10|z|.
-func DB(z complex128) float64 { return dB(cmplx.Abs(z)) }
+func DB(z complex128) float64 { return dB(detmath.Abs(z)) }
 
-func dB(m float64) float64 { return 20 * math.Log10(m) }
+func dB(m float64) float64 { return 20 * detmath.Log10(m) }
 
 // Words describes the join in a few lines, for a terminal.
 func (s *Sites) Words() string {
@@ -497,7 +497,7 @@ func (s *Sites) view() *sitesView {
 		v.Notes = append(v.Notes, strings.ToUpper(r[:1])+r[1:]+".")
 	}
 	if len(s.Distortion) > 0 {
-		peak := slices.MaxFunc(s.Distortion, func(a, b DistortionPoint) int { return cmpFloat64(cmplx.Abs(a.Measured), cmplx.Abs(b.Measured)) })
+		peak := slices.MaxFunc(s.Distortion, func(a, b DistortionPoint) int { return cmpFloat64(detmath.Abs(a.Measured), detmath.Abs(b.Measured)) })
 		v.Verdict = fmt.Sprintf("Distortion Θ = (P − Rd)/Rd (paper 001) at the frequencies the input drives most, measured from the loop's %s and the uncut model's, beside couple's prediction for the delay measured: %s each way, plus one exchange (a value waits for the next exchange to be taken up and is held through it); the band is what the measurement can read for that prediction: the wait none to a whole exchange, and the transform's Hann window reading a mean of Θ over ±2 bins (2π/T, T the run). %d of %d lie in the band; the largest measured is %.1f dB at %.3g rad/s.",
 			s.Model[s.Ref].Output.Signal, seconds3(s.Tau), within, len(s.Distortion), DB(peak.Measured), peak.Omega)
 	}
