@@ -438,30 +438,37 @@ func (b *Bench) checkModelBindings(d *decoder, models map[string]*BenchModel, bo
 // model as frames it cannot decode, and its own frames the device as
 // garbage.
 func (b *Bench) checkPlainPeers(d *decoder, model string, bound []BoundFlow) {
-	for _, bf := range bound {
-		peer := bf.To
-		if peer == model {
-			peer = bf.From
-		} else if bf.From != model {
-			continue
-		}
-		if k := b.Endpoints.Index(peer); k >= 0 && b.Endpoints.Values[k].SpeaksWire() {
-			d.errorAt("bind."+bf.Key, "endpoint %s speaks the wire protocol (codec: wire); give %s codec: wire too (codec: {wire: {sends: command}} for a plant node on the bench), or %s another codec", peer, model, peer)
+	for _, p := range peersOf(model, bound) {
+		if k := b.Endpoints.Index(p.peer); k >= 0 && b.Endpoints.Values[k].SpeaksWire() {
+			d.errorAt("bind."+p.key, "endpoint %s speaks the wire protocol (codec: wire); give %s codec: wire too (codec: {wire: {sends: command}} for a plant node on the bench), or %s another codec", p.peer, model, p.peer)
 			return
 		}
 	}
 }
 
+// peerBinding is a binding of a model's flow and the endpoint at its
+// other end.
+type peerBinding struct{ peer, key string }
+
+// peersOf lists the bindings of model's flows, with their other ends.
+func peersOf(model string, bound []BoundFlow) []peerBinding {
+	var out []peerBinding
+	for _, bf := range bound {
+		switch model {
+		case bf.From:
+			out = append(out, peerBinding{bf.To, bf.Key})
+		case bf.To:
+			out = append(out, peerBinding{bf.From, bf.Key})
+		}
+	}
+	return out
+}
+
 // checkWirePeers checks that the byte streams a model speaking the wire
 // protocol is bound to carry its COBS frames.
 func (b *Bench) checkWirePeers(d *decoder, model string, bound []BoundFlow) {
-	for _, bf := range bound {
-		peer := bf.To
-		if peer == model {
-			peer = bf.From
-		} else if bf.From != model {
-			continue
-		}
+	for _, p := range peersOf(model, bound) {
+		peer := p.peer
 		k := b.Endpoints.Index(peer)
 		if k < 0 {
 			continue
@@ -476,7 +483,7 @@ func (b *Bench) checkWirePeers(d *decoder, model string, bound []BoundFlow) {
 			fs = &e.TCP.FrameSettings
 		}
 		if fs != nil && fs.Spec().Name != "cobs" {
-			d.errorAt("bind."+bf.Key, "model %s speaks the wire protocol, in COBS frames; give endpoint %s codec: wire", model, peer)
+			d.errorAt("bind."+p.key, "model %s speaks the wire protocol, in COBS frames; give endpoint %s codec: wire", model, peer)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -207,7 +208,7 @@ func (s *Sites) distortion() ([]DistortionPoint, string) {
 			s.Ranking = append(s.Ranking, CutPeak{Cut: cut, DB: db, OmegaAt: om})
 		}
 	}
-	slices.SortStableFunc(s.Ranking, func(a, b CutPeak) int { return cmpFloat64(a.DB, b.DB) })
+	slices.SortStableFunc(s.Ranking, func(a, b CutPeak) int { return cmp.Compare(a.DB, b.DB) })
 	centre, err := plant.Analyse(lm.Plant, m.Cut, inputs[0], output, tau+ex, spectra.omega)
 	if err != nil {
 		return nil, fmt.Sprintf("couple: %v", err)
@@ -360,7 +361,7 @@ func parseSpectra(f io.ReadSeeker, input, loop, uncut string) (*spectra, error) 
 			order = append(order, k)
 		}
 	}
-	slices.SortFunc(order, func(i, j int) int { return cmpFloat64(detmath.Abs(power[j]), detmath.Abs(power[i])) })
+	slices.SortFunc(order, func(i, j int) int { return cmp.Compare(detmath.Abs(power[j]), detmath.Abs(power[i])) })
 	strongest := detmath.Abs(power[order[0]])
 	if strongest == 0 {
 		return nil, fmt.Errorf("the input %s does not change over the run: nothing drives the loop", input)
@@ -377,16 +378,6 @@ func parseSpectra(f io.ReadSeeker, input, loop, uncut string) (*spectra, error) 
 		return nil, err
 	}
 	return &spectra{bin: 2 * math.Pi / span, omega: omegas, loop: loopS, uncut: uncutS}, nil
-}
-
-func cmpFloat64(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // DB is a magnitude in decibels, 20·log10|z|.
@@ -497,7 +488,7 @@ func (s *Sites) view() *sitesView {
 		v.Notes = append(v.Notes, strings.ToUpper(r[:1])+r[1:]+".")
 	}
 	if len(s.Distortion) > 0 {
-		peak := slices.MaxFunc(s.Distortion, func(a, b DistortionPoint) int { return cmpFloat64(detmath.Abs(a.Measured), detmath.Abs(b.Measured)) })
+		peak := slices.MaxFunc(s.Distortion, func(a, b DistortionPoint) int { return cmp.Compare(detmath.Abs(a.Measured), detmath.Abs(b.Measured)) })
 		v.Verdict = fmt.Sprintf("Distortion Θ = (P − Rd)/Rd (paper 001) at the frequencies the input drives most, measured from the loop's %s and the uncut model's, beside couple's prediction for the delay measured: %s each way, plus one exchange (a value waits for the next exchange to be taken up and is held through it); the band is what the measurement can read for that prediction: the wait none to a whole exchange, and the transform's Hann window reading a mean of Θ over ±2 bins (2π/T, T the run). %d of %d lie in the band; the largest measured is %.1f dB at %.3g rad/s.",
 			s.Model[s.Ref].Output.Signal, seconds3(s.Tau), within, len(s.Distortion), DB(peak.Measured), peak.Omega)
 	}
