@@ -51,7 +51,7 @@ func (p *HopParams) check() error {
 	if p.Delay > MaxDuration || p.PerFrame > MaxDuration {
 		return errorf("a delay or time per frame past the longest duration, %v", MaxDuration)
 	}
-	return errors.Join(append(p.checkStages(), p.Flap.check())...)
+	return errors.Join(p.checkStages(), p.Flap.check())
 }
 
 // HopField names one of a hop's keys (see HopKeys), for partial changes:

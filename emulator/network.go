@@ -90,15 +90,14 @@ func errorf(format string, args ...any) error { return fmt.Errorf(format, args..
 func New(cfg Config, obs Observer) (*Network, error) {
 	n := &Network{seed: cfg.Seed, observer: obs}
 	var errs []error
-	for _, hc := range cfg.Hops {
+	for i := range cfg.Hops {
+		hc := &cfg.Hops[i] // a copy would escape to the heap: the stages check it through an interface
 		if err := hc.check(); err != nil {
 			errs = append(errs, fmt.Errorf("hop %q: %w", hc.Name, err))
 		}
 		n.hops = append(n.hops, hop{name: hc.Name, HopParams: hc.HopParams, planned: hc.HopParams})
 	}
-	for i := range n.hops {
-		n.hops[i].stages.init(&n.hops[i].HopParams)
-	}
+	initStages(n.hops)
 	for _, fc := range cfg.Flows {
 		f := flow{name: fc.Name, route: slices.Clone(fc.Route), traffic: fc.Traffic, lead: fc.Lead}
 		if len(f.route) == 0 {

@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -95,7 +96,7 @@ func registerStage(d stageDef) {
 }
 
 // checkStages checks p's stages, in the order of HopKeys.
-func (p *HopParams) checkStages() []error {
+func (p *HopParams) checkStages() error {
 	var errs []error
 	for i := range hopKeys {
 		for _, d := range stageDefs {
@@ -106,7 +107,7 @@ func (p *HopParams) checkStages() []error {
 			}
 		}
 	}
-	return errs
+	return errors.Join(errs...)
 }
 
 // activeStage is one of a hop's stages that impairs.
@@ -123,13 +124,18 @@ type hopStages struct {
 	epochs []uint32
 }
 
-// init makes the stages of the hop whose parameters p are. p must stay
-// where it is: the stages read it.
-func (s *hopStages) init(p *HopParams) {
-	s.entering = make([]activeStage, 0, len(stageDefs))
-	s.propagating = make([]activeStage, 0, len(stageDefs))
-	s.epochs = make([]uint32, len(stageDefs))
-	s.update(p, ^HopField(0))
+// initStages makes the stages of every hop, whose parameters must stay
+// where they are: the stages read them. One array holds them all.
+func initStages(hops []hop) {
+	n := len(stageDefs)
+	active, epochs := make([]activeStage, 2*n*len(hops)), make([]uint32, n*len(hops))
+	for i := range hops {
+		s := &hops[i].stages
+		s.entering, active = active[:0:n], active[n:]
+		s.propagating, active = active[:0:n], active[n:]
+		s.epochs, epochs = epochs[:n:n], epochs[n:]
+		s.update(&hops[i].HopParams, ^HopField(0))
+	}
 }
 
 // update follows a change of the keys in changed of p.

@@ -29,10 +29,10 @@ func TestStagesRegistered(t *testing.T) {
 		t.Errorf("propagating stages %v, want %v", propagating, want)
 	}
 
-	var none hopStages
-	none.init(&HopParams{Rate: Mbitps, Delay: ms})
-	if len(none.entering)+len(none.propagating) != 0 {
-		t.Errorf("a hop without impairments has stages %v %v", none.entering, none.propagating)
+	none := []hop{{HopParams: HopParams{Rate: Mbitps, Delay: ms}}}
+	initStages(none)
+	if s := none[0].stages; len(s.entering)+len(s.propagating) != 0 {
+		t.Errorf("a hop without impairments has stages %v %v", s.entering, s.propagating)
 	}
 	for _, tc := range []struct {
 		key string
@@ -45,9 +45,9 @@ func TestStagesRegistered(t *testing.T) {
 		{"delay", HopParams{DelayTrace: []time.Duration{ms}}},
 		{"jitter", HopParams{Jitter: Jitter{Dist: Uniform{Spread: ms}}}},
 	} {
-		var s hopStages
-		s.init(&tc.p)
-		active := append(slices.Clone(s.entering), s.propagating...)
+		h := []hop{{HopParams: tc.p}}
+		initStages(h)
+		active := append(slices.Clone(h[0].stages.entering), h[0].stages.propagating...)
 		if len(active) != 1 || stageDefs[active[0].index].key != tc.key {
 			t.Errorf("%s: active stages %v", tc.key, active)
 		}
