@@ -128,3 +128,70 @@ func TestStagesAllocateNothingPerFrame(t *testing.T) {
 		t.Errorf("%v allocations per change and frame", allocs)
 	}
 }
+
+// dropOriginals is a stage written for TestStageFromOneFile: it loses
+// every original frame with probability P, drawing from its key's stream,
+// and lets copies through.
+type dropOriginals struct{ P float64 }
+
+func (s *dropOriginals) Active() bool         { return true }
+func (s *dropOriginals) Check() error         { return checkProbabilities(s.P) }
+func (s *dropOriginals) NewState(old any) any { return nil }
+func (s *dropOriginals) Enter(f *Frame, fs *FlowState) Verdict {
+	if !f.Copy && fs.Rand.Bernoulli(s.P) {
+		return Lose
+	}
+	return Pass
+}
+
+func (s *dropOriginals) Propagate(_ *Frame, _ *FlowState, d time.Duration) (time.Duration, Verdict) {
+	return d, Pass
+}
+
+// TestStageFromOneFile: a stage registered under a key runs on every hop
+// with nothing else written: it draws from the flow's stream named by its
+// key, and what it decides is applied in its place among the stages. Here
+// it stands between duplication and corruption: every frame is copied,
+// the original may then be lost while its copy goes on, and both that
+// survive are corrupted.
+func TestStageFromOneFile(t *testing.T) {
+	saved := stageDefs
+	t.Cleanup(func() { stageDefs = saved })
+	stageDefs = slices.Clone(stageDefs)
+	stage := &dropOriginals{P: 0.4}
+	registerStage(stageDef{key: "flap", at: atEnter, order: 25, of: func(*HopParams) Stage { return stage }})
+
+	const seed, frames = 5, 300
+	cfg := oneHop(HopParams{Duplicate: 1, Corrupt: Corruption{FrameP: 1}})
+	cfg.Seed = seed
+	rec := &recorder{}
+	n := mustNew(t, cfg, rec)
+	for range frames {
+		n.Inject(0, []byte{0, 0})
+		n.Advance(n.Now() + ms)
+	}
+	n.Finish()
+	want := NewStream(seed, "hop", "h", "0", "flow", "f", "flap")
+	status := map[uint64][2]Status{} // the original's, the copy's
+	for _, r := range rec.frames {
+		s := status[r.Seq]
+		if r.Copy {
+			s[1] = r.Status
+		} else {
+			s[0] = r.Status
+		}
+		status[r.Seq] = s
+	}
+	for seq := range uint64(frames) {
+		original := Corrupted
+		if want.Bernoulli(stage.P) {
+			original = LossDrop
+		}
+		if got := status[seq]; got != [2]Status{original, Duplicate} {
+			t.Fatalf("frame %d: original %v, copy %v; want %v, duplicate", seq, got[0], got[1], original)
+		}
+	}
+	if h := n.Summary().Hops[0]; h.Duplicated != frames || h.Corrupted == 0 {
+		t.Errorf("hop: %d duplicated, %d corrupted", h.Duplicated, h.Corrupted)
+	}
+}
