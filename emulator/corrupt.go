@@ -3,6 +3,8 @@ package emulator
 import (
 	"math"
 	"time"
+
+	"github.com/hilrig/hilrig/emulator/detmath"
 )
 
 // Corruption flips bits of frames that cross a hop. With BER, every bit of
@@ -24,9 +26,9 @@ func (c Corruption) apply(f *Frame, r *Stream) bool {
 	switch {
 	case c.BER > 0:
 		flipped := false
-		lnq := math.Log1p(-c.BER)
+		lnq := detmath.Log1p(-c.BER)
 		for pos := int64(-1); ; {
-			gap := math.Floor(math.Log(1-r.Float64()) / lnq)
+			gap := math.Floor(detmath.Log(1-r.Float64()) / lnq)
 			if gap >= float64(bits-pos-1) {
 				return flipped
 			}

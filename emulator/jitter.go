@@ -69,7 +69,7 @@ type ParetoNormal struct{ Mean, Sigma time.Duration }
 
 func (d ParetoNormal) draw(r *Stream) float64 {
 	p := (r.Pareto(1, 3) - 1.5) / math.Sqrt(0.75)
-	return float64(d.Mean) + float64(d.Sigma)*(r.Normal()+3*p)/math.Sqrt(10)
+	return float64(d.Mean) + float64(d.Sigma)*(r.Normal()+float64(3*p))/math.Sqrt(10)
 }
 
 func (d ParetoNormal) mean() float64   { return float64(d.Mean) }
@@ -91,7 +91,7 @@ func NewEmpirical(samples []time.Duration) *Empirical {
 	}
 	e.avg /= float64(len(samples))
 	for _, s := range samples {
-		e.sd += (float64(s) - e.avg) * (float64(s) - e.avg)
+		e.sd += float64((float64(s) - e.avg) * (float64(s) - e.avg))
 	}
 	e.sd = math.Sqrt(e.sd / float64(len(samples)))
 	return e
@@ -149,7 +149,7 @@ func (j Jitter) next(s *jitterState, r *Stream) float64 {
 		return y
 	}
 	mu, rho := j.Dist.mean(), j.Correlation
-	x := mu + rho*(s.prev-mu) + math.Sqrt(1-rho*rho)*(y-mu)
+	x := mu + float64(rho*(s.prev-mu)) + float64(math.Sqrt(1-float64(rho*rho))*(y-mu))
 	s.prev = x
 	return x
 }

@@ -67,7 +67,7 @@ func (m GilbertElliott) LossRate() float64 {
 	if m.P+m.R == 0 {
 		return m.LossGood // never leaves Good
 	}
-	return (m.R*m.LossGood + m.P*m.LossBad) / (m.P + m.R)
+	return (float64(m.R*m.LossGood) + float64(m.P*m.LossBad)) / (m.P + m.R)
 }
 
 func (m GilbertElliott) check() error {
@@ -140,10 +140,10 @@ func (m Markov4) LossRate() float64 {
 	var lost float64
 	for range steps {
 		next := [4]float64{
-			txInGap:     dist[txInGap]*(1-m.P13-m.P14) + dist[lostInBurst]*m.P31 + dist[lostInGap],
-			txInBurst:   dist[txInBurst]*(1-m.P23) + dist[lostInBurst]*m.P32,
-			lostInBurst: dist[txInGap]*m.P13 + dist[txInBurst]*m.P23 + dist[lostInBurst]*(1-m.P31-m.P32),
-			lostInGap:   dist[txInGap] * m.P14,
+			txInGap:     float64(dist[txInGap]*(1-m.P13-m.P14)) + float64(dist[lostInBurst]*m.P31) + dist[lostInGap],
+			txInBurst:   float64(dist[txInBurst]*(1-m.P23)) + float64(dist[lostInBurst]*m.P32),
+			lostInBurst: float64(dist[txInGap]*m.P13) + float64(dist[txInBurst]*m.P23) + float64(dist[lostInBurst]*(1-m.P31-m.P32)),
+			lostInGap:   float64(dist[txInGap] * m.P14),
 		}
 		dist = next
 		lost += dist[lostInBurst] + dist[lostInGap]
