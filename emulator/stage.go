@@ -14,7 +14,7 @@ import (
 // parameters' type, its behaviour behind Stage and its registration by its
 // hop key. A hop runs its active stages in their registered order: those
 // that act as a frame enters it (before the queue), then those that act as
-// it leaves the serialiser (before the propagation delay ends). The
+// it leaves the serialiser (and decide its delay). The
 // network applies what a stage decides (a drop, a copy, a corruption,
 // sending at once), so a stage holds no engine code.
 
@@ -59,7 +59,6 @@ const (
 	Copy                    // a copy goes on behind it, through the stages after this one
 	Corrupt                 // the stage flipped bits of the frame's payload
 	LeaveNow                // the frame leaves at once, without the hop's delay
-	numVerdicts
 )
 
 // stageAt is when a stage acts.
