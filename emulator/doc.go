@@ -18,5 +18,8 @@
 //
 // Every random decision draws from a Stream derived from (seed, owner,
 // purpose), so one seed reproduces a run bit for bit and adding a flow does
-// not change the random choices of the others.
+// not change the random choices of the others, on every architecture: the
+// arithmetic follows emulator/plant's rules for the same bits everywhere
+// (no fused multiply-add, detmath's functions, no float outside the range
+// of the integer it becomes).
 package emulator

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/hilrig/hilrig/emulator/detmath"
 )
 
 // The random impairments a hop can apply. Each is a small value type with
@@ -74,7 +76,7 @@ func (m GilbertElliott) LossRate() float64 {
 	if m.P+m.R == 0 {
 		return m.LossGood // never leaves Good
 	}
-	return (m.R*m.LossGood + m.P*m.LossBad) / (m.P + m.R)
+	return (float64(m.R*m.LossGood) + float64(m.P*m.LossBad)) / (m.P + m.R)
 }
 
 func (m GilbertElliott) check() error {
@@ -147,10 +149,10 @@ func (m Markov4) LossRate() float64 {
 	var lost float64
 	for range steps {
 		next := [4]float64{
-			txInGap:     dist[txInGap]*(1-m.P13-m.P14) + dist[lostInBurst]*m.P31 + dist[lostInGap],
-			txInBurst:   dist[txInBurst]*(1-m.P23) + dist[lostInBurst]*m.P32,
-			lostInBurst: dist[txInGap]*m.P13 + dist[txInBurst]*m.P23 + dist[lostInBurst]*(1-m.P31-m.P32),
-			lostInGap:   dist[txInGap] * m.P14,
+			txInGap:     float64(dist[txInGap]*(1-m.P13-m.P14)) + float64(dist[lostInBurst]*m.P31) + dist[lostInGap],
+			txInBurst:   float64(dist[txInBurst]*(1-m.P23)) + float64(dist[lostInBurst]*m.P32),
+			lostInBurst: float64(dist[txInGap]*m.P13) + float64(dist[txInBurst]*m.P23) + float64(dist[lostInBurst]*(1-m.P31-m.P32)),
+			lostInGap:   float64(dist[txInGap] * m.P14),
 		}
 		dist = next
 		lost += dist[lostInBurst] + dist[lostInGap]
@@ -239,7 +241,7 @@ type ParetoNormal struct{ Mean, Sigma time.Duration }
 
 func (d ParetoNormal) draw(r *Stream) float64 {
 	p := (r.Pareto(1, 3) - 1.5) / math.Sqrt(0.75)
-	return float64(d.Mean) + float64(d.Sigma)*(r.Normal()+3*p)/math.Sqrt(10)
+	return float64(d.Mean) + float64(d.Sigma)*(r.Normal()+float64(3*p))/math.Sqrt(10)
 }
 
 func (d ParetoNormal) mean() float64   { return float64(d.Mean) }
@@ -261,7 +263,7 @@ func NewEmpirical(samples []time.Duration) *Empirical {
 	}
 	e.avg /= float64(len(samples))
 	for _, s := range samples {
-		e.sd += (float64(s) - e.avg) * (float64(s) - e.avg)
+		e.sd += float64((float64(s) - e.avg) * (float64(s) - e.avg))
 	}
 	e.sd = math.Sqrt(e.sd / float64(len(samples)))
 	return e
@@ -319,7 +321,7 @@ func (j Jitter) next(s *randomState, r *Stream) float64 {
 		return y
 	}
 	mu, rho := j.Dist.mean(), j.Correlation
-	x := mu + rho*(s.jitterPrev-mu) + math.Sqrt(1-rho*rho)*(y-mu)
+	x := mu + float64(rho*(s.jitterPrev-mu)) + float64(math.Sqrt(1-float64(rho*rho))*(y-mu))
 	s.jitterPrev = x
 	return x
 }
@@ -385,9 +387,9 @@ func (c Corruption) apply(f *Frame, r *Stream) bool {
 	switch {
 	case c.BER > 0:
 		flipped := false
-		lnq := math.Log1p(-c.BER)
+		lnq := detmath.Log1p(-c.BER)
 		for pos := int64(-1); ; {
-			gap := math.Floor(math.Log(1-r.Float64()) / lnq)
+			gap := math.Floor(detmath.Log(1-r.Float64()) / lnq)
 			if gap >= float64(bits-pos-1) {
 				return flipped
 			}

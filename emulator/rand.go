@@ -5,13 +5,15 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+
+	"github.com/hilrig/hilrig/emulator/detmath"
 )
 
 // Stream is a reproducible stream of random numbers owned by one decision
 // maker (a flow's source, a flow's loss model on one hop, ...). The
 // transformations from uniform numbers are written here, not borrowed from
-// math/rand, so a seed means the same run whatever Go release built the
-// binary.
+// math/rand, with detmath's functions, so a seed means the same run
+// whatever Go release built the binary and whatever machine runs it.
 type Stream struct {
 	pcg         rand.PCG
 	spare       float64
@@ -59,7 +61,7 @@ func (s *Stream) Intn(n int) int {
 func (s *Stream) Bernoulli(p float64) bool { return s.Float64() < p }
 
 // Exp returns an exponential variate with the given mean, by inversion.
-func (s *Stream) Exp(mean float64) float64 { return -mean * math.Log1p(-s.Float64()) }
+func (s *Stream) Exp(mean float64) float64 { return -mean * detmath.Log1p(-s.Float64()) }
 
 // Normal returns a standard normal variate (Box–Muller; the second value of
 // each pair is kept for the next call).
@@ -70,14 +72,14 @@ func (s *Stream) Normal() float64 {
 	}
 	u1 := 1 - s.Float64() // (0, 1]: log is finite
 	u2 := s.Float64()
-	r := math.Sqrt(-2 * math.Log(u1))
-	s.spare = r * math.Sin(2*math.Pi*u2)
+	r := math.Sqrt(-2 * detmath.Log(u1))
+	s.spare = r * detmath.Sin(2*math.Pi*u2)
 	s.spareActive = true
-	return r * math.Cos(2*math.Pi*u2)
+	return r * detmath.Cos(2*math.Pi*u2)
 }
 
 // Pareto returns a Pareto variate with scale xm (its minimum) and shape
 // alpha, by inversion: xm·U^(−1/alpha) with U uniform on (0, 1].
 func (s *Stream) Pareto(xm, alpha float64) float64 {
-	return xm * math.Pow(1-s.Float64(), -1/alpha)
+	return xm * detmath.Pow(1-s.Float64(), -1/alpha)
 }

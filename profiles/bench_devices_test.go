@@ -76,7 +76,7 @@ func TestANewDeviceKindIsItsFile(t *testing.T) {
 
 	for _, tc := range []struct{ name, yaml, want string }{
 		{"its check", strings.Replace(issueBench, "{serial: {device: /dev/ttyACM0, baud: 115200, framing: line}}", "{loop: {name: '', framing: fixed, frame_size: 0B}}", 1),
-			"x.yaml:3:29: endpoints.plant.loop.name: must not be empty\nx.yaml:3:61: endpoints.plant.loop.frame_size: must be positive"},
+			"x.yaml:3:29: endpoints.plant.loop.name: must not be empty\nx.yaml:3:61: endpoints.plant.loop.frame_size: must be between 1B and 1MiB"},
 		{"the one-of message", strings.Replace(issueBench, "{serial: {device: /dev/ttyACM0, baud: 115200, framing: line}}", "{loop: {name: l0}, tcp: {dial: 'h:1'}}", 1),
 			"x.yaml:3:15: endpoints.plant: give only one of serial, pty, gpio, udp, tcp, loop, model, fmu, replay"},
 		{"its unknown key", strings.Replace(issueBench, "{serial: {device: /dev/ttyACM0, baud: 115200, framing: line}}", "{loop: {nme: l0}}", 1),

@@ -82,8 +82,8 @@ func (s *FrameSettings) check(d *decoder, path string) {
 	switch {
 	case framing == "fixed" && s.FrameSize == nil:
 		d.errorAt(path, "framing fixed needs frame_size")
-	case s.FrameSize != nil && *s.FrameSize <= 0:
-		d.errorAt(path+".frame_size", "must be positive")
+	case s.FrameSize != nil && (*s.FrameSize <= 0 || *s.FrameSize > 1<<20):
+		d.errorAt(path+".frame_size", "must be between 1B and 1MiB")
 	case s.Delimiter != nil && *s.Delimiter == "":
 		d.errorAt(path+".delimiter", "must not be empty")
 	case s.Gap != nil && *s.Gap <= 0:

@@ -63,6 +63,8 @@ func TestMalformedBenches(t *testing.T) {
 			[]string{`x.yaml:2:88: endpoints.controller.serial.frame_size: frame_size goes with framing: fixed`}},
 		{"fixed without a size", with("framing: line}}\n  plant", "framing: fixed}}\n  plant"),
 			[]string{`x.yaml:2:24: endpoints.controller.serial: framing fixed needs frame_size`}},
+		{"a fixed frame larger than the largest (an int on a 32-bit board)", with("framing: line}}\n  plant", "framing: fixed, frame_size: 5GB}}\n  plant"),
+			[]string{`x.yaml:2:89: endpoints.controller.serial.frame_size: must be between 1B and 1MiB`}},
 		{"bad data bits", with("baud: 115200, framing: line}}\n  plant", "baud: 115200, data_bits: 9}}\n  plant"),
 			[]string{`x.yaml:2:72: endpoints.controller.serial.data_bits: must be 5, 6, 7 or 8`}},
 		{"a flow to where it comes from", with("to: plant}", "to: controller}"),

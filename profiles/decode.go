@@ -299,8 +299,17 @@ func (d *decoder) decodeBasic(n *yaml.Node, v reflect.Value, path string) {
 		}
 		v.SetBool(b)
 	case reflect.Int, reflect.Int64:
+		// An int holds 32 bits on arm and 386: a profile means the same on
+		// every machine only if an int field takes 32 bits on all.
+		bits := 64
+		if v.Kind() == reflect.Int {
+			bits = 32
+		}
 		var i int64
-		i, err = strconv.ParseInt(n.Value, 10, 64)
+		if i, err = strconv.ParseInt(n.Value, 10, bits); errors.Is(err, strconv.ErrRange) {
+			d.errorf(n, path, "%s is out of range (from %d to %d)", n.Value, int64(-1)<<(bits-1), 1<<(bits-1)-1)
+			return
+		}
 		v.SetInt(i)
 	case reflect.Uint64:
 		var u uint64

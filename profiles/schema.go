@@ -223,7 +223,7 @@ type ScheduleEntry struct {
 	At        Duration    `yaml:"at,required" doc:"when the change takes effect"`
 	For       *Duration   `yaml:"for" doc:"how long it lasts before it is reverted; for a ramp, how long the ramp takes" default:"until the end"`
 	Every     *Duration   `yaml:"every" doc:"repeat the entry with this period (at least for)" default:"no repeat"`
-	Count     *int        `yaml:"count" doc:"with every: how many times in all" default:"as many as fit before the end"`
+	Count     *int64      `yaml:"count" doc:"with every: how many times in all" default:"as many as fit before the end"`
 	Phase     PhaseName   `yaml:"phase" doc:"name the entry's windows, so reports can say what happened during them; an entry may only name a phase"`
 	Ramp      *Ramp       `yaml:"ramp" doc:"change rate, delay or random loss gradually, from from to to over for, in 100 equal steps; the value stays at to afterwards"`
 	Hop       HopName     `yaml:"hop" doc:"the hop to change (with hop parameters or outage)"`

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,11 +24,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Chmod(dir, 0o755) // so that a test may run it as another user
-	hilrig = filepath.Join(dir, "hilrig")
-	build := exec.Command("go", "build", "-o", hilrig, "../rig/cmd/hilrig")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building hilrig:", err)
+	// For this machine, or for HILRIG_GOARCH's (hardening_arch_test.go).
+	if hilrig, err = buildHilrig(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()

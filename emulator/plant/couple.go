@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/cmplx"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/hilrig/hilrig/emulator/detmath"
 	"github.com/hilrig/hilrig/emulator/suggest"
 
 	"gonum.org/v1/gonum/mat"
@@ -90,45 +90,44 @@ func (pt *Part) Linearize() *Linearization {
 // Response is the frequency response G(jω) = C·(jωI − A)⁻¹·B + D from the
 // inputs at positions cols (in Inputs) to the outputs at rows (in
 // Outputs). The complex solve is done in real arithmetic, on
-// [−A −ωI; ωI −A]·[Xr; Xi] = [B; 0], so that gonum's LU does it.
+// [−A −ωI; ωI −A]·[Xr; Xi] = [B; 0], by the solvers' own LU.
 func (l *Linearization) Response(omega float64, rows, cols []int) ([][]complex128, error) {
 	n := l.n
 	g := make([][]complex128, len(rows))
 	for i := range g {
 		g[i] = make([]complex128, len(cols))
 	}
-	var xr, xi *mat.Dense
+	// x[c] is [Xr; Xi] for the input at cols[c].
+	x := make([][]float64, len(cols))
 	if n > 0 {
-		big := mat.NewDense(2*n, 2*n, nil)
-		rhs := mat.NewDense(2*n, len(cols), nil)
+		big := newLUFactors(2 * n)
 		for i := range n {
 			for j := range n {
 				a := l.A.At(i, j)
-				big.Set(i, j, -a)
-				big.Set(n+i, n+j, -a)
+				*big.at(i, j) = -a
+				*big.at(n+i, n+j) = -a
 			}
-			big.Set(i, n+i, -omega)
-			big.Set(n+i, i, omega)
-			for c, col := range cols {
-				rhs.Set(i, c, l.B.At(i, col))
-			}
+			*big.at(i, n+i) = -omega
+			*big.at(n+i, i) = omega
 		}
-		var x mat.Dense
-		if err := x.Solve(big, rhs); err != nil {
-			var cond mat.Condition
-			if !errors.As(err, &cond) {
-				return nil, fmt.Errorf("at %g rad/s: %w", omega, err)
-			}
+		big.factorise()
+		if big.singular {
+			return nil, fmt.Errorf("at %g rad/s: jωI − A is singular (a mode without damping at this frequency)", omega)
 		}
-		xr = mat.DenseCopyOf(x.Slice(0, n, 0, len(cols)))
-		xi = mat.DenseCopyOf(x.Slice(n, 2*n, 0, len(cols)))
+		for c, col := range cols {
+			x[c] = make([]float64, 2*n)
+			for i := range n {
+				x[c][i] = l.B.At(i, col)
+			}
+			big.solve(x[c])
+		}
 	}
 	for r, row := range rows {
 		for c, col := range cols {
 			re, im := l.D.At(row, col), 0.0
 			for k := range n {
-				re += l.C.At(row, k) * xr.At(k, c)
-				im += l.C.At(row, k) * xi.At(k, c)
+				re += float64(l.C.At(row, k) * x[c][k])
+				im += float64(l.C.At(row, k) * x[c][n+k])
 			}
 			g[r][c] = complex(re, im)
 		}
@@ -157,17 +156,17 @@ type Analysis struct {
 // LogSpace returns points from lo to hi, both included, evenly spaced in
 // log scale, perDecade to a decade.
 func LogSpace(lo, hi float64, perDecade int) []float64 {
-	decades := math.Log10(hi / lo)
+	decades := detmath.Log10(hi / lo)
 	n := int(math.Round(decades*float64(perDecade))) + 1
 	out := make([]float64, n)
 	for i := range out {
-		out[i] = lo * math.Pow(10, decades*float64(i)/float64(n-1))
+		out[i] = lo * detmath.Pow(10, decades*float64(i)/float64(n-1))
 	}
 	return out
 }
 
 // DB is a gain in decibels.
-func DB(z complex128) float64 { return 20 * math.Log10(cmplx.Abs(z)) }
+func DB(z complex128) float64 { return 20 * detmath.Log10(detmath.Abs(z)) }
 
 // PeakDistortion is the largest |Θ| in dB and where it is.
 func (a *Analysis) PeakDistortion() (db, omega float64) { return peak(a.Distortion, a.Omega) }
@@ -249,7 +248,7 @@ func Analyse(p *Plant, cut, input, output string, delay time.Duration, omegas []
 		if err != nil {
 			return nil, err
 		}
-		theta, sr, err := distortion(g, gr, cmplx.Exp(complex(0, -w*2*tau)))
+		theta, sr, err := distortion(g, gr, detmath.Cis(-w*2*tau))
 		if err != nil {
 			return nil, fmt.Errorf("cut %s at %g rad/s: %w", cut, w, err)
 		}
@@ -293,11 +292,11 @@ func distortion(g, gr [][]complex128, delta complex128) (theta, sr complex128, e
 		nv[i] = make([]complex128, 1)
 		for j := range k1 {
 			for l := range k2 {
-				m[i][j] += gr[i][l] * g[1+l][1+j]
+				m[i][j] += detmath.Mul(gr[i][l], g[1+l][1+j])
 			}
 		}
 		for l := range k2 {
-			nv[i][0] += gr[i][l] * g[1+l][0]
+			nv[i][0] += detmath.Mul(gr[i][l], g[1+l][0])
 		}
 	}
 	response := func(d complex128) (complex128, [][]complex128, error) {
@@ -307,10 +306,10 @@ func distortion(g, gr [][]complex128, delta complex128) (theta, sr complex128, e
 		for i := range k1 {
 			lhs[i] = make([]complex128, k1)
 			for j := range k1 {
-				lhs[i][j] = -d * m[i][j]
+				lhs[i][j] = detmath.Mul(-d, m[i][j])
 			}
 			lhs[i][i]++
-			rhs[i] = []complex128{d * nv[i][0]}
+			rhs[i] = []complex128{detmath.Mul(d, nv[i][0])}
 		}
 		x, err := complexSolve(lhs, rhs)
 		if err != nil {
@@ -318,7 +317,7 @@ func distortion(g, gr [][]complex128, delta complex128) (theta, sr complex128, e
 		}
 		t := g[0][0]
 		for j := range k1 {
-			t += g[0][1+j] * x[j][0]
+			t += detmath.Mul(g[0][1+j], x[j][0])
 		}
 		return t, lhs, nil
 	}
@@ -343,42 +342,41 @@ func distortion(g, gr [][]complex128, delta complex128) (theta, sr complex128, e
 	}
 	var dt complex128
 	for j := range k1 {
-		dt += g[0][1+j] * y[j][0]
+		dt += detmath.Mul(g[0][1+j], y[j][0])
 	}
-	return (pd - rd) / rd, dt / rd, nil
+	return detmath.Div(pd-rd, rd), detmath.Div(dt, rd), nil
 }
 
 // complexSolve solves A·X = B for complex A (n×n) and B (n×m) through the
 // real system [Ar −Ai; Ai Ar]·[Xr; Xi] = [Br; Bi].
 func complexSolve(a, b [][]complex128) ([][]complex128, error) {
 	n, m := len(a), len(b[0])
-	big := mat.NewDense(2*n, 2*n, nil)
-	rhs := mat.NewDense(2*n, m, nil)
+	big := newLUFactors(2 * n)
 	for i := range n {
 		for j := range n {
 			re, im := real(a[i][j]), imag(a[i][j])
-			big.Set(i, j, re)
-			big.Set(i, n+j, -im)
-			big.Set(n+i, j, im)
-			big.Set(n+i, n+j, re)
-		}
-		for j := range m {
-			rhs.Set(i, j, real(b[i][j]))
-			rhs.Set(n+i, j, imag(b[i][j]))
+			*big.at(i, j) = re
+			*big.at(i, n+j) = -im
+			*big.at(n+i, j) = im
+			*big.at(n+i, n+j) = re
 		}
 	}
-	var x mat.Dense
-	if err := x.Solve(big, rhs); err != nil {
-		var cond mat.Condition
-		if !errors.As(err, &cond) || math.IsInf(float64(cond), 1) {
-			return nil, fmt.Errorf("the coupled loop is singular here: %w", err)
-		}
+	big.factorise()
+	if big.singular {
+		return nil, errors.New("the coupled loop is singular here")
 	}
 	out := make([][]complex128, n)
 	for i := range n {
 		out[i] = make([]complex128, m)
-		for j := range m {
-			out[i][j] = complex(x.At(i, j), x.At(n+i, j))
+	}
+	x := make([]float64, 2*n)
+	for j := range m {
+		for i := range n {
+			x[i], x[n+i] = real(b[i][j]), imag(b[i][j])
+		}
+		big.solve(x)
+		for i := range n {
+			out[i][j] = complex(x[i], x[n+i])
 		}
 	}
 	return out, nil

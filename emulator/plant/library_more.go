@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/hilrig/hilrig/emulator/detmath"
 )
 
 func init() {
@@ -145,21 +147,22 @@ func twoLinkArm(p params) Model {
 	lc2, I2 := L2/2, m2*L2*L2/12
 	arm := func(_ float64, x, u, dx []float64) {
 		q1, q2, w1, w2 := x[0], x[1], x[2], x[3]
-		c2, s2 := math.Cos(q2), math.Sin(q2)
-		m11 := I1 + m2*(L1*L1+lc2*lc2+2*L1*lc2*c2) + I2 + mp*(L1*L1+L2*L2+2*L1*L2*c2) + Jr
-		m12 := m2*(lc2*lc2+L1*lc2*c2) + I2 + mp*(L2*L2+L1*L2*c2)
-		m22 := m2*lc2*lc2 + I2 + mp*L2*L2 + Jr
-		h := (m2*lc2 + mp*L2) * L1 * s2
-		g1 := (m1*L1/2+(m2+mp)*L1)*g*math.Cos(q1) + (m2*lc2+mp*L2)*g*math.Cos(q1+q2)
-		g2 := (m2*lc2 + mp*L2) * g * math.Cos(q1+q2)
-		f1 := Fs*math.Tanh(w1/0.01) + Fv*w1
-		f2 := Fs*math.Tanh(w2/0.01) + Fv*w2
-		r1 := u[0] + h*(2*w1*w2+w2*w2) - g1 - f1
-		r2 := u[1] - h*w1*w1 - g2 - f2
-		det := m11*m22 - m12*m12
+		// Every product rounded before it is added (detmath's doc).
+		c2, s2 := detmath.Cos(q2), detmath.Sin(q2)
+		m11 := I1 + float64(m2*(float64(L1*L1)+float64(lc2*lc2)+float64(2*L1*lc2*c2))) + I2 + float64(mp*(float64(L1*L1)+float64(L2*L2)+float64(2*L1*L2*c2))) + Jr
+		m12 := float64(m2*(float64(lc2*lc2)+float64(L1*lc2*c2))) + I2 + float64(mp*(float64(L2*L2)+float64(L1*L2*c2)))
+		m22 := float64(m2*lc2*lc2) + I2 + float64(mp*L2*L2) + Jr
+		h := float64((float64(m2*lc2) + float64(mp*L2)) * L1 * s2)
+		g1 := float64((float64(m1*L1/2)+float64((m2+mp)*L1))*g*detmath.Cos(q1)) + float64((float64(m2*lc2)+float64(mp*L2))*g*detmath.Cos(q1+q2))
+		g2 := float64((float64(m2*lc2) + float64(mp*L2)) * g * detmath.Cos(q1+q2))
+		f1 := float64(Fs*detmath.Tanh(w1/0.01)) + float64(Fv*w1)
+		f2 := float64(Fs*detmath.Tanh(w2/0.01)) + float64(Fv*w2)
+		r1 := u[0] + float64(h*(float64(2*w1*w2)+float64(w2*w2))) - g1 - f1
+		r2 := u[1] - float64(h*w1*w1) - g2 - f2
+		det := float64(m11*m22) - float64(m12*m12)
 		dx[0], dx[1] = w1, w2
-		dx[2] = (m22*r1 - m12*r2) / det
-		dx[3] = (m11*r2 - m12*r1) / det
+		dx[2] = (float64(m22*r1) - float64(m12*r2)) / det
+		dx[3] = (float64(m11*r2) - float64(m12*r1)) / det
 	}
 	Kc, Ti, Td, Tf, sat := p["Kc"], p["Ti"], p["Td"], p["Tf"], p["sat"]
 	// The PID on each joint: e = q_ref − q, dI/dt = e, and the derivative
@@ -239,7 +242,7 @@ func platoon(p params) Model {
 			xi, vi, ai := x[3*(i-1)], x[3*(i-1)+1], x[3*(i-1)+2]
 			ca, cv, cp, ka, kv := gains(i)
 			eps := xp - xi - spacing
-			ui := up + ca*(ap-ai) + cv*(vp-vi) + cp*eps + kv*(u[1]-vi) + ka*(u[2]-ai)
+			ui := up + float64(ca*(ap-ai)) + float64(cv*(vp-vi)) + float64(cp*eps) + float64(kv*(u[1]-vi)) + float64(ka*(u[2]-ai))
 			each(i-1, eps, ui)
 			xp, vp, ap, up = xi, vi, ai, ui
 		}
@@ -259,7 +262,7 @@ func platoon(p params) Model {
 				Equations: &Equations{
 					Derivative: func(_ float64, x, u, dx []float64) { dx[0], dx[1], dx[2] = x[1], x[2], u[0] },
 					Output: func(_ float64, x, u, y []float64) {
-						y[0], y[1], y[2], y[3] = x[0], x[1], x[2], x[2]+tau*u[0]
+						y[0], y[1], y[2], y[3] = x[0], x[1], x[2], x[2]+float64(tau*u[0])
 					},
 					Feedthrough: true,
 				},
@@ -270,10 +273,10 @@ func platoon(p params) Model {
 					Derivative: func(_ float64, x, u, dx []float64) {
 						follow(x, u, func(i int, _, ui float64) {
 							v, a := x[3*i+1], x[3*i+2]
-							c := m*ui + Kd*v*v + dm + 2*tau*Kd*v*a
+							c := float64(m*ui) + float64(Kd*v*v) + dm + float64(2*tau*Kd*v*a)
 							dx[3*i] = v
 							dx[3*i+1] = a
-							dx[3*i+2] = -(2*Kd/m)*v*a - (a+Kd*v*v/m+dm/m)/tau + c/(tau*m)
+							dx[3*i+2] = float64(-(2*Kd/m)*v*a) - (a+Kd*v*v/m+dm/m)/tau + c/(tau*m)
 						})
 					},
 					Output: func(_ float64, x, u, y []float64) {
@@ -303,9 +306,9 @@ func bicycle(p params) Model {
 				Equations: &Equations{
 					Derivative: func(_ float64, s, u, ds []float64) {
 						psi, v, delta := s[2], s[3], s[4]
-						ds[0] = v * math.Cos(psi)
-						ds[1] = v * math.Sin(psi)
-						ds[2] = v * math.Tan(delta) / L
+						ds[0] = v * detmath.Cos(psi)
+						ds[1] = v * detmath.Sin(psi)
+						ds[2] = v * detmath.Tan(delta) / L
 						ds[3] = (u[0] - v) / tv
 						ds[4] = (u[1] - delta) / td
 					},
@@ -317,7 +320,7 @@ func bicycle(p params) Model {
 				Equations: &Equations{
 					Output: func(_ float64, _, u, y []float64) {
 						y[0] = u[0]
-						y[1] = max(-dmax, min(dmax, -ky*u[1]-kpsi*u[2]))
+						y[1] = max(-dmax, min(dmax, float64(-ky*u[1])-float64(kpsi*u[2])))
 					},
 					Feedthrough: true,
 				},

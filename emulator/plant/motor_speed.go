@@ -88,9 +88,9 @@ func motorSpeed(p params) Model {
 		e := r - y
 		d := x[1]
 		if x[3] != 0 {
-			d = tf/(tf+h)*d - kd/(tf+h)*(y-x[2])
+			d = float64(tf/(tf+h)*d) - float64(kd/(tf+h)*(y-x[2]))
 		}
-		v := kp*e + x[0] + d
+		v := float64(kp*e) + x[0] + d
 		w := min(max(v, lo), hi)
 		if out != nil {
 			out[0] = w
@@ -98,7 +98,7 @@ func motorSpeed(p params) Model {
 		if next != nil {
 			next[0] = x[0]
 			if ki != 0 {
-				next[0] += ki*h*e + h/tt*(w-v)
+				next[0] += float64(ki*h*e) + float64(h/tt*(w-v))
 			}
 			next[1], next[2], next[3] = d, y, 1
 		}

@@ -3,6 +3,8 @@ package plant
 import (
 	"math"
 	"time"
+
+	"github.com/hilrig/hilrig/emulator/detmath"
 )
 
 func init() {
@@ -66,12 +68,12 @@ type fiveBar struct{ xp, L, l float64 }
 // in a mirror (x → −x). ok is false where an arm cannot reach.
 func (k fiveBar) inverse(x, z float64) (q1, q2 float64, ok bool) {
 	arm := func(dx, dz float64) (float64, bool) {
-		r := math.Hypot(dx, dz)
-		c := (r*r + k.L*k.L - k.l*k.l) / (2 * k.L * r)
+		r := detmath.Hypot(dx, dz)
+		c := (float64(r*r) + float64(k.L*k.L) - float64(k.l*k.l)) / (2 * k.L * r)
 		if !(math.Abs(c) <= 1) {
 			return math.NaN(), false
 		}
-		return -math.Atan2(dz, dx) - math.Acos(c), true
+		return -detmath.Atan2(dz, dx) - detmath.Acos(c), true
 	}
 	q1, ok1 := arm(x-k.xp, z)
 	q2, ok2 := arm(-x-k.xp, z)
@@ -101,28 +103,29 @@ type robotPose struct {
 // elbows too far apart or together (no plate), the forearms parallel (U
 // singular).
 func (k fiveBar) pose(q1, q2 float64) (p robotPose) {
-	s1, c1 := math.Sincos(q1)
-	s2, c2 := math.Sincos(q2)
-	p.e1x, p.e1z = k.xp+k.L*c1, -k.L*s1
-	p.e2x, p.e2z = -k.xp-k.L*c2, -k.L*s2
+	// Every product rounded before it is added (detmath's doc).
+	s1, c1 := detmath.Sincos(q1)
+	s2, c2 := detmath.Sincos(q2)
+	p.e1x, p.e1z = k.xp+float64(k.L*c1), float64(-k.L*s1)
+	p.e2x, p.e2z = -k.xp-float64(k.L*c2), float64(-k.L*s2)
 	vx, vz := p.e2x-p.e1x, p.e2z-p.e1z
-	d2 := vx*vx + vz*vz
-	h2 := k.l*k.l - d2/4
+	d2 := float64(vx*vx) + float64(vz*vz)
+	h2 := float64(k.l*k.l) - float64(d2/4) // a division by 4 is a product, as fusable
 	if !(h2 > 0) || d2 == 0 {
 		return p
 	}
 	s := math.Sqrt(h2 / d2)
-	p.x = (p.e1x+p.e2x)/2 - s*vz
-	p.z = (p.e1z+p.e2z)/2 + s*vx
+	p.x = float64((p.e1x+p.e2x)/2) - float64(s*vz)
+	p.z = float64((p.e1z+p.e2z)/2) + float64(s*vx)
 	p.u1x, p.u1z = p.x-p.e1x, p.z-p.e1z
 	p.u2x, p.u2z = p.x-p.e2x, p.z-p.e2z
-	det := p.u1x*p.u2z - p.u1z*p.u2x
+	det := float64(p.u1x*p.u2z) - float64(p.u1z*p.u2x)
 	if det == 0 {
 		return p
 	}
 	// E1' = L·(−sin q1, −cos q1), E2' = L·(sin q2, −cos q2).
-	d1 := k.L * (-p.u1x*s1 - p.u1z*c1)
-	dd2 := k.L * (p.u2x*s2 - p.u2z*c2)
+	d1 := k.L * (float64(-p.u1x*s1) - float64(p.u1z*c1))
+	dd2 := k.L * (float64(p.u2x*s2) - float64(p.u2z*c2))
 	p.j11, p.j12 = p.u2z*d1/det, -p.u1z*dd2/det
 	p.j21, p.j22 = -p.u2x*d1/det, p.u1x*dd2/det
 	p.ok = true
@@ -178,8 +181,8 @@ func parallelRobot(p params) Model {
 	k := fiveBar{p["xp"], p["L"], p["l"]}
 	L, m1, m2, g := p["L"], p["m1"], p["m2"], p["g"]
 	M := m2 + p["m3"] + p["ml"]
-	A := p["nu"]*p["nu"]*(p["Jmot"]+p["Jred"]) + p["I"] + 0.5*m2*L*L
-	weight := (m1*p["rG"] + 0.5*m2*L) * g
+	A := float64(p["nu"]*p["nu"]*(p["Jmot"]+p["Jred"])) + p["I"] + float64(0.5*m2*L*L)
+	weight := (float64(m1*p["rG"]) + float64(0.5*m2*L)) * g
 	Fs, Fv, vs := p["Fs"], p["Fv"], p["vs"]
 	robot := func(_ float64, s, u, ds []float64) {
 		q1, q2, w1, w2 := s[0], s[1], s[2], s[3]
@@ -191,28 +194,28 @@ func parallelRobot(p params) Model {
 			ds[2], ds[3] = math.NaN(), math.NaN()
 			return
 		}
-		s1, c1 := math.Sincos(q1)
-		s2, c2 := math.Sincos(q2)
-		vx := ps.j11*w1 + ps.j12*w2
-		vz := ps.j21*w1 + ps.j22*w2
+		s1, c1 := detmath.Sincos(q1)
+		s2, c2 := detmath.Sincos(q2)
+		vx := float64(ps.j11*w1) + float64(ps.j12*w2)
+		vz := float64(ps.j21*w1) + float64(ps.j22*w2)
 		// u̇i = ṗ − Ei'·q̇i, and ci = ui·Ei''·q̇i² − |u̇i|² with E1'' =
 		// L·(−cos q1, sin q1), E2'' = L·(cos q2, sin q2).
-		du1x, du1z := vx+L*s1*w1, vz+L*c1*w1
-		du2x, du2z := vx-L*s2*w2, vz+L*c2*w2
-		cc1 := L*(-ps.u1x*c1+ps.u1z*s1)*w1*w1 - (du1x*du1x + du1z*du1z)
-		cc2 := L*(ps.u2x*c2+ps.u2z*s2)*w2*w2 - (du2x*du2x + du2z*du2z)
-		det := ps.u1x*ps.u2z - ps.u1z*ps.u2x
+		du1x, du1z := vx+float64(L*s1*w1), vz+float64(L*c1*w1)
+		du2x, du2z := vx-float64(L*s2*w2), vz+float64(L*c2*w2)
+		cc1 := float64(L*(float64(-ps.u1x*c1)+float64(ps.u1z*s1))*w1*w1) - (float64(du1x*du1x) + float64(du1z*du1z))
+		cc2 := float64(L*(float64(ps.u2x*c2)+float64(ps.u2z*s2))*w2*w2) - (float64(du2x*du2x) + float64(du2z*du2z))
+		det := float64(ps.u1x*ps.u2z) - float64(ps.u1z*ps.u2x)
 		// The plate's acceleration beyond J·q̈, U⁻¹·c, and gravity.
-		ax := (ps.u2z*cc1 - ps.u1z*cc2) / det
-		az := (-ps.u2x*cc1+ps.u1x*cc2)/det + g
-		r1 := u[0] - Fs*math.Tanh(w1/vs) - Fv*w1 + weight*c1 - M*(ps.j11*ax+ps.j21*az)
-		r2 := u[1] - Fs*math.Tanh(w2/vs) - Fv*w2 + weight*c2 - M*(ps.j12*ax+ps.j22*az)
-		m11 := A + M*(ps.j11*ps.j11+ps.j21*ps.j21)
-		m12 := M * (ps.j11*ps.j12 + ps.j21*ps.j22)
-		m22 := A + M*(ps.j12*ps.j12+ps.j22*ps.j22)
-		dm := m11*m22 - m12*m12
-		ds[2] = (m22*r1 - m12*r2) / dm
-		ds[3] = (m11*r2 - m12*r1) / dm
+		ax := (float64(ps.u2z*cc1) - float64(ps.u1z*cc2)) / det
+		az := (float64(-ps.u2x*cc1)+float64(ps.u1x*cc2))/det + g
+		r1 := u[0] - float64(Fs*detmath.Tanh(w1/vs)) - float64(Fv*w1) + float64(weight*c1) - float64(M*(float64(ps.j11*ax)+float64(ps.j21*az)))
+		r2 := u[1] - float64(Fs*detmath.Tanh(w2/vs)) - float64(Fv*w2) + float64(weight*c2) - float64(M*(float64(ps.j12*ax)+float64(ps.j22*az)))
+		m11 := A + float64(M*(float64(ps.j11*ps.j11)+float64(ps.j21*ps.j21)))
+		m12 := M * (float64(ps.j11*ps.j12) + float64(ps.j21*ps.j22))
+		m22 := A + float64(M*(float64(ps.j12*ps.j12)+float64(ps.j22*ps.j22)))
+		dm := float64(m11*m22) - float64(m12*m12)
+		ds[2] = (float64(m22*r1) - float64(m12*r2)) / dm
+		ds[3] = (float64(m11*r2) - float64(m12*r1)) / dm
 	}
 	robotOut := func(_ float64, s, _, y []float64) {
 		ps := k.pose(s[0], s[1])
@@ -220,8 +223,8 @@ func parallelRobot(p params) Model {
 			ps.x, ps.z = math.NaN(), math.NaN()
 		}
 		y[0], y[1], y[2], y[3] = s[0], s[1], ps.x, ps.z
-		y[4] = ps.j11*s[2] + ps.j12*s[3]
-		y[5] = ps.j21*s[2] + ps.j22*s[3]
+		y[4] = float64(ps.j11*s[2]) + float64(ps.j12*s[3])
+		y[5] = float64(ps.j21*s[2]) + float64(ps.j22*s[3])
 	}
 	Kc, Ti, Td, sat := p["Kc"], p["Ti"], p["Td"], p["sat"]
 	ts := time.Duration(math.Round(p["Ts"] * 1e9))
@@ -232,13 +235,13 @@ func parallelRobot(p params) Model {
 	pid := func(_ float64, x, u, y []float64) {
 		for j := range 2 {
 			e := u[j] - u[2+j]
-			i := x[j] + Ts*x[2+j]
+			i := x[j] + float64(Ts*x[2+j])
 			y[j] = max(-sat, min(sat, Kc*(e+i/Ti+Td*(e-x[2+j])/Ts)))
 		}
 	}
 	pidUpdate := func(_ float64, x, u, next []float64) {
 		for j := range 2 {
-			next[j] = x[j] + Ts*x[2+j]
+			next[j] = x[j] + float64(Ts*x[2+j])
 			next[2+j] = u[j] - u[2+j]
 		}
 	}
@@ -270,7 +273,7 @@ func parallelRobot(p params) Model {
 				Equations: &Equations{
 					Output: func(_ float64, _, u, y []float64) {
 						y[0], y[1] = u[0]-u[2], u[1]-u[3]
-						y[2] = math.Hypot(y[0], y[1])
+						y[2] = detmath.Hypot(y[0], y[1])
 					},
 					Feedthrough: true,
 				},

@@ -270,13 +270,13 @@ func affine(out, m, v, n, w []float64) {
 		if m != nil {
 			row := m[r*len(v) : (r+1)*len(v)]
 			for c, a := range row {
-				sum += a * v[c]
+				sum += float64(a * v[c])
 			}
 		}
 		if n != nil {
 			row := n[r*len(w) : (r+1)*len(w)]
 			for c, a := range row {
-				sum += a * w[c]
+				sum += float64(a * w[c])
 			}
 		}
 		out[r] = sum

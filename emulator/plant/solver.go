@@ -3,12 +3,10 @@ package plant
 import (
 	"fmt"
 	"math"
-	"math/cmplx"
 	"time"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/lapack/lapack64"
+	"github.com/hilrig/hilrig/emulator/detmath"
+
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -62,11 +60,8 @@ type Integrator struct {
 	linear   bool
 	jac      *mat.Dense // df/dx, for the Newton iterations
 	jacStale bool       // jac was computed at an earlier step
-	// lu holds I − h/2·J factorised in place by LAPACK's getrf, with its
-	// row pivots; solving with it allocates nothing.
-	lu          blas64.General
-	pivots      []int
-	singular    bool
+	// lu holds I − h/2·J factorised; solving with it allocates nothing.
+	lu          *luFactors
 	fk, fz      []float64
 	g, dz       []float64
 	col, saved  []float64
@@ -125,8 +120,7 @@ func NewIntegrator(pt *Part, solver Solver, step time.Duration) (*Integrator, er
 			}
 		}
 	case Trapezoidal:
-		it.lu = blas64.General{Rows: n, Cols: n, Stride: max(n, 1), Data: make([]float64, n*n)}
-		it.pivots = make([]int, n)
+		it.lu = newLUFactors(n)
 		it.g, it.dz = make([]float64, n), make([]float64, n)
 		if n > 0 {
 			it.ev.stimulate(0)
@@ -304,22 +298,24 @@ func (it *Integrator) rk4(t float64) {
 	h, x, ev := it.h, it.x, it.ev
 	ev.stimulate(t)
 	ev.derivative(t, x, it.k1)
+	// Every product rounded before it is added (detmath's doc).
 	for i := range x {
-		it.xt[i] = x[i] + h/2*it.k1[i]
+		it.xt[i] = x[i] + float64(h/2*it.k1[i])
 	}
-	ev.stimulate(t + h/2)
-	ev.derivative(t+h/2, it.xt, it.k2)
+	mid := t + float64(h/2) // h/2 is h·0.5, a product like any other
+	ev.stimulate(mid)
+	ev.derivative(mid, it.xt, it.k2)
 	for i := range x {
-		it.xt[i] = x[i] + h/2*it.k2[i]
+		it.xt[i] = x[i] + float64(h/2*it.k2[i])
 	}
-	ev.derivative(t+h/2, it.xt, it.k3)
+	ev.derivative(mid, it.xt, it.k3)
 	for i := range x {
-		it.xt[i] = x[i] + h*it.k3[i]
+		it.xt[i] = x[i] + float64(h*it.k3[i])
 	}
 	ev.stimulateBefore(t + h)
 	ev.derivative(t+h, it.xt, it.k4)
 	for i := range x {
-		x[i] += h / 6 * (it.k1[i] + 2*it.k2[i] + 2*it.k3[i] + it.k4[i])
+		x[i] += float64(h / 6 * (it.k1[i] + float64(2*it.k2[i]) + float64(2*it.k3[i]) + it.k4[i]))
 	}
 }
 
@@ -337,7 +333,7 @@ func (it *Integrator) trapezoidal(t float64) {
 	ev.derivative(t, x, it.fk)
 	z := it.xt
 	for i := range z {
-		z[i] = x[i] + h*it.fk[i] // explicit Euler: the first guess
+		z[i] = x[i] + float64(h*it.fk[i]) // explicit Euler: the first guess
 	}
 	ev.stimulateBefore(t + h)
 	g, dz := it.g, it.dz
@@ -345,15 +341,15 @@ func (it *Integrator) trapezoidal(t float64) {
 	for iter := 0; ; iter++ {
 		ev.derivative(t+h, z, it.fz)
 		for i := range z {
-			g[i] = z[i] - x[i] - h/2*(it.fk[i]+it.fz[i])
+			g[i] = z[i] - x[i] - float64(h/2*(it.fk[i]+it.fz[i]))
 		}
 		if !it.linear && it.jacStale && iter >= 3 {
 			it.jacobian(t+h, z)
 			it.factorise()
 		}
 		copy(dz, g)
-		if !it.singular {
-			lapack64.Getrs(blas.NoTrans, it.lu, blas64.General{Rows: n, Cols: 1, Stride: 1, Data: dz}, it.pivots)
+		if !it.lu.singular {
+			it.lu.solve(dz)
 		}
 		size, norm := 0.0, 0.0
 		for i := range z {
@@ -361,7 +357,7 @@ func (it *Integrator) trapezoidal(t float64) {
 			size = max(size, math.Abs(dz[i]))
 			norm = max(norm, math.Abs(z[i]))
 		}
-		if it.linear || size <= 1e-10*(1+norm) {
+		if it.linear || size <= float64(1e-10*(1+norm)) {
 			break
 		}
 		if iter == maxIter {
@@ -407,14 +403,14 @@ func (it *Integrator) factorise() {
 	n := it.pt.n
 	for i := range n {
 		for j := range n {
-			v := -it.h / 2 * it.jac.At(i, j)
+			v := float64(-it.h / 2 * it.jac.At(i, j))
 			if i == j {
 				v++
 			}
-			it.lu.Data[i*it.lu.Stride+j] = v
+			*it.lu.at(i, j) = v
 		}
 	}
-	it.singular = !lapack64.Getrf(it.lu, it.pivots)
+	it.lu.factorise()
 }
 
 // checkRK4Stability refuses a step at which RK4 amplifies some mode of the
@@ -451,10 +447,12 @@ func (it *Integrator) checkRK4Stability() error {
 // inside |z| < 2.8).
 func rk4StableStep(l complex128) float64 {
 	r := func(h float64) float64 {
-		z := complex(h, 0) * l
-		return cmplx.Abs(1 + z + z*z/2 + z*z*z/6 + z*z*z*z/24)
+		z := detmath.Mul(complex(h, 0), l)
+		z2 := detmath.Mul(z, z)
+		z3 := detmath.Mul(z2, z)
+		return detmath.Abs(1 + z + detmath.Div(z2, 2) + detmath.Div(z3, 6) + detmath.Div(detmath.Mul(z3, z), 24))
 	}
-	lo, hi := 0.0, 3/cmplx.Abs(l)
+	lo, hi := 0.0, 3/detmath.Abs(l)
 	for range 60 {
 		mid := (lo + hi) / 2
 		if r(mid) <= 1 {

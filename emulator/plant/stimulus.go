@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/hilrig/hilrig/emulator/detmath"
 )
 
 // Stimulus drives a model input when the rig simulates it: its value at t
@@ -82,7 +84,7 @@ func (s Step) Before(t float64) float64 {
 func (s Step) String() string { return fmt.Sprintf("step from %g to %g at %v", s.From, s.To, s.Time) }
 
 func (s Sine) At(t float64) float64 {
-	return s.Offset + s.Amplitude*math.Sin(2*math.Pi*t/s.Period.Seconds()+s.Phase)
+	return s.Offset + float64(s.Amplitude*detmath.Sin(2*math.Pi*t/s.Period.Seconds()+s.Phase))
 }
 
 func (s Sine) Before(t float64) float64 { return s.At(t) }

@@ -88,12 +88,14 @@ func (l *Law) Update(r, y float64) float64 {
 	if l.primed {
 		// Backward difference of the filtered derivative:
 		// D ← Tf/(Tf+h)·D − Kd/(Tf+h)·(y − y_prev).
-		l.d = tf/(tf+h)*l.d - l.Kd/(tf+h)*(y-l.yPrev)
+		l.d = float64(tf/(tf+h)*l.d) - float64(l.Kd/(tf+h)*(y-l.yPrev))
 	}
-	v := l.Kp*e + l.i + l.d
+	// Each product is rounded before it is added, so that the law gives
+	// the same bits on the device as in the rig (wire's doc).
+	v := float64(l.Kp*e) + l.i + l.d
 	u := min(max(v, l.Min), l.Max)
 	if l.Ki != 0 {
-		l.i += l.Ki*h*e + h/l.tracking()*(u-v)
+		l.i += float64(l.Ki*h*e) + float64(h/l.tracking()*(u-v))
 	}
 	l.yPrev, l.primed, l.u = y, true, u
 	return u

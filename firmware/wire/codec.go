@@ -281,7 +281,7 @@ func (s *Struct) Decode(payload []byte, values []float64) error {
 		case U32LE, U32BE:
 			raw = float64(o.Uint32(payload))
 		}
-		values[i] = raw*scale + f.Offset
+		values[i] = float64(raw*scale) + f.Offset // not fused: the same value on every machine
 		payload = payload[f.Type.Size():]
 	}
 	return nil

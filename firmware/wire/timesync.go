@@ -90,8 +90,8 @@ func (c *ClockEstimator) fit() {
 			continue
 		}
 		dt := float64(p.at-ref) - tm
-		stt += dt * dt
-		sto += dt * (float64(p.offset) - om)
+		stt += float64(dt * dt)
+		sto += float64(dt * (float64(p.offset) - om))
 	}
 	c.at, c.offset, c.drift = ref+time.Duration(math.Round(tm)), om, 0
 	if stt > 0 {
@@ -114,7 +114,7 @@ func (c *ClockEstimator) Exchanges() int { return c.n }
 
 // Offset is the remote clock less the local one at local time at.
 func (c *ClockEstimator) Offset(at time.Duration) time.Duration {
-	return time.Duration(math.Round(c.offset + c.drift*float64(at-c.at)))
+	return time.Duration(math.Round(c.offset + float64(c.drift*float64(at-c.at))))
 }
 
 // Drift is the remote clock's rate less the local one's: 50e-6 means the

@@ -19,7 +19,7 @@ import (
 type Part struct {
 	it            *plant.Integrator
 	send, receive wire.Codec
-	substeps      int
+	substeps      int64 // solver steps an exchange; int is 32 bits on arm and 386
 	out, in       []float64
 	payload       []byte
 	flow          int // the flow it sends on, or -1
@@ -30,7 +30,7 @@ type Part struct {
 	// replies: sends at once in answer to each frame it takes up, not at
 	// the exchanges.
 	replies    bool
-	replySteps int           // solver steps a reply advances the part by
+	replySteps int64         // solver steps a reply advances the part by
 	data       *dataStepping // its model's, when it steps on data
 	// wire is set when the codec is the wire protocol.
 	wire *partWire
@@ -52,7 +52,7 @@ func NewPart(part *plant.Part, spec *ModelSpec, send, receive wire.Codec) (*Part
 	if err != nil {
 		return nil, err
 	}
-	p := &Part{it: it, send: send, receive: receive, substeps: int(spec.Exchange / spec.Step), flow: -1,
+	p := &Part{it: it, send: send, receive: receive, substeps: int64(spec.Exchange / spec.Step), flow: -1,
 		out: make([]float64, len(part.Out())), in: make([]float64, len(part.In())), payload: make([]byte, 0, 256)}
 	p.wire = newPartWire(p)
 	return p, nil

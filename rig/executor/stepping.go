@@ -88,7 +88,7 @@ func (m *Model) SetStepping(st Stepping) error {
 	m.stepping = st
 	if st.Replies && m.hw != nil {
 		m.hw.replies = true
-		m.hw.replySteps = m.hw.substeps * max(m.spec.SendEvery, 1)
+		m.hw.replySteps = m.hw.substeps * int64(max(m.spec.SendEvery, 1))
 	}
 	if !st.Wait && st.Supervisor == nil {
 		return nil

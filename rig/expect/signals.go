@@ -66,7 +66,7 @@ func (s *Signals) line(l []byte) {
 			}
 			c.min, c.max = min(c.min, v), max(c.max, v)
 			c.sum += v
-			c.sumSq += v * v
+			c.sumSq += float64(v * v) // not fused (emulator/detmath's doc)
 			c.peak = max(c.peak, math.Abs(v))
 			c.last = v
 		}
@@ -84,7 +84,7 @@ func (s *Signals) line(l []byte) {
 		ref := s.stats[c.ideal].last
 		e := c.last - ref
 		c.maxErr = max(c.maxErr, math.Abs(e))
-		c.sumSqErr += e * e
+		c.sumSqErr += float64(e * e)
 		c.idealPk = max(c.idealPk, math.Abs(ref))
 	}
 	s.rows++

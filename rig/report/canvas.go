@@ -8,6 +8,8 @@ import (
 
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/hilrig/hilrig/emulator/detmath"
 )
 
 // mergingCanvas draws into a canvas (vgsvg's) as the plot asks, but joins
@@ -102,15 +104,15 @@ func simplify(p vg.Path) vg.Path {
 func douglasPeucker(run vg.Path, keep []bool, first, last int) {
 	a, b := run[first].Pos, run[last].Pos
 	dx, dy := float64(b.X-a.X), float64(b.Y-a.Y)
-	length := math.Hypot(dx, dy)
+	length := detmath.Hypot(dx, dy)
 	far, at := 0.0, -1
 	for k := first + 1; k < last; k++ {
 		p := run[k].Pos
 		var d float64
 		if length == 0 {
-			d = math.Hypot(float64(p.X-a.X), float64(p.Y-a.Y))
+			d = detmath.Hypot(float64(p.X-a.X), float64(p.Y-a.Y))
 		} else {
-			d = math.Abs(dx*float64(p.Y-a.Y)-dy*float64(p.X-a.X)) / length
+			d = math.Abs(float64(dx*float64(p.Y-a.Y))-float64(dy*float64(p.X-a.X))) / length
 		}
 		if d > far {
 			far, at = d, k

@@ -92,7 +92,7 @@ func (b bound) marked() bool {
 // than the rounding of the files it was read from (a trace's times are
 // to the nanosecond: a delay of 6.16 ms reads as 6.1599999 ms).
 func (b bound) beyond(s bucket, y float64) bool {
-	tol := 1e-6 * max(abs(y), abs(s.lo), abs(s.hi))
+	tol := float64(1e-6 * max(abs(y), abs(s.lo), abs(s.hi)))
 	switch b.op {
 	case expect.Less:
 		return s.hi >= y+tol
@@ -194,11 +194,11 @@ func (b bound) legend() string {
 type invertedTriangle struct{}
 
 func (invertedTriangle) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
-	r := sty.Radius + (sty.Radius-sty.Radius*0.5)/2 // sin(π/6) = 0.5, cos(π/6) = 0.866…
+	r := sty.Radius + vg.Length((sty.Radius-vg.Length(sty.Radius*0.5))/2) // sin(π/6) = 0.5, cos(π/6) = 0.866…
 	var p vg.Path
 	p.Move(vg.Point{X: pt.X, Y: pt.Y - r})
-	p.Line(vg.Point{X: pt.X - r*0.8660254037844386, Y: pt.Y + r/2})
-	p.Line(vg.Point{X: pt.X + r*0.8660254037844386, Y: pt.Y + r/2})
+	p.Line(vg.Point{X: pt.X - vg.Length(r*0.8660254037844386), Y: pt.Y + vg.Length(r/2)})
+	p.Line(vg.Point{X: pt.X + vg.Length(r*0.8660254037844386), Y: pt.Y + vg.Length(r/2)})
 	p.Close()
 	c.Fill(p)
 }

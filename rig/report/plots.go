@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/hilrig/hilrig/emulator/detmath"
 	"github.com/hilrig/hilrig/emulator/plant"
 	"github.com/hilrig/hilrig/rig/record"
 )
@@ -264,7 +265,7 @@ func cdfPlot(td *traceData, bounds []bound) (Figure, error) {
 	}
 	caption := "The fraction of each flow's delivered frames whose one-way delay was at most x: the empirical distribution, counted in " + fmt.Sprint(cdfBins) + " parts of each flow's range, equal on the logarithmic axis"
 	if logScale && widest > 1 {
-		caption += fmt.Sprintf(" (to within %.2g %% of x here)", 100*(math.Pow(widest, 1.0/cdfBins)-1))
+		caption += fmt.Sprintf(" (to within %.2g %% of x here)", 100*(detmath.Pow(widest, 1.0/cdfBins)-1))
 	}
 	caption += "."
 	if drawn > 0 {
@@ -288,12 +289,12 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 	if !(min > 0) || !(max > min) {
 		return plot.DefaultTicks{}.Ticks(min, max)
 	}
-	decades := math.Log10(max / min)
+	decades := detmath.Log10(max / min)
 	var ticks []plot.Tick
 	labels := 0
-	for e := math.Floor(math.Log10(min)); e <= math.Ceil(math.Log10(max)); e++ {
+	for e := math.Floor(detmath.Log10(min)); e <= math.Ceil(detmath.Log10(max)); e++ {
 		for m := 1; m <= 9; m++ {
-			v := float64(m) * math.Pow(10, e)
+			v := float64(m) * detmath.Pow(10, e)
 			if v < min*(1-1e-9) || v > max*(1+1e-9) {
 				continue
 			}
@@ -494,7 +495,7 @@ func signalPlot(sd *signalsData, endpoint, signal string, bounds []bound) (Figur
 		return Figure{}, false, err
 	}
 	if hi > lo {
-		p.Y.Min, p.Y.Max = lo, hi+(hi-lo)*0.25*float64(1+drawn)
+		p.Y.Min, p.Y.Max = lo, hi+float64((hi-lo)*0.25*float64(1+drawn))
 	}
 	svg, err := svg(p)
 	return Figure{Title: title, Caption: caption + "." + boundsCaption(drawn, off), SVG: svg}, true, err

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/hilrig/hilrig/emulator"
+	"github.com/hilrig/hilrig/emulator/detmath"
 	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig/record"
 )
@@ -215,7 +216,7 @@ func parseTrace(r io.ReadSeeker, minEnd float64) (*traceData, error) {
 		switch {
 		case row.delivered:
 			fs.delay.add(row.sent, (row.recv-row.sent)*1e3)
-			fs.spread.add((row.recv - row.sent) * 1e3)
+			fs.spread.add(float64((row.recv - row.sent) * 1e3)) // rounded here: add subtracts from it
 			if !math.IsNaN(row.due) {
 				fs.late.add(row.due, (row.recv-row.due)*1e6)
 			}
@@ -363,8 +364,8 @@ func (td *traceData) addInFlight(fs *flowSeries, a, b float64) {
 		fs.inFlight[first] += b - a
 		return
 	}
-	fs.inFlight[first] += float64(first+1)*width - a
-	fs.inFlight[last] += b - float64(last)*width
+	fs.inFlight[first] += float64(float64(first+1)*width) - a
+	fs.inFlight[last] += b - float64(float64(last)*width)
 	fs.carried[first+1] += width
 	fs.carried[last] -= width
 }
@@ -559,7 +560,7 @@ func (h *histogram) prepare(bins int) {
 	h.log = h.lo > 0
 	h.width = (h.hi - h.lo) / float64(bins)
 	if h.log {
-		h.width = math.Log(h.hi/h.lo) / float64(bins)
+		h.width = detmath.Log(h.hi/h.lo) / float64(bins)
 	}
 	h.counts = make([]int, bins)
 }
@@ -571,7 +572,7 @@ func (h *histogram) add(v float64) {
 	k := len(h.counts) - 1
 	switch {
 	case h.width > 0 && h.log:
-		k = min(max(int(math.Log(v/h.lo)/h.width), 0), k)
+		k = min(max(int(detmath.Log(v/h.lo)/h.width), 0), k)
 	case h.width > 0:
 		k = min(max(int((v-h.lo)/h.width), 0), k)
 	}
@@ -581,9 +582,9 @@ func (h *histogram) add(v float64) {
 // edge is the upper edge of bin k.
 func (h *histogram) edge(k int) float64 {
 	if h.log {
-		return h.lo * math.Exp(float64(k+1)*h.width)
+		return h.lo * detmath.Exp(float64(k+1)*h.width)
 	}
-	return h.lo + float64(k+1)*h.width
+	return h.lo + float64(float64(k+1)*h.width)
 }
 
 // cdf is the empirical distribution function at the upper edge of every

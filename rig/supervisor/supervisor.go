@@ -143,7 +143,7 @@ func (s *Supervisor) Stepped(h, tdiff time.Duration, disrupted bool) {
 	if s.flagged {
 		ep := &s.episodes[len(s.episodes)-1]
 		ep.Steps++
-		if k := int(h / s.dh); k >= 1 && k <= len(ep.StepSizes) {
+		if k := h / s.dh; k >= 1 && k <= time.Duration(len(ep.StepSizes)) { // not int: 32 bits on arm
 			ep.StepSizes[k-1]++
 		}
 		ep.Disrupted = ep.Disrupted || disrupted
@@ -186,8 +186,10 @@ func StepSize(dh time.Duration, jump int, flagged bool, newest, current, lag tim
 	if !flagged || jump <= 1 {
 		return dh
 	}
-	k := min(int((newest-current)/dh), int(lag/dh), jump)
-	return max(1, time.Duration(k)) * dh
+	// In Durations: int is 32 bits on arm and 386, too few for hours of
+	// microsecond steps.
+	k := min((newest-current)/dh, lag/dh, time.Duration(jump))
+	return max(1, k) * dh
 }
 
 // Episodes returns the out-of-sync episodes so far; one that lasts has

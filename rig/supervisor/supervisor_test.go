@@ -84,6 +84,8 @@ func TestStepSize(t *testing.T) {
 		{true, 3, 2000 * ms, 1000 * ms, 150 * ms, dh},       // by the wall clock
 		{true, 3, 1050 * ms, 1000 * ms, 900 * ms, dh},       // less than Δh of data: still Δh
 		{true, 10, 9000 * ms, 1000 * ms, 9000 * ms, 1000 * ms},
+		// 2³² + 1 steps of data and of lag, which a 32-bit int takes for 1.
+		{true, 3, (1<<32 + 1) * dh, 0, (1<<32 + 1) * dh, 300 * ms},
 	} {
 		if got := supervisor.StepSize(dh, tc.jump, tc.flagged, tc.newest, tc.current, tc.lag); got != tc.want {
 			t.Errorf("%+v: %v", tc, got)

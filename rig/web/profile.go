@@ -75,7 +75,7 @@ func within(schedule []profiles.ScheduleEntry, end time.Duration) []profiles.Sch
 			continue
 		}
 		if e.Every != nil && e.Count != nil {
-			fit := int(profiles.StartedBefore(at, time.Duration(*e.Every), int64(*e.Count), end))
+			fit := profiles.StartedBefore(at, time.Duration(*e.Every), *e.Count, end)
 			e.Count = &fit
 		}
 		out = append(out, e)

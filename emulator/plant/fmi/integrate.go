@@ -3,6 +3,8 @@ package fmi
 import (
 	"fmt"
 	"math"
+
+	"github.com/hilrig/hilrig/emulator/detmath"
 )
 
 // The Dormand–Prince 5(4) pair (Dormand and Prince 1980), its error
@@ -239,7 +241,7 @@ func (g *integrator) advance(t, to float64, stats *Stats) (float64, error) {
 			stats.Rejected++
 			fac := shrinkMin
 			if !math.IsNaN(errNorm) {
-				fac = max(shrinkMin, safety*math.Pow(errNorm, -0.2))
+				fac = max(shrinkMin, safety*detmath.Pow(errNorm, -0.2))
 			}
 			g.h = h * fac
 			if g.h < 16*1e-16*max(1, math.Abs(t)) {
@@ -249,7 +251,7 @@ func (g *integrator) advance(t, to float64, stats *Stats) (float64, error) {
 		}
 		stats.SolverSteps++
 		if !last || errNorm > 0 {
-			g.h = h * min(growMax, max(shrinkMin, safety*math.Pow(max(errNorm, 1e-10), -0.2)))
+			g.h = h * min(growMax, max(shrinkMin, safety*detmath.Pow(max(errNorm, 1e-10), -0.2)))
 		}
 		if err := g.indicators(g.zNew); err != nil {
 			return t, err
@@ -302,9 +304,9 @@ func (g *integrator) advance(t, to float64, stats *Stats) (float64, error) {
 func (g *integrator) initialStep(span float64) float64 {
 	d0, d1 := 0.0, 0.0
 	for i := range g.x {
-		sc := g.rtol*g.nominal[i] + g.rtol*math.Abs(g.x[i])
-		d0 += (g.x[i] / sc) * (g.x[i] / sc)
-		d1 += (g.dx[i] / sc) * (g.dx[i] / sc)
+		sc := float64(g.rtol*g.nominal[i]) + float64(g.rtol*math.Abs(g.x[i]))
+		d0 += float64((g.x[i] / sc) * (g.x[i] / sc))
+		d1 += float64((g.dx[i] / sc) * (g.dx[i] / sc))
 	}
 	h := 1e-6
 	if d0 > 1e-10 && d1 > 1e-10 {
@@ -322,46 +324,46 @@ func (g *integrator) attempt(t, h, tNew float64) (float64, error) {
 		return 0, g.rhs(tNew, g.xNew, k[6])
 	}
 	for i := range x {
-		xs[i] = x[i] + h*a21*k[0][i]
+		xs[i] = x[i] + float64(h*a21*k[0][i])
 	}
-	if err := g.rhs(t+c2*h, xs, k[1]); err != nil {
+	if err := g.rhs(t+float64(c2*h), xs, k[1]); err != nil {
 		return 0, err
 	}
 	for i := range x {
-		xs[i] = x[i] + h*(a31*k[0][i]+a32*k[1][i])
+		xs[i] = x[i] + float64(h*(float64(a31*k[0][i])+float64(a32*k[1][i])))
 	}
-	if err := g.rhs(t+c3*h, xs, k[2]); err != nil {
+	if err := g.rhs(t+float64(c3*h), xs, k[2]); err != nil {
 		return 0, err
 	}
 	for i := range x {
-		xs[i] = x[i] + h*(a41*k[0][i]+a42*k[1][i]+a43*k[2][i])
+		xs[i] = x[i] + float64(h*(float64(a41*k[0][i])+float64(a42*k[1][i])+float64(a43*k[2][i])))
 	}
-	if err := g.rhs(t+c4*h, xs, k[3]); err != nil {
+	if err := g.rhs(t+float64(c4*h), xs, k[3]); err != nil {
 		return 0, err
 	}
 	for i := range x {
-		xs[i] = x[i] + h*(a51*k[0][i]+a52*k[1][i]+a53*k[2][i]+a54*k[3][i])
+		xs[i] = x[i] + float64(h*(float64(a51*k[0][i])+float64(a52*k[1][i])+float64(a53*k[2][i])+float64(a54*k[3][i])))
 	}
-	if err := g.rhs(t+c5*h, xs, k[4]); err != nil {
+	if err := g.rhs(t+float64(c5*h), xs, k[4]); err != nil {
 		return 0, err
 	}
 	for i := range x {
-		xs[i] = x[i] + h*(a61*k[0][i]+a62*k[1][i]+a63*k[2][i]+a64*k[3][i]+a65*k[4][i])
+		xs[i] = x[i] + float64(h*(float64(a61*k[0][i])+float64(a62*k[1][i])+float64(a63*k[2][i])+float64(a64*k[3][i])+float64(a65*k[4][i])))
 	}
 	if err := g.rhs(tNew, xs, k[5]); err != nil {
 		return 0, err
 	}
 	for i := range x {
-		g.xNew[i] = x[i] + h*(a71*k[0][i]+a73*k[2][i]+a74*k[3][i]+a75*k[4][i]+a76*k[5][i])
+		g.xNew[i] = x[i] + float64(h*(float64(a71*k[0][i])+float64(a73*k[2][i])+float64(a74*k[3][i])+float64(a75*k[4][i])+float64(a76*k[5][i])))
 	}
 	if err := g.rhs(tNew, g.xNew, k[6]); err != nil {
 		return 0, err
 	}
 	sum := 0.0
 	for i := range x {
-		e := h * (e1*k[0][i] + e3*k[2][i] + e4*k[3][i] + e5*k[4][i] + e6*k[5][i] + e7*k[6][i])
-		sc := g.rtol*g.nominal[i] + g.rtol*max(math.Abs(x[i]), math.Abs(g.xNew[i]))
-		sum += (e / sc) * (e / sc)
+		e := h * (float64(e1*k[0][i]) + float64(e3*k[2][i]) + float64(e4*k[3][i]) + float64(e5*k[4][i]) + float64(e6*k[5][i]) + float64(e7*k[6][i]))
+		sc := float64(g.rtol*g.nominal[i]) + float64(g.rtol*max(math.Abs(x[i]), math.Abs(g.xNew[i])))
+		sum += float64((e / sc) * (e / sc))
 	}
 	return math.Sqrt(sum / float64(g.n)), nil
 }
@@ -372,12 +374,12 @@ func (g *integrator) prepareDense(h float64) {
 	k, r := g.k, g.dense
 	for i := range g.x {
 		diff := g.xNew[i] - g.x[i]
-		bspl := h*k[0][i] - diff
+		bspl := float64(h*k[0][i]) - diff
 		r[0][i] = g.x[i]
 		r[1][i] = diff
 		r[2][i] = bspl
-		r[3][i] = diff - h*k[6][i] - bspl
-		r[4][i] = h * (d1*k[0][i] + d3*k[2][i] + d4*k[3][i] + d5*k[4][i] + d6*k[5][i] + d7*k[6][i])
+		r[3][i] = diff - float64(h*k[6][i]) - bspl
+		r[4][i] = h * (float64(d1*k[0][i]) + float64(d3*k[2][i]) + float64(d4*k[3][i]) + float64(d5*k[4][i]) + float64(d6*k[5][i]) + float64(d7*k[6][i]))
 	}
 }
 
@@ -385,7 +387,7 @@ func (g *integrator) prepareDense(h float64) {
 func (g *integrator) interpolate(theta float64, out []float64) {
 	r, s := g.dense, 1-theta
 	for i := range out {
-		out[i] = r[0][i] + theta*(r[1][i]+s*(r[2][i]+theta*(r[3][i]+s*r[4][i])))
+		out[i] = r[0][i] + float64(theta*(r[1][i]+float64(s*(r[2][i]+float64(theta*(r[3][i]+float64(s*r[4][i])))))))
 	}
 }
 
@@ -397,7 +399,7 @@ func (g *integrator) locate(t, h, tNew float64) (float64, error) {
 	g.prepareDense(h)
 	lo, hi := t, tNew
 	for hi-lo > eventTolerance(hi) {
-		mid := lo + (hi-lo)/2
+		mid := lo + float64((hi-lo)/2) // (hi-lo)·0.5: a product
 		if mid <= lo || mid >= hi {
 			break
 		}

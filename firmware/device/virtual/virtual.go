@@ -47,11 +47,11 @@ func (l *Lag) advance() {
 		l.init, l.at = true, now
 	}
 	if h := now - l.at; h > 0 {
-		target := l.Gain * l.u
+		target := float64(l.Gain * l.u) // rounded: it is added below
 		if l.Tau <= 0 {
 			l.y = target
 		} else {
-			l.y = target + (l.y-target)*math.Exp(-float64(h)/float64(l.Tau))
+			l.y = target + float64((l.y-target)*math.Exp(-float64(h)/float64(l.Tau)))
 		}
 		l.at = now
 	}

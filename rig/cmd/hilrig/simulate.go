@@ -265,7 +265,7 @@ func simulateFMU(ctx context.Context, path string, o simulateFlags, w *bufio.Wri
 		if table != nil {
 			s.Set(table.sample(s.Time(), ins))
 		}
-		tk := start + float64(k)*step
+		tk := start + float64(float64(k)*step)
 		if k == n {
 			tk = stop
 		}
@@ -276,7 +276,7 @@ func simulateFMU(ctx context.Context, path string, o simulateFlags, w *bufio.Wri
 			}
 			if errors.Is(err, fmi.ErrTerminated) {
 				// The last row is where the FMU ended, if past the rows.
-				if s.Time() > start+float64(k-1)*step {
+				if s.Time() > start+float64(float64(k-1)*step) {
 					s.Outputs(outs)
 					rows.row(s.Time(), outs)
 				}

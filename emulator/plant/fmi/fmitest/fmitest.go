@@ -231,11 +231,11 @@ func (in *Instance) DoStep(t, h float64) (bool, float64, error) {
 	xs := in.xs
 	dx, z0, z1 := in.dx, in.z0, in.z1
 	in.eq.indicators(in.time, z0)
-	for in.time < end-1e-12*max(1, math.Abs(end)) {
+	for in.time < end-float64(1e-12*max(1, math.Abs(end))) {
 		step := min(dt, end-in.time)
 		in.eq.derivatives(in.time, dx)
 		for i, x := range xs {
-			*x += step * dx[i]
+			*x += float64(step * dx[i])
 		}
 		in.time += step
 		in.eq.indicators(in.time, z1)

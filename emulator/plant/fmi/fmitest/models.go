@@ -135,7 +135,7 @@ func (l *lag) get(vr fmi.ValueReference) (float64, bool) {
 	case 5, 7:
 		return l.x, true
 	case 6:
-		return (l.k*l.s*l.u - l.x) / l.tau, true
+		return (float64(l.k*l.s*l.u) - l.x) / l.tau, true
 	}
 	return 0, false
 }
@@ -159,7 +159,7 @@ func (l *lag) set(vr fmi.ValueReference, v float64) bool {
 }
 
 func (l *lag) states() []*float64                  { return []*float64{&l.x} }
-func (l *lag) derivatives(_ float64, dx []float64) { dx[0] = (l.k*l.s*l.u - l.x) / l.tau }
+func (l *lag) derivatives(_ float64, dx []float64) { dx[0] = (float64(l.k*l.s*l.u) - l.x) / l.tau }
 func (l *lag) indicators(float64, []float64)       {}
 func (l *lag) update(float64) fmi.EventInfo        { return fmi.EventInfo{} }
 func (l *lag) internalStep() float64               { return 1e-4 }
