@@ -26,4 +26,5 @@ func (p *PtyPort) check(c *deviceCheck, path string) {
 	}
 }
 
+// Frames returns how the line is cut into frames.
 func (p *PtyPort) Frames() *FrameSettings { return &p.FrameSettings }

@@ -18,6 +18,7 @@ func (s *SerialPort) check(c *deviceCheck, path string) {
 	positiveDuration(c.d, path+".reconnect", s.Reconnect)
 }
 
+// Frames returns how the line is cut into frames.
 func (s *SerialPort) Frames() *FrameSettings { return &s.FrameSettings }
 
 // DevicePath is a device file.

@@ -26,4 +26,5 @@ func (t *TCPSocket) check(c *deviceCheck, path string) {
 	positiveDuration(d, path+".reconnect", t.Reconnect)
 }
 
+// Frames returns how the stream is cut into frames.
 func (t *TCPSocket) Frames() *FrameSettings { return &t.FrameSettings }

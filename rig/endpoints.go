@@ -31,7 +31,6 @@ type endpoint struct {
 
 // deviceDriver is the rig's half of a device kind.
 type deviceDriver struct {
-	kind string
 	// build makes the driver of endpoint name from its settings, of the
 	// kind's type. readerThread runs on the reader's thread before it
 	// reads. The endpoint's kind and wire are filled in by the caller.
@@ -55,7 +54,6 @@ func registerDriver[C profiles.DeviceConfig](build func(name string, settings C,
 		panic("rig: device kind " + kind.Key + " has two drivers")
 	}
 	deviceDrivers[kind.Key] = &deviceDriver{
-		kind: kind.Key,
 		build: func(name string, s profiles.DeviceConfig, readerThread func()) (endpoint, error) {
 			return build(name, s.(C), readerThread)
 		},

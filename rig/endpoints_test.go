@@ -18,8 +18,8 @@ func TestEveryDeviceKindHasADriver(t *testing.T) {
 		language = append(language, k.Key)
 	}
 	for key, dd := range deviceDrivers {
-		if dd.kind != key || dd.build == nil {
-			t.Errorf("driver of %s: kind %q, build %v", key, dd.kind, dd.build != nil)
+		if dd.build == nil {
+			t.Errorf("the driver of %s has no build", key)
 		}
 		built = append(built, key)
 	}
