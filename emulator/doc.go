@@ -7,6 +7,11 @@
 // of timed changes. Frames enter a flow at a time t; the engine decides when
 // each frame leaves the last hop, or that it is dropped and why.
 //
+// A hop's impairments (loss, duplication, corruption, reordering, a
+// recorded delay, jitter) are Stages: each is one file with its
+// parameters' type, its behaviour and its registration under its hop key,
+// and a hop runs those its parameters turn on, in order.
+//
 // The engine is pure: it never reads the wall clock and never does I/O. Time
 // is a time.Duration measured from the start of the run. The same code is
 // driven in two ways:

@@ -51,12 +51,7 @@ func (p *HopParams) check() error {
 	if p.Delay > MaxDuration || p.PerFrame > MaxDuration {
 		return errorf("a delay or time per frame past the longest duration, %v", MaxDuration)
 	}
-	if p.Loss != nil {
-		if err := p.Loss.check(); err != nil {
-			return err
-		}
-	}
-	return errors.Join(p.Jitter.check(), p.Reorder.check(), checkProbabilities(p.Duplicate), p.Corrupt.check(), checkDelayTrace(p.DelayTrace), p.Flap.check())
+	return errors.Join(p.checkStages(), p.Flap.check())
 }
 
 // HopField names one of a hop's keys (see HopKeys), for partial changes:
@@ -122,10 +117,7 @@ type hop struct {
 	holdLimit Limit
 	held      fifo // frames that left during a hold outage
 
-	// Bumped when the schedule changes the loss model, jitter, reorder
-	// rule or delay, so that each flow restarts that model's state (or its
-	// place in a delay trace).
-	lossEpoch, jitterEpoch, reorderEpoch, delayEpoch uint32
+	stages hopStages // the impairments, which read HopParams
 	// flapSince is when the flap took effect: its windows count from it.
 	flapSince time.Duration
 	// planned is the parameters as the configuration and its schedule

@@ -329,7 +329,7 @@ func TestJitterCorrelation(t *testing.T) {
 	const n = 200_000
 	for _, rho := range []float64{0.5, 0.9, -0.3} {
 		j := Jitter{Dist: Normal{Sigma: 2 * time.Millisecond}, Correlation: rho}
-		var s randomState
+		var s jitterState
 		r := NewStream(6, "ar1")
 		xs := make([]float64, n)
 		for i := range xs {

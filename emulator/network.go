@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 )
 
@@ -81,63 +80,8 @@ type flowHop struct {
 	lastExit    time.Duration // frames of a flow leave a hop in order
 	lastRelease time.Duration // and are released in order, with a lead
 	hop         int32
-	occurrence  int32        // how many times the route crossed this hop before
-	random      *randomState // made when the hop first impairs the flow at random
-}
-
-// randomState is a flow's place in a hop's random models and the streams
-// they draw from.
-type randomState struct {
-	lossEpoch uint32
-	loss      lossState
-	lossRun   int // frames lost in a row so far
-
-	delayEpoch uint32
-	delayNext  int // the next value of a delay trace
-
-	jitterPrev                float64
-	jitterPrimed              bool
-	jitterEpoch, reorderEpoch uint32
-	reorderCount              int
-
-	rand [numRandPurposes]*Stream
-}
-
-// randPurpose is what a flow's random stream at a hop decides.
-type randPurpose uint8
-
-const (
-	lossRand randPurpose = iota
-	jitterRand
-	reorderRand
-	duplicateRand
-	corruptRand
-	numRandPurposes
-)
-
-var randPurposeNames = [numRandPurposes]string{"loss", "jitter", "reorder", "duplicate", "corrupt"}
-
-// random returns frame f's flow's state in the random models of the hop f
-// is in, making it when first needed.
-func (n *Network) random(f *Frame) *randomState {
-	at := &n.flows[f.Flow].at[f.pos]
-	if at.random == nil {
-		at.random = new(randomState)
-	}
-	return at.random
-}
-
-// rand returns frame f's flow's stream for purpose p at the hop f is in. It
-// is derived when first drawn from: a stream depends on its name alone, so
-// deriving it late changes no draw, and flows through hops that impair
-// nothing at random keep none.
-func (n *Network) rand(f *Frame, p randPurpose) *Stream {
-	fl, s := &n.flows[f.Flow], n.random(f)
-	if s.rand[p] == nil {
-		at := &fl.at[f.pos]
-		s.rand[p] = NewStream(n.seed, "hop", n.hops[at.hop].name, strconv.Itoa(int(at.occurrence)), "flow", fl.name, randPurposeNames[p])
-	}
-	return s.rand[p]
+	occurrence  int32       // how many times the route crossed this hop before
+	stages      []FlowState // by stage, made when the hop first impairs the flow
 }
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
@@ -146,12 +90,14 @@ func errorf(format string, args ...any) error { return fmt.Errorf(format, args..
 func New(cfg Config, obs Observer) (*Network, error) {
 	n := &Network{seed: cfg.Seed, observer: obs}
 	var errs []error
-	for _, hc := range cfg.Hops {
+	for i := range cfg.Hops {
+		hc := &cfg.Hops[i] // a copy would escape to the heap: the stages check it through an interface
 		if err := hc.check(); err != nil {
 			errs = append(errs, fmt.Errorf("hop %q: %w", hc.Name, err))
 		}
 		n.hops = append(n.hops, hop{name: hc.Name, HopParams: hc.HopParams, planned: hc.HopParams})
 	}
+	initStages(n.hops)
 	for _, fc := range cfg.Flows {
 		f := flow{name: fc.Name, route: slices.Clone(fc.Route), traffic: fc.Traffic, lead: fc.Lead}
 		if len(f.route) == 0 {
@@ -315,69 +261,45 @@ func (n *Network) switchSource(flowIndex int, on bool) {
 	}
 }
 
-// arrive hands frame f to the hop at its route position at time t: the
-// hop's loss model may drop it, it may be duplicated and corrupted, and it
-// then waits for the serialiser or is dropped at a full queue.
+// arrive hands frame f to the hop at its route position at time t.
 func (n *Network) arrive(f *Frame, t time.Duration) {
 	fl := &n.flows[f.Flow]
 	hopIndex := int(fl.at[f.pos].hop)
 	h := &n.hops[hopIndex]
 	f.Hop = hopIndex
 	h.stats.Frames++
-	if h.Loss != nil && n.lost(h, f) {
-		n.drop(f, LossDrop, t)
-		return
-	}
+	n.enter(f, h, hopIndex, 0, t)
+}
+
+// enter runs the hop's entering stages on f from the first'th on (loss,
+// duplication, corruption), and then puts it on the serialiser, in the
+// queue, or drops it when the queue is full. A copy a stage makes enters
+// right behind f, through the stages after that one. A hop without a rate
+// passes f on at once, unless the schedule removed the rate while a frame
+// was being serialised: then f queues behind it, as the frames already
+// waiting do.
+func (n *Network) enter(f *Frame, h *hop, hopIndex, first int, t time.Duration) {
 	var dup *Frame
-	if h.Duplicate > 0 && n.rand(f, duplicateRand).Bernoulli(h.Duplicate) {
-		dup = n.duplicate(f)
-		h.stats.Duplicated++
-	}
-	n.enter(f, h, hopIndex, t)
-	if dup != nil {
-		n.enter(dup, h, hopIndex, t) // right behind the original
-	}
-}
-
-// lost asks the hop's loss model about f, and keeps the flow's count of
-// consecutive losses for the summary's burst lengths.
-func (n *Network) lost(h *hop, f *Frame) bool {
-	at := n.random(f)
-	if at.lossEpoch != h.lossEpoch {
-		at.lossEpoch, at.loss = h.lossEpoch, lossState{}
-	}
-	lost := h.Loss.lose(&at.loss, n.rand(f, lossRand))
-	if f.Copy {
-		return lost
-	}
-	if lost {
-		at.lossRun++
-	} else if at.lossRun > 0 {
-		n.flows[f.Flow].stats.recordLossBurst(at.lossRun)
-		at.lossRun = 0
-	}
-	return lost
-}
-
-// duplicate returns a copy of f that will travel the rest of f's route.
-func (n *Network) duplicate(f *Frame) *Frame {
-	c := n.pool.get()
-	payload := append(c.Payload[:0], f.Payload...)
-	*c = *f
-	c.Payload, c.Copy = payload, true
-	return c
-}
-
-// enter corrupts f as the hop says and puts it on the serialiser, in the
-// queue, or drops it when the queue is full. A hop without a rate passes it
-// on at once, unless the schedule removed the rate while a frame was being
-// serialised: then f queues behind it, as the frames already waiting do.
-func (n *Network) enter(f *Frame, h *hop, hopIndex int, t time.Duration) {
-	if (h.Corrupt != Corruption{}) && h.Corrupt.apply(f, n.rand(f, corruptRand)) {
-		f.corrupted = true
-		h.stats.Corrupted++
+	var dupFirst int
+	lost := false
+stages:
+	for i := first; i < len(h.stages.entering); i++ {
+		st := h.stages.entering[i]
+		switch st.Enter(f, n.stageState(f, h, st)) {
+		case Lose:
+			n.drop(f, LossDrop, t)
+			lost = true
+			break stages
+		case Copy:
+			dup, dupFirst = n.duplicate(f), i+1
+			h.stats.Duplicated++
+		case Corrupt:
+			f.corrupted = true
+			h.stats.Corrupted++
+		}
 	}
 	switch {
+	case lost:
 	case h.bus != nil:
 		h.bus.enter(f, t)
 	case !h.serialises() && h.sending == nil:
@@ -389,6 +311,18 @@ func (n *Network) enter(f *Frame, h *hop, hopIndex int, t time.Duration) {
 	default:
 		n.drop(f, QueueDrop, t)
 	}
+	if dup != nil {
+		n.enter(dup, h, hopIndex, dupFirst, t)
+	}
+}
+
+// duplicate returns a copy of f that will travel the rest of f's route.
+func (n *Network) duplicate(f *Frame) *Frame {
+	c := n.pool.get()
+	payload := append(c.Payload[:0], f.Payload...)
+	*c = *f
+	c.Payload, c.Copy = payload, true
+	return c
 }
 
 // serialised is called when a hop's serialiser finishes its frame.
@@ -413,27 +347,14 @@ func (n *Network) serialised(hopIndex int) {
 // did: jitter, or a delay shortened by the schedule, cannot reorder a flow.
 func (n *Network) propagate(f *Frame, h *hop, t time.Duration) {
 	at := &n.flows[f.Flow].at[f.pos]
-	if h.Reorder.Mode == ReorderGap {
-		s := n.random(f)
-		if s.reorderEpoch != h.reorderEpoch {
-			s.reorderEpoch, s.reorderCount = h.reorderEpoch, 0
-		}
-		if h.Reorder.sendNow(s, n.rand(f, reorderRand)) {
+	delay := h.Delay
+	for _, st := range h.stages.propagating {
+		var v Verdict
+		if delay, v = st.Propagate(f, n.stageState(f, h, st), delay); v == LeaveNow {
 			f.due = t
 			n.events.push(event{at: t, kind: evExit, frame: f}, classTraffic)
 			return
 		}
-	}
-	delay := h.Delay
-	if h.DelayTrace != nil {
-		delay = n.traceDelay(h, f)
-	}
-	if h.Jitter.Dist != nil {
-		s := n.random(f)
-		if s.jitterEpoch != h.jitterEpoch {
-			s.jitterEpoch, s.jitterPrimed = h.jitterEpoch, false
-		}
-		delay = durationOf(float64(delay) + h.Jitter.next(s, n.rand(f, jitterRand)))
 	}
 	exit := later(t, delay)
 	if h.Reorder.Mode != ReorderAllowed {
@@ -536,12 +457,5 @@ func (n *Network) Finish() {
 		n.finish(f)
 	}
 	n.events.items = n.events.items[:0]
-	for i := range n.flows {
-		for j := range n.flows[i].at {
-			if s := n.flows[i].at[j].random; s != nil && s.lossRun > 0 {
-				n.flows[i].stats.recordLossBurst(s.lossRun)
-				s.lossRun = 0
-			}
-		}
-	}
+	n.finishStages()
 }

@@ -231,18 +231,7 @@ func (h *hop) set(src *HopParams, fields HopField, now time.Duration) {
 	if fields&(FieldRate|FieldOverhead) != 0 {
 		h.carry = 0 // the remainder was in units of the old rate
 	}
-	if fields&FieldLoss != 0 {
-		h.lossEpoch++
-	}
-	if fields&FieldJitter != 0 {
-		h.jitterEpoch++
-	}
-	if fields&FieldDelay != 0 {
-		h.delayEpoch++
-	}
-	if fields&FieldReorder != 0 {
-		h.reorderEpoch++
-	}
+	h.stages.update(&h.HopParams, fields)
 	if fields&FieldFlap != 0 {
 		h.flapSince = now
 	}

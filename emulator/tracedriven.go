@@ -58,16 +58,26 @@ func checkDelayTrace(series []time.Duration) error {
 	return nil
 }
 
-// traceDelay is the delay of frame f's flow's next frame at h from h's
-// delay trace.
-func (n *Network) traceDelay(h *hop, f *Frame) time.Duration {
-	s := n.random(f)
-	if s.delayEpoch != h.delayEpoch {
-		s.delayEpoch, s.delayNext = h.delayEpoch, 0
-	}
-	d := h.DelayTrace[s.delayNext]
-	s.delayNext = (s.delayNext + 1) % len(h.DelayTrace)
-	return d
+// delayTraceStage replays a hop's recorded delays: each frame of a flow
+// gets the series' next value in place of the hop's delay.
+type delayTraceStage HopParams
+
+func init() {
+	registerStage(stageDef{key: "delay", at: atPropagate, order: 20, of: func(p *HopParams) Stage { return (*delayTraceStage)(p) }})
+}
+
+// delayTraceState is a flow's place in the series.
+type delayTraceState struct{ next int }
+
+func (s *delayTraceStage) Active() bool                     { return s.DelayTrace != nil }
+func (s *delayTraceStage) Check() error                     { return checkDelayTrace(s.DelayTrace) }
+func (s *delayTraceStage) NewState(old any) any             { return renew[delayTraceState](old) }
+func (s *delayTraceStage) Enter(*Frame, *FlowState) Verdict { return Pass }
+func (s *delayTraceStage) Propagate(_ *Frame, fs *FlowState, _ time.Duration) (time.Duration, Verdict) {
+	at := fs.State.(*delayTraceState)
+	d := s.DelayTrace[at.next]
+	at.next = (at.next + 1) % len(s.DelayTrace)
+	return d, Pass
 }
 
 // StatusNamed is the status a trace names name (as Status.String writes

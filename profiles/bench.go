@@ -38,12 +38,7 @@ func (e *Endpoint) IsModel() bool { return e.Model != nil || e.FMU != nil }
 
 // SpeaksWire reports whether the endpoint's frames are wire protocol
 // messages (codec wire).
-func (e *Endpoint) SpeaksWire() bool {
-	if fs := e.frames(); fs != nil {
-		return fs.Spec().Wire
-	}
-	return false
-}
+func (e *Endpoint) SpeaksWire() bool { return e.Device != nil && e.Device.Wire() }
 
 // frames is how the endpoint's byte stream is cut into frames; nil when it
 // has none.

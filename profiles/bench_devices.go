@@ -29,6 +29,9 @@ type DeviceConfig interface {
 	// Frames returns how the device's byte stream is cut into frames, nil
 	// when the device has no stream to cut (datagrams, GPIO edges).
 	Frames() *FrameSettings
+	// Wire reports whether the device's frames are rig wire protocol
+	// messages (codec wire).
+	Wire() bool
 }
 
 // DeviceKind is a kind of device endpoint.

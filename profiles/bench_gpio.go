@@ -74,6 +74,9 @@ func (g *GPIOPins) check(c *deviceCheck, path string) {
 // Frames is nil: a GPIO endpoint's frames are edges.
 func (g *GPIOPins) Frames() *FrameSettings { return nil }
 
+// Wire is false: edges are not messages.
+func (g *GPIOPins) Wire() bool { return false }
+
 // checkBinding checks that edge frames go between GPIO endpoints that have
 // the pins for them.
 func (*GPIOPins) checkBinding(d *decoder, b *Bench, path, from, to string) {

@@ -93,6 +93,9 @@ func (s *FrameSettings) check(d *decoder, path string) {
 	}
 }
 
+// Wire reports whether the frames are wire protocol messages (codec wire).
+func (s *FrameSettings) Wire() bool { return s.Codec != nil }
+
 // Defaults of the bench, applied by whoever builds the endpoints.
 const (
 	DefaultBaud     = 115200

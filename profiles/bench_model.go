@@ -21,8 +21,18 @@ type ModelEndpoint struct {
 	Cut    string        `yaml:"cut,required" doc:"the coupling point; the rig simulates the part that is not on the bench"`
 	Params Map[float64]  `yaml:"params" doc:"a built-in model's parameters changed from their defaults, by name"`
 	Inputs Map[Stimulus] `yaml:"inputs" doc:"the model's inputs driven otherwise than the model says, by name"`
+	Part   *PartName     `yaml:"part" doc:"which side of the cut the rig simulates: model, the part that is not on the bench; or hardware, the part that is, as the remote site of a loop between two rigs does (README: Two sites), the other site simulating the model's part" default:"model"`
 	PartSettings
 }
+
+// PartName is model or hardware.
+type PartName string
+
+func (v *PartName) parseScalar(s string) error {
+	return parseEnum(v, s, "a side of the cut", "model", "hardware")
+}
+
+func (PartName) typeInfo() typeInfo { return typeInfo{"model or hardware", ""} }
 
 // PartSettings are how the rig's part of a model endpoint (a model, an
 // FMU) exchanges and steps.
@@ -174,6 +184,11 @@ func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchMo
 	if bm.Simulated, bm.Hardware, err = lm.Plant.Cut(e.Cut); err != nil {
 		d.errorAt(path+".cut", "%v", err)
 		return nil
+	}
+	if e.Part != nil && *e.Part == "hardware" {
+		// The other site simulates the model's part: it is this rig's
+		// hardware, and in virtual time it stands in.
+		bm.Simulated, bm.Hardware = bm.Hardware, bm.Simulated
 	}
 	return e.PartSettings.finish(d, path, bm)
 }
@@ -399,6 +414,8 @@ func (b *Bench) checkModelBindings(d *decoder, models map[string]*BenchModel, bo
 		}
 		if _, ok := bm.Send.(*wire.Protocol); ok {
 			b.checkWirePeers(d, name, bound)
+		} else {
+			b.checkPlainPeers(d, name, bound)
 		}
 		out, in := bm.Simulated.Out(), bm.Simulated.In()
 		switch {
@@ -416,22 +433,48 @@ func (b *Bench) checkModelBindings(d *decoder, models map[string]*BenchModel, bo
 	}
 }
 
+// checkPlainPeers checks that a model not speaking the wire protocol is
+// bound to no device that does: the device's messages would reach the
+// model as frames it cannot decode, and its own frames the device as
+// garbage.
+func (b *Bench) checkPlainPeers(d *decoder, model string, bound []BoundFlow) {
+	for _, p := range peersOf(model, bound) {
+		if k := b.Endpoints.Index(p.peer); k >= 0 && b.Endpoints.Values[k].SpeaksWire() {
+			d.errorAt("bind."+p.key, "endpoint %s speaks the wire protocol (codec: wire); give %s codec: wire too (codec: {wire: {sends: command}} for a plant node on the bench), or %s another codec", p.peer, model, p.peer)
+			return
+		}
+	}
+}
+
+// peerBinding is a binding of a model's flow and the endpoint at its
+// other end.
+type peerBinding struct{ peer, key string }
+
+// peersOf lists the bindings of model's flows, with their other ends.
+func peersOf(model string, bound []BoundFlow) []peerBinding {
+	var out []peerBinding
+	for _, bf := range bound {
+		switch model {
+		case bf.From:
+			out = append(out, peerBinding{bf.To, bf.Key})
+		case bf.To:
+			out = append(out, peerBinding{bf.From, bf.Key})
+		}
+	}
+	return out
+}
+
 // checkWirePeers checks that the byte streams a model speaking the wire
 // protocol is bound to carry its COBS frames.
 func (b *Bench) checkWirePeers(d *decoder, model string, bound []BoundFlow) {
-	for _, bf := range bound {
-		peer := bf.To
-		if peer == model {
-			peer = bf.From
-		} else if bf.From != model {
-			continue
-		}
+	for _, p := range peersOf(model, bound) {
+		peer := p.peer
 		k := b.Endpoints.Index(peer)
 		if k < 0 {
 			continue
 		}
 		if fs := b.Endpoints.Values[k].frames(); fs != nil && fs.Spec().Name != "cobs" {
-			d.errorAt("bind."+bf.Key, "model %s speaks the wire protocol, in COBS frames; give endpoint %s codec: wire", model, peer)
+			d.errorAt("bind."+p.key, "model %s speaks the wire protocol, in COBS frames; give endpoint %s codec: wire", model, peer)
 		}
 	}
 }

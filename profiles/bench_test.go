@@ -125,6 +125,7 @@ func FuzzBench(f *testing.F) {
 	f.Add([]byte("endpoints: {a: {gpio: {inputs: [{pin: X}]}}, b: {gpio: {outputs: [{pin: Y, safe: low}]}}}\nbind: {m2s: {from: a, to: b}}\n"))
 	f.Add([]byte("endpoints: {a: {udp: {listen: ':1'}}, b: {tcp: {dial: 'h:2', reconnect: 1s, framing: idle, gap: 1ms}}}\nbind: {m2s: {from: a, to: b}}\n"))
 	f.Add([]byte("endpoints: {car: {model: {name: quarter-car, cut: CP2, codec: {wire: {fields: {v2: f32le}, sends: command}}}}, seat: {pty: {codec: wire}}}\nbind: {m2s: {from: car, to: seat}, s2m: {from: seat, to: car}}\n"))
+	f.Add([]byte("endpoints: {seat: {model: {name: quarter-car, cut: CP2, part: hardware, codec: wire}}, car: {udp: {listen: '10.0.0.2:1', peer: '10.0.0.1:1', codec: wire, peer_timeout: 50ms, on_peer_lost: continue}}}\nbind: {m2s: {from: seat, to: car}, s2m: {from: car, to: seat}}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if _, err := ParseBench("fuzz.yaml", data, p); err != nil {
 			var list ErrorList
@@ -219,6 +220,8 @@ func TestMalformedModelBenches(t *testing.T) {
 			[]string{`x.yaml:2:103: endpoints.car.model.codec.struct.fields.v2: "f16" is not a field type`}},
 		{"nothing received", strings.Replace(modelBench, "  s2m: {from: seat, to: car}\n", "", 1),
 			[]string{`x.yaml:2:9: endpoints.car: cut CP2 receives Fseat from the hardware: bind a flow to car`}},
+		{"a line to wire", with("link: /tmp/seat", "link: /tmp/seat, codec: wire"),
+			[]string{`x.yaml:5:8: bind.m2s: endpoint seat speaks the wire protocol (codec: wire); give car codec: wire too (codec: {wire: {sends: command}} for a plant node on the bench), or seat another codec`}},
 		{"wire to a line", with("step: 1ms", "step: 1ms, codec: wire"),
 			[]string{`x.yaml:5:8: bind.m2s: model car speaks the wire protocol, in COBS frames; give endpoint seat codec: wire`, `x.yaml:6:8: bind.s2m: model car speaks the wire protocol, in COBS frames; give endpoint seat codec: wire`}},
 		{"wire sends neither", with("step: 1ms", "step: 1ms, codec: {wire: {sends: reply}}"),

@@ -62,6 +62,9 @@ func bind(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, devices []endp
 		if d.wire {
 			l = executor.NewWireLink(d.Name(), d)
 			links[d.Name()] = l
+			if u, ok := b.Endpoints.Values[b.Endpoints.Index(d.Name())].Device.(*profiles.UDPSocket); ok {
+				l.WatchPeer(u.PeerWatch())
+			}
 		}
 		bd.deviceWire = append(bd.deviceWire, l)
 	}
@@ -135,6 +138,11 @@ func bind(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, devices []endp
 			bd.egress[fromHW] = m.Simulated()
 			if bound, _ := b.Binding(p.Flows.Names[fromHW]); links[bound.From] != nil {
 				m.SetPeer(links[bound.From])
+				if _, isDevice := device[bound.From]; isDevice {
+					// A model does not answer time requests: when another
+					// rig (two sites) or a device asks, the rig does.
+					links[bound.From].AnswerTimeRequests()
+				}
 			}
 		}
 		if toHW >= 0 && standIn {

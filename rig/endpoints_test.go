@@ -41,6 +41,7 @@ func TestEndpointsOfEachKind(t *testing.T) {
   edges:    {gpio: {inputs: [{pin: GPIO17, pull: up}]}}
   pins:     {gpio: {outputs: [{pin: GPIO27, safe: high}]}}
   datagram: {udp: {listen: '127.0.0.1:0'}}
+  site:     {udp: {dial: '127.0.0.1:9', codec: wire}}
   stream:   {tcp: {dial: 'localhost:9', codec: wire}}
   server:   {tcp: {listen: '127.0.0.1:0', framing: idle, gap: 1ms}}
 bind:
@@ -48,6 +49,7 @@ bind:
   b: {from: edges, to: pins}
   c: {from: datagram, to: stream}
   d: {from: server, to: stopping}
+  e: {from: site, to: datagram}
 `
 	b, err := profiles.ParseBench("each.yaml", []byte(bench), nil)
 	if err != nil {
@@ -64,6 +66,7 @@ bind:
 		"edges gpio gpio GPIO17 reconnects=false wire=false",
 		"pins gpio gpio GPIO27 reconnects=false wire=false",
 		"datagram udp udp 127.0.0.1:0 reconnects=false wire=false",
+		"site udp udp 127.0.0.1:9 reconnects=false wire=true",
 		"stream tcp tcp localhost:9 reconnects=false wire=true",
 		"server tcp tcp 127.0.0.1:0 reconnects=true wire=false",
 	}

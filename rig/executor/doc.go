@@ -13,8 +13,11 @@
 //
 // Frames from an endpoint that speaks the rig wire protocol are followed
 // as they enter (WireLink: their numbers, the device's clock from a time
-// exchange a second, its heartbeat's changes as events); a model whose
-// codec is the wire protocol numbers and stamps what it sends.
+// exchange a second, its heartbeat's changes as events; for another rig,
+// the peer of a loop between two sites, its time requests answered, its
+// clock asked every 100 ms, and its silence past a timeout an event);
+// a model whose codec is the wire protocol numbers and stamps what it
+// sends.
 //
 // The executor knows nothing of benches or devices: the rig binds a
 // profile's flows to endpoints and models and hands it the result.

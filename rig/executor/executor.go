@@ -392,7 +392,7 @@ func (x *Executor) Step() (next time.Duration, done bool) {
 	x.exchange(now)
 	next = x.end
 	for _, l := range x.wires {
-		next = min(next, l.sync(now))
+		next = min(next, l.sync(x, now), l.watch(x, now))
 	}
 	for i, src := range x.sources {
 		if src.Next() <= now {
@@ -705,6 +705,9 @@ func (x *Executor) ReaderRest(i int) time.Duration {
 // lateness, and how late frames were released to their devices.
 func (x *Executor) Timing(t *record.TimingSummary) {
 	t.Wakeups = x.wakeups
+	if s, ok := x.clock.(interface{ Start() time.Time }); ok {
+		t.Started = s.Start().Format(time.RFC3339Nano)
+	}
 	t.WakeLateness = x.wakeLate.Summarize()
 	t.ReleaseLateness = x.releaseLate.Summarize()
 	if l := &x.load; l.clock != nil {

@@ -13,8 +13,14 @@ import (
 )
 
 // TimeSyncEvery is how often the rig asks a wire endpoint's device for its
-// time.
-const TimeSyncEvery = time.Second
+// time; PeerSyncEvery how often it asks a peer it watches (another rig,
+// WatchPeer), whose offset two sites' traces are joined by: ten times as
+// many exchanges fill the estimator's window in 3.2 s rather than 32, for
+// 52 bytes each way every 100 ms beside 500 messages a second.
+const (
+	TimeSyncEvery = time.Second
+	PeerSyncEvery = 100 * time.Millisecond
+)
 
 // A WireLink follows an endpoint whose frames are rig wire protocol
 // messages (codec wire), on the executor's thread: it parses every frame
@@ -24,12 +30,15 @@ const TimeSyncEvery = time.Second
 // the device's heartbeat into events. Once a second it sends the device a
 // time request directly (not through the emulated network) and keeps the
 // answer, so that it knows the device's clock and can measure the one-way
-// delay of every message from the stamp the device put on it. Nothing it
-// does per frame allocates.
+// delay of every message from the stamp the device put on it. When the
+// endpoint is another rig (two sites) it also answers that rig's time
+// requests (AnswerTimeRequests) and watches that it is still there
+// (WatchPeer). Nothing it does per frame allocates.
 type WireLink struct {
-	name     string
-	requests drivers.Writer // where time requests go, or nil
-	trace    int32          // its event rows in the trace
+	name      string
+	requests  drivers.Writer // where time requests go, or nil
+	syncEvery time.Duration
+	trace     int32 // its event rows in the trace
 
 	tracker        wire.Tracker
 	clock          wire.ClockEstimator
@@ -47,13 +56,90 @@ type WireLink struct {
 
 	delay     emulator.DelayHistogram
 	lastDelay time.Duration
+
+	// answers: the endpoint is another rig (its frames go to a model,
+	// which cannot answer), and the link answers its time requests
+	// itself, at once, on the executor's clock.
+	answers  bool
+	answered uint64
+
+	// The peer's watch (WatchPeer): lost after silence for longer than
+	// peerTimeout (0: not watched), which stops the run when stopOnLoss.
+	peerTimeout time.Duration
+	stopOnLoss  bool
+	heardAny    bool
+	lastHeard   time.Duration
+	lost        bool
+	losses      uint64
 }
+
+// WatchPeer watches the endpoint's peer, once it has been heard: silent
+// for longer than timeout, it is lost, an event peer_lost at the instant
+// the timeout ran out (and, when stop, a failure that ends the run, its
+// files complete to the instant); heard again, it is back (peer_back).
+// It asks the peer's time every PeerSyncEvery, and keeps the exchanges
+// within PeerSyncExcess of the quickest.
+func (l *WireLink) WatchPeer(timeout time.Duration, stop bool) {
+	l.peerTimeout, l.stopOnLoss, l.syncEvery = timeout, stop, PeerSyncEvery
+	l.clock.MaxExcessDelay = PeerSyncExcess
+}
+
+// PeerSyncExcess is TimeSyncExcess for a peer rig: both ends stamp a time
+// message as their reader takes it in and answer it at once, at
+// real-time priority, so that an exchange 200 µs slower than the
+// quickest in the window waited in a queue on one side, and would bias
+// the offset by up to half that. Over a link whose round trip varies by
+// more (the Internet), fewer exchanges are kept: the quickest, as NTP's
+// clock filter keeps.
+const PeerSyncExcess = 200 * time.Microsecond
+
+// watch loses the peer if it has been silent past its timeout by now, and
+// returns when it will be if nothing arrives meanwhile.
+func (l *WireLink) watch(x *Executor, now time.Duration) time.Duration {
+	if l.peerTimeout <= 0 || !l.heardAny || l.lost {
+		return math.MaxInt64
+	}
+	due := l.lastHeard + l.peerTimeout
+	if now < due {
+		return due
+	}
+	l.lost = true
+	l.losses++
+	then := "the run goes on, the model taking the last values received (on_peer_lost: continue)"
+	if l.stopOnLoss {
+		then = "the run stops (on_peer_lost: stop)"
+	}
+	l.event(x, due, record.PeerLost, "peer_lost", fmt.Sprintf("the peer is lost: nothing from it for %v since its last message at %.6f s; %s", l.peerTimeout, l.lastHeard.Seconds(), then))
+	if l.stopOnLoss && x.failure == nil {
+		x.failure = fmt.Errorf("%s: the peer was lost at %.6f s: nothing from it for %v", l.name, due.Seconds(), l.peerTimeout)
+	}
+	return math.MaxInt64
+}
+
+// heardFrom notes a message from the peer, which is back if it was lost.
+func (l *WireLink) heardFrom(x *Executor, at time.Duration) {
+	l.heardAny = true
+	l.lastHeard = max(l.lastHeard, at)
+	if l.lost {
+		l.lost = false
+		l.event(x, at, record.PeerBack, "peer_back", "the peer is back: a message from it again")
+	}
+}
+
+// AnswerTimeRequests makes the link answer the time requests that arrive
+// from its endpoint, rather than forward them: the endpoint is another
+// rig, the peer of a loop between two sites, whose requests would
+// otherwise reach a model that does not answer, and which syncs with this
+// rig's clock through the answers. An answer is written directly to the
+// endpoint, not through the emulated network, as the rig's own requests
+// are, so that both directions of an exchange cross only the real link.
+func (l *WireLink) AnswerTimeRequests() { l.answers = true }
 
 // NewWireLink follows the wire endpoint name. Its time requests are
 // written to requests (the endpoint's device, or the player of the
 // endpoint); nil sends none, and then no one-way delay is measured.
 func NewWireLink(name string, requests drivers.Writer) *WireLink {
-	l := &WireLink{name: name, requests: requests, body: make([]byte, 0, wire.Overhead)}
+	l := &WireLink{name: name, requests: requests, syncEvery: TimeSyncEvery, body: make([]byte, 0, wire.Overhead)}
 	l.clock.MaxExcessDelay = TimeSyncExcess
 	return l
 }
@@ -77,6 +163,11 @@ func (l *WireLink) take(x *Executor, payload []byte, at time.Duration) (consumed
 	}
 	if arrival == wire.Restarted {
 		l.restarted(x, at)
+	}
+	l.heardFrom(x, at)
+	if m.Type == wire.TimeRequest && l.answers && l.requests != nil {
+		l.answer(x, m.Time, at)
+		return true
 	}
 	if m.Type == wire.TimeResponse && l.asked(m.TimeReply().Requested) {
 		if l.clock.Add(m.TimeSample(at)) {
@@ -124,25 +215,45 @@ func (l *WireLink) asked(t1 time.Duration) bool {
 }
 
 // sync sends a time request if one is due by now, and returns when the
-// next one is.
-func (l *WireLink) sync(now time.Duration) time.Duration {
+// next one is. In real time the request is stamped as it is written, not
+// with the turn's now: the exchanges run before it, and a stamp that much
+// early would bias the offset by half as much.
+func (l *WireLink) sync(x *Executor, now time.Duration) time.Duration {
 	if l.requests == nil {
 		return math.MaxInt64
 	}
 	if now >= l.nextRequest {
-		l.nextRequest = now + TimeSyncEvery
-		l.asks[l.askedSince%len(l.asks)] = now
+		l.nextRequest = now + l.syncEvery
+		t1 := now
+		if x.real {
+			t1 = max(now, x.clock.Now())
+		}
+		l.asks[l.askedSince%len(l.asks)] = t1
 		l.askedSince++
 		l.exchangesAsked++
 		var s wire.Sender // the rig's requests are outside any numbered stream
-		l.body = s.TimeRequest(l.body[:0], now)
+		l.body = s.TimeRequest(l.body[:0], t1)
 		if tw, ok := l.requests.(TimedWriter); ok {
-			tw.WriteAt(l.body, now)
+			tw.WriteAt(l.body, t1)
 		} else {
 			l.requests.Write(l.body) // a device that is away misses this one
 		}
 	}
 	return l.nextRequest
+}
+
+// answer answers a time request sent at t1 (the peer's clock) that
+// arrived at at: T2 is its arrival, T3 now.
+func (l *WireLink) answer(x *Executor, t1, at time.Duration) {
+	now := max(x.clock.Now(), at)
+	var s wire.Sender // outside any numbered stream, as the rig's requests are
+	l.body = s.TimeResponse(l.body[:0], now, wire.TimeReply{Requested: t1, Received: at})
+	l.answered++
+	if tw, ok := l.requests.(TimedWriter); ok {
+		tw.WriteAt(l.body, now)
+	} else {
+		l.requests.Write(l.body) // a peer that is away misses this one
+	}
 }
 
 // heartbeat records the changes of the device's status as events and
@@ -194,6 +305,7 @@ func (l *WireLink) toRig(sent time.Duration) (time.Duration, bool) {
 func (l *WireLink) Summary(now time.Duration) *record.WireSummary {
 	s := wireSummary(l.tracker.Stats(), &l.delay)
 	s.TimeExchanges, s.Heartbeats = l.exchanges, l.heartbeats
+	s.TimeRequestsAnswered, s.PeerLost = l.answered, l.losses
 	if l.clock.Ready() {
 		offset, drift := l.clock.Offset(now).Seconds(), l.clock.Drift()
 		s.ClockOffsetS, s.ClockDrift = &offset, &drift

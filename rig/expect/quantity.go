@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/hilrig/hilrig/emulator/suggest"
 	"github.com/hilrig/hilrig/profiles"
@@ -26,7 +27,11 @@ type limit struct {
 	per  float64
 }
 
-var quantityRE = regexp.MustCompile(`^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*(\S*)$`)
+// quantityRE is compiled when a limit is first read, not at the start of
+// every command of the one binary.
+var quantityRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*(\S*)$`)
+})
 
 // timeUnits and sizeUnits are the units measured values are shown in;
 // limits are parsed by profiles, as a profile's quantities are.
@@ -62,7 +67,7 @@ func parseLimit(s string, u Unit) (limit, error) {
 		}
 		return l, nil
 	}
-	m := quantityRE.FindStringSubmatch(s)
+	m := quantityRE().FindStringSubmatch(s)
 	if m == nil {
 		return l, fmt.Errorf("%q is not %s", s, u.example())
 	}

@@ -195,8 +195,8 @@ type WireSummary struct {
 	// error) counts as zero.
 	OneWayDelay *emulator.DelaySummary `json:"one_way_delay_s,omitempty"`
 	// TimeExchanges are the time requests the rig sent the device (once a
-	// second, directly, not through the emulated network) that were
-	// answered. ClockOffsetS is the device's clock less the rig's at the
+	// second, every 100 ms to another rig, directly, not through the
+	// emulated network) that were answered. ClockOffsetS is the device's clock less the rig's at the
 	// end, and ClockDrift its rate less the rig's (50e-6: it gains 50 µs
 	// a second), fitted to the last 32 answers (leaving out those that took 1 ms
 	// longer than the quickest: they waited somewhere); absent without
@@ -204,6 +204,11 @@ type WireSummary struct {
 	TimeExchanges uint64   `json:"time_exchanges,omitempty"`
 	ClockOffsetS  *float64 `json:"clock_offset_s,omitempty"`
 	ClockDrift    *float64 `json:"clock_drift,omitempty"`
+	// TimeRequestsAnswered are the peer's time requests the rig answered
+	// itself (the peer is another rig); PeerLost how often the peer went
+	// silent past its timeout (peer_lost events).
+	TimeRequestsAnswered uint64 `json:"time_requests_answered,omitempty"`
+	PeerLost             uint64 `json:"peer_lost,omitempty"`
 	// Heartbeats counts the sender's heartbeats; Status is the last one's:
 	// ok, fault (a controller's measurements stopped), safe (a plant
 	// node's watchdog holds its outputs safe), or both. Each change is an
@@ -376,6 +381,10 @@ type OutputError struct {
 
 // TimingSummary says how well a real-time executor kept time.
 type TimingSummary struct {
+	// Started is the wall-clock time (RFC 3339, nanoseconds) at which the
+	// run's clock read zero: what puts two sites' runs on one time line
+	// (hilrig join), beside the offset their time exchanges measured.
+	Started      string `json:"started,omitempty"`
 	Scheduler    string `json:"scheduler"`
 	MemoryLocked bool   `json:"memory_locked"`
 	// IdlePolling is whether idle CPUs were asked to poll rather than

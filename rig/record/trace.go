@@ -25,7 +25,8 @@ const (
 // changes of its device's heartbeat: a controller's fault flag raised or
 // cleared, a plant node's watchdog tripped (its outputs driven safe) or
 // cleared (commanded again), and the device restarted (its numbering
-// started again).
+// started again); one whose peer is another rig (two sites) writes the
+// peer lost (silent past its timeout) and back.
 const (
 	EgressDrop emulator.Status = 255 - iota
 	OutOfSync
@@ -36,6 +37,8 @@ const (
 	WatchdogTripped
 	WatchdogCleared
 	DeviceRestarted
+	PeerLost
+	PeerBack
 )
 
 // StatusName is the trace's word for a status.
@@ -59,12 +62,16 @@ func StatusName(s emulator.Status) string {
 		return "watchdog_cleared"
 	case DeviceRestarted:
 		return "device_restarted"
+	case PeerLost:
+		return "peer_lost"
+	case PeerBack:
+		return "peer_back"
 	}
 	return s.String()
 }
 
 // isEvent reports whether a status is an event's row.
-func isEvent(s emulator.Status) bool { return s >= DeviceRestarted && s < EgressDrop }
+func isEvent(s emulator.Status) bool { return s >= PeerBack && s < EgressDrop }
 
 // TraceRow is a finished frame. Recv and Due are negative when empty.
 type TraceRow struct {

@@ -38,6 +38,21 @@ code { font-size: 0.95em; }
 {{with .Description}}<p>{{.}}</p>{{end}}
 {{with .Source}}<p class="note">from {{.}}</p>{{end}}
 {{with .Note}}<p class="verdict">{{.}}</p>{{end}}
+{{with .Joined}}<h2>One loop, two sites</h2>
+<p>{{.About}}</p>
+<table>
+<tr>{{range .LinkHead}}<th>{{.}}</th>{{end}}</tr>
+{{range .Links}}<tr>{{range $i, $c := .}}<td{{if $i}} class="num"{{end}}>{{$c}}</td>{{end}}</tr>
+{{end}}</table>
+{{range .Notes}}<p class="note">{{.}}</p>
+{{end}}
+{{with .Output}}<p class="verdict">{{.}}</p>{{end}}
+{{if .Distortion}}<table>
+<tr><th>ω (rad/s)</th><th>distortion measured</th><th>couple predicts</th><th>band</th><th></th></tr>
+{{range .Distortion}}<tr>{{range $i, $c := .}}<td class="num">{{$c}}</td>{{end}}</tr>
+{{end}}</table>{{end}}
+{{with .Verdict}}<p class="verdict">{{.}}</p>{{end}}
+{{end}}
 {{if .Judged}}<p class="verdict {{if .Failed}}fail{{else}}pass{{end}}">{{if .Failed}}FAIL: {{.Failed}} of {{.Judged}} failed{{else}}PASS: all {{.Judged}} passed{{end}}</p>{{end}}
 {{if or .Judged (gt (len .Views) 1)}}<table>
 <tr><th></th><th>run</th><th>ran</th><th>wall time</th>{{if .Failed}}<th>what failed</th>{{end}}</tr>

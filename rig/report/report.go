@@ -14,6 +14,11 @@
 // page's rounding and classes of styles), which was most of a page's
 // weight.
 //
+// A page may open with the loop two sites' runs make (Sites, hilrig
+// join): what each site measured of the direction that reaches it, the
+// sites' clocks, how far the loop strayed from the uncut model, and paper
+// 001's distortion over frequency, measured and as couple predicts it.
+//
 // A report is made from a run's files alone (LoadRun): the summary, and
 // when present the trace, the signals and a suite's verdict, found in the
 // run's directory by their content; so `hilrig report DIR` serves the
@@ -38,6 +43,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig/expect"
@@ -152,6 +158,9 @@ type Page struct {
 	// part that holds no case).
 	Note string
 	Runs []*Run
+	// Sites, when set, is the loop the runs make between two sites
+	// (hilrig join), told before the runs.
+	Sites *Sites
 }
 
 // Files are the files the page is made from, which writing it must not
@@ -216,6 +225,7 @@ type figureView struct {
 // pageData is what the page's template shows.
 type pageData struct {
 	Page
+	Joined         *sitesView
 	Views          []view
 	Failed, Judged int
 	PlotStyle      template.CSS // the classes of the plots' styles
@@ -226,6 +236,9 @@ type pageData struct {
 // folded.
 func Write(w io.Writer, page Page) error {
 	data := pageData{Page: page}
+	if page.Sites != nil {
+		data.Joined = page.Sites.view()
+	}
 	classes := &styleClasses{byStyle: map[string]string{}}
 	for i, r := range page.Runs {
 		v := view{Run: r, ID: fmt.Sprintf("run-%d", i+1), Name: r.Summary.Profile}
@@ -257,7 +270,7 @@ func Write(w io.Writer, page Page) error {
 	slices.SortStableFunc(data.Views, func(a, b view) int { return cmp.Compare(btoi(!a.failed()), btoi(!b.failed())) })
 	var b bytes.Buffer
 	data.PlotStyle = classes.css()
-	if err := pageTemplate.Execute(&b, data); err != nil {
+	if err := pageTemplate().Execute(&b, data); err != nil {
 		return err
 	}
 	_, err := w.Write(b.Bytes())
@@ -443,8 +456,9 @@ func (sc *styleClasses) inline(b []byte) template.HTML {
 	if i := strings.Index(s, "<svg"); i >= 0 {
 		s = s[i:]
 	}
-	s = pathData.ReplaceAllStringFunc(s, func(d string) string { return decimals.ReplaceAllStringFunc(d, tenth) })
-	s = styleAttr.ReplaceAllStringFunc(s, func(attr string) string {
+	res := svgPatterns()
+	s = res.pathData.ReplaceAllStringFunc(s, func(d string) string { return res.decimals.ReplaceAllStringFunc(d, tenth) })
+	s = res.styleAttr.ReplaceAllStringFunc(s, func(attr string) string {
 		style := attr[strings.Index(attr, `"`)+1 : len(attr)-1]
 		name, ok := sc.byStyle[style]
 		if !ok {
@@ -466,11 +480,15 @@ func (sc *styleClasses) css() template.CSS {
 	return template.CSS(b.String()) // vgsvg's styles: properties and values it wrote
 }
 
-var (
-	styleAttr = regexp.MustCompile(`\s+style="[^"]*"`)
-	pathData  = regexp.MustCompile(`<path d="[^"]*"`)
-	decimals  = regexp.MustCompile(`-?[0-9]+\.[0-9]+`)
-)
+// svgPatterns are what inline rewrites in an SVG, compiled when a page is
+// first drawn: every command of the one binary would compile them at its
+// start otherwise (as pageTemplate).
+var svgPatterns = sync.OnceValue(func() (res struct{ styleAttr, pathData, decimals *regexp.Regexp }) {
+	res.styleAttr = regexp.MustCompile(`\s+style="[^"]*"`)
+	res.pathData = regexp.MustCompile(`<path d="[^"]*"`)
+	res.decimals = regexp.MustCompile(`-?[0-9]+\.[0-9]+`)
+	return res
+})
 
 // tenth writes a number of a path to one decimal: 44.193 is 44.2, 8.04 is 8.
 func tenth(num string) string {
@@ -485,4 +503,9 @@ func tenth(num string) string {
 	return t
 }
 
-var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"deref": func(b *bool) bool { return *b }}).Parse(pageHTML))
+// pageTemplate is parsed when a page is first written, not at hilrig's
+// start: parsing it was a third of a millisecond and 1 300 allocations of
+// every command's start (GODEBUG=inittrace=1), most of which write no page.
+var pageTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page").Funcs(template.FuncMap{"deref": func(b *bool) bool { return *b }}).Parse(pageHTML))
+})

@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig/expect"
@@ -191,7 +192,9 @@ func (s *Suite) Files() []string {
 // Dir is the case's directory in a report: its number in the suite and
 // its name, made safe for a file name.
 func (c *Case) Dir() string {
-	return fmt.Sprintf("%03d-%s", c.Index+1, strings.Trim(unsafeChars.ReplaceAllString(c.ID, "_"), "_"))
+	return fmt.Sprintf("%03d-%s", c.Index+1, strings.Trim(unsafeChars().ReplaceAllString(c.ID, "_"), "_"))
 }
 
-var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._=,-]+`)
+// unsafeChars is compiled when a case is first named, not at the start of
+// every command.
+var unsafeChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9._=,-]+`) })

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -174,7 +175,7 @@ func printCoupling(w io.Writer, m *profiles.LoadedModel, results []*plant.Analys
 	slices.SortStableFunc(ranked, func(a, b *plant.Analysis) int {
 		da, _ := a.PeakDistortion()
 		db, _ := b.PeakDistortion()
-		return cmpFloat(da, db)
+		return cmp.Compare(da, db)
 	})
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
 	fmt.Fprintln(tw, "rank\tcut\tpeak distortion\tpeak sensitivity\ton the bench")
@@ -222,16 +223,6 @@ func peakCell(db, omega float64) string {
 		return "none"
 	}
 	return fmt.Sprintf("%.1f dB at %.3g rad/s", db, omega)
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func couplingCSV(w io.Writer, results []*plant.Analysis) error {

@@ -110,7 +110,7 @@ func newRoot() *cobra.Command {
 		fmt.Fprint(c.OutOrStdout(), commandHelp(c))
 	})
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(demoCommand(), simCommand(), runCommand(), testCommand(), reportCommand(), coupleCommand(), simulateCommand(), modelsCommand(),
+	root.AddCommand(demoCommand(), simCommand(), runCommand(), testCommand(), reportCommand(), joinCommand(), coupleCommand(), simulateCommand(), modelsCommand(),
 		checkCommand(), showCommand(), profilesCommand(), portsCommand(),
 		versionCommand(), completionCommand(root), expectTopic(), serveLiveCommand())
 	root.SetHelpCommand(helpCommand(root))
