@@ -403,7 +403,7 @@ func (b *Bench) checkModelBindings(d *decoder, models map[string]*BenchModel, bo
 			for _, peer := range []string{bf.From, bf.To} {
 				if k := b.Endpoints.Index(peer); peer != name && k >= 0 && (bf.From == name || bf.To == name) {
 					if b.Endpoints.Values[k].IsModel() {
-						d.errorAt("bind."+bf.Key, "a model's frames go to hardware: a serial, pty, udp or tcp endpoint, not another model (%s)", peer)
+						d.errorAt("bind."+bf.Key, "a model's frames go to hardware: a %s endpoint, not another model (%s)", byteKinds(), peer)
 					}
 				}
 			}
@@ -473,16 +473,7 @@ func (b *Bench) checkWirePeers(d *decoder, model string, bound []BoundFlow) {
 		if k < 0 {
 			continue
 		}
-		var fs *FrameSettings
-		switch e := b.Endpoints.Values[k]; {
-		case e.Serial != nil:
-			fs = &e.Serial.FrameSettings
-		case e.Pty != nil:
-			fs = &e.Pty.FrameSettings
-		case e.TCP != nil:
-			fs = &e.TCP.FrameSettings
-		}
-		if fs != nil && fs.Spec().Name != "cobs" {
+		if fs := b.Endpoints.Values[k].frames(); fs != nil && fs.Spec().Name != "cobs" {
 			d.errorAt("bind."+p.key, "model %s speaks the wire protocol, in COBS frames; give endpoint %s codec: wire", model, peer)
 		}
 	}

@@ -61,7 +61,7 @@ func TestSiteBench(t *testing.T) {
 			if udp.SpeaksWire() != tc.speaksWireUDP {
 				t.Errorf("the udp endpoint speaks wire: %v", udp.SpeaksWire())
 			}
-			if timeout, stop := udp.UDP.PeerWatch(); timeout != tc.timeout || stop != tc.stop {
+			if timeout, stop := udp.Device.(*UDPSocket).PeerWatch(); timeout != tc.timeout || stop != tc.stop {
 				t.Errorf("peer watch %v, stop %v; want %v, %v", timeout, stop, tc.timeout, tc.stop)
 			}
 		})

@@ -27,7 +27,7 @@ func TestIssueBench(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := b.Endpoints.Values[0].Serial
+	s := b.Endpoints.Values[0].Device.(*SerialPort)
 	baud, bits, parity, stop := s.Settings()
 	if b.Name != "lab" || s.Device != DevicePath("/dev/ttyUSB0") || baud != 115200 || bits != 8 || parity != "none" || stop != "1" {
 		t.Errorf("bench %+v, serial %+v", b.Bench, s)
@@ -183,7 +183,7 @@ func TestModelBench(t *testing.T) {
 	if !ok1 || !ok2 || send.Sends != wire.Command || receive.Sends != wire.Sample || send.Layout.Size() != 4 || receive.Layout.Size() != 8 {
 		t.Errorf("codecs %#v, %#v", b.Models["car"].Send, b.Models["car"].Receive)
 	}
-	if f := b.Endpoints.Values[1].Pty.Spec(); f.Name != "cobs" || !f.Wire {
+	if f := b.Endpoints.Values[1].Device.(*PtyPort).Spec(); f.Name != "cobs" || !f.Wire {
 		t.Errorf("the seat's framing %+v", f)
 	}
 }

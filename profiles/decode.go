@@ -47,6 +47,11 @@ type absence interface {
 // oneOf marks a struct whose fields are alternatives: exactly one is given.
 type oneOf interface{ oneOf() }
 
+// schemaTyped is a struct whose keys are those of another struct, made at
+// run time (an endpoint's, of the device kinds registered); it decodes
+// itself through it.
+type schemaTyped interface{ schemaType() reflect.Type }
+
 type decoder struct {
 	files   map[*yaml.Node]string // source file of each node (profiles merge several)
 	errs    ErrorList             // the problems found, up to maxErrors
@@ -323,11 +328,17 @@ func (d *decoder) decodeBasic(n *yaml.Node, v reflect.Value, path string) {
 }
 
 func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
-	fields := fieldsOf(v.Type())
 	if n.Kind != yaml.MappingNode {
 		d.errorf(n, path, "want %s, got %s", wantOf(v.Type()), describe(n))
 		return
 	}
+	_, alternatives := v.Addr().Interface().(oneOf)
+	d.decodeFields(n, v, path, fieldsOf(v.Type()), alternatives)
+}
+
+// decodeFields decodes the mapping n into v's fields; with alternatives,
+// exactly one of them must be given.
+func (d *decoder) decodeFields(n *yaml.Node, v reflect.Value, path string, fields []field, alternatives bool) {
 	seen := map[string]bool{}
 	forEachPair(d, n, path, func(key string, k, val *yaml.Node) {
 		f := fieldNamed(fields, key)
@@ -346,7 +357,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 			d.errorf(n, path, "missing %s: want %s", f.name, wantOf(f.typ))
 		}
 	}
-	if _, alternatives := v.Addr().Interface().(oneOf); alternatives && len(seen) != 1 {
+	if alternatives && len(seen) != 1 {
 		if len(seen) == 0 {
 			d.errorf(n, path, "want one of %s", keyNames(fields))
 		} else {
@@ -388,6 +399,9 @@ var fieldCache sync.Map // reflect.Type → []field
 func fieldsOf(t reflect.Type) []field {
 	if fs, ok := fieldCache.Load(t); ok {
 		return fs.([]field)
+	}
+	if s, ok := reflect.New(t).Interface().(schemaTyped); ok {
+		return fieldsOf(s.schemaType())
 	}
 	var fs []field
 	for i := range t.NumField() {

@@ -62,8 +62,8 @@ func bind(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, devices []endp
 		if d.wire {
 			l = executor.NewWireLink(d.Name(), d)
 			links[d.Name()] = l
-			if e := b.Endpoints.Values[b.Endpoints.Index(d.Name())]; e.UDP != nil {
-				l.WatchPeer(e.UDP.PeerWatch())
+			if u, ok := b.Endpoints.Values[b.Endpoints.Index(d.Name())].Device.(*profiles.UDPSocket); ok {
+				l.WatchPeer(u.PeerWatch())
 			}
 		}
 		bd.deviceWire = append(bd.deviceWire, l)

@@ -2,10 +2,9 @@ package rig
 
 import (
 	"fmt"
+	"io"
+	"reflect"
 	"time"
-
-	"go.bug.st/serial"
-	"periph.io/x/conn/v3/gpio"
 
 	"github.com/hilrig/hilrig/drivers"
 	"github.com/hilrig/hilrig/firmware/wire"
@@ -16,10 +15,50 @@ import (
 // know about it.
 type endpoint struct {
 	drivers.Endpoint
-	kind       string // serial, pty, gpio, udp, tcp
+	kind       string // its bench key: serial, pty, gpio, udp, tcp
 	device     string // what the user called it: a path, an address, pins
 	reconnects bool
 	wire       bool // codec wire
+}
+
+// A device kind has two halves: its settings in the bench language
+// (profiles.DeviceKinds, registered in profiles/bench_KIND.go) and, here,
+// how a bench's endpoint of the kind becomes a driver and which devices of
+// the kind `hilrig ports` lists. Each kind registers its half from its own
+// file (endpoint_KIND.go), by its settings' type, so that the two halves
+// cannot name different kinds; TestEveryDeviceKindHasADriver finds a kind
+// with no half here.
+
+// deviceDriver is the rig's half of a device kind.
+type deviceDriver struct {
+	// build makes the driver of endpoint name from its settings, of the
+	// kind's type. readerThread runs on the reader's thread before it
+	// reads. The endpoint's kind and wire are filled in by the caller.
+	build func(name string, settings profiles.DeviceConfig, readerThread func()) (endpoint, error)
+	// ports lists the kind's devices for `hilrig ports`; nil when the kind
+	// has none to list (a pseudo-terminal is made by the run).
+	ports func(stdout, stderr io.Writer)
+}
+
+var deviceDrivers = map[string]*deviceDriver{}
+
+// registerDriver registers how endpoints whose settings are of type C are
+// built, and the kind's port listing (nil: none). Called at init.
+func registerDriver[C profiles.DeviceConfig](build func(name string, settings C, readerThread func()) (endpoint, error), ports func(stdout, stderr io.Writer)) {
+	var none C
+	kind, ok := profiles.DeviceKindOf(none)
+	if !ok {
+		panic(fmt.Sprintf("rig: %v is not the settings of a device kind the bench language knows", reflect.TypeFor[C]()))
+	}
+	if deviceDrivers[kind.Key] != nil {
+		panic("rig: device kind " + kind.Key + " has two drivers")
+	}
+	deviceDrivers[kind.Key] = &deviceDriver{
+		build: func(name string, s profiles.DeviceConfig, readerThread func()) (endpoint, error) {
+			return build(name, s.(C), readerThread)
+		},
+		ports: ports,
+	}
 }
 
 // buildEndpoints makes the drivers for a bench's devices: every endpoint
@@ -29,60 +68,31 @@ func buildEndpoints(b *profiles.LoadedBench, players map[string]Player, readerTh
 	var out []endpoint
 	for i, name := range b.Endpoints.Names {
 		e := b.Endpoints.Values[i]
-		if _, played := players[name]; e.IsModel() || played {
+		if _, played := players[name]; e.Device == nil || played {
 			continue
 		}
-		var ep endpoint
-		var err error
-		switch {
-		case e.Serial != nil:
-			var cfg drivers.SerialConfig
-			if cfg, err = serialConfig(name, e.Serial.LineSettings, e.Serial.FrameSettings, e.Serial.Reconnect, readerThread); err == nil {
-				cfg.Device = string(e.Serial.Device)
-				ep = endpoint{drivers.NewSerial(cfg), "serial", cfg.Device, cfg.Reconnect > 0, false}
-			}
-		case e.Pty != nil:
-			var cfg drivers.SerialConfig
-			reconnect := e.Pty.Reconnect
-			if reconnect == nil {
-				d := profiles.Duration(profiles.DefaultPtyReconnect)
-				reconnect = &d
-			}
-			if cfg, err = serialConfig(name, e.Pty.LineSettings, e.Pty.FrameSettings, reconnect, readerThread); err == nil {
-				link := ""
-				if e.Pty.Link != nil {
-					link = *e.Pty.Link
-				}
-				ep = endpoint{drivers.NewPty(cfg, link), "pty", "pseudo-terminal", cfg.Reconnect > 0, false}
-			}
-		case e.GPIO != nil:
-			ep = gpioEndpoint(name, e.GPIO, readerThread)
-		case e.UDP != nil:
-			cfg := drivers.UDPConfig{Name: name, ReaderThread: readerThread}
-			cfg.Listen, cfg.Dial, cfg.Peer = deref(e.UDP.Listen), deref(e.UDP.Dial), deref(e.UDP.Peer)
-			if e.UDP.MaxFrame != nil {
-				cfg.MaxFrame = int(*e.UDP.MaxFrame)
-			}
-			ep = endpoint{drivers.NewUDP(cfg), "udp", "udp " + cfg.Listen + cfg.Dial, false, false}
-		case e.TCP != nil:
-			var framing wire.Framing
-			spec := e.TCP.FrameSettings.Spec()
-			if framing, err = makeFraming(spec, 0); err == nil {
-				cfg := drivers.TCPConfig{Name: name, Listen: deref(e.TCP.Listen), Dial: deref(e.TCP.Dial), Framing: framing, MaxFrame: spec.MaxFrame, ReaderThread: readerThread}
-				if e.TCP.Reconnect != nil {
-					cfg.Reconnect = time.Duration(*e.TCP.Reconnect)
-				}
-				// A listening endpoint always waits for its next client.
-				ep = endpoint{drivers.NewTCP(cfg), "tcp", "tcp " + cfg.Listen + cfg.Dial, cfg.Reconnect > 0 || cfg.Listen != "", false}
-			}
+		dd := deviceDrivers[e.Kind]
+		if dd == nil {
+			return nil, fmt.Errorf("%s: endpoints.%s: this hilrig has no driver for %s endpoints", b.Source, name, e.Kind)
 		}
+		ep, err := dd.build(name, e.Device, readerThread)
 		if err != nil {
 			return nil, fmt.Errorf("%s: endpoints.%s: %w", b.Source, name, err)
 		}
-		ep.wire = e.SpeaksWire()
+		ep.kind, ep.wire = e.Kind, e.SpeaksWire()
 		out = append(out, ep)
 	}
 	return out, nil
+}
+
+// ListPorts writes, for `hilrig ports`, the devices of each kind that has
+// some to list, in the kinds' order.
+func ListPorts(stdout, stderr io.Writer) {
+	for _, k := range profiles.DeviceKinds() {
+		if dd := deviceDrivers[k.Key]; dd != nil && dd.ports != nil {
+			dd.ports(stdout, stderr)
+		}
+	}
 }
 
 func deref(s *string) string {
@@ -90,21 +100,6 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
-}
-
-func serialConfig(name string, line profiles.LineSettings, frames profiles.FrameSettings, reconnect *profiles.Duration, readerThread func()) (drivers.SerialConfig, error) {
-	baud, dataBits, parity, stopBits := line.Settings()
-	cfg := drivers.SerialConfig{Name: name, Baud: baud, DataBits: dataBits, ReaderThread: readerThread}
-	cfg.Parity = map[string]serial.Parity{"none": serial.NoParity, "odd": serial.OddParity, "even": serial.EvenParity, "mark": serial.MarkParity, "space": serial.SpaceParity}[parity]
-	cfg.StopBits = map[string]serial.StopBits{"1": serial.OneStopBit, "1.5": serial.OnePointFiveStopBits, "2": serial.TwoStopBits}[stopBits]
-	if reconnect != nil {
-		cfg.Reconnect = time.Duration(*reconnect)
-	}
-	spec := frames.Spec()
-	cfg.MaxFrame = spec.MaxFrame
-	var err error
-	cfg.Framing, err = makeFraming(spec, cfg.CharTime())
-	return cfg, err
 }
 
 // makeFraming builds a framing; an idle framing without a gap waits 3.5
@@ -118,27 +113,4 @@ func makeFraming(spec profiles.FramingSpec, charTime time.Duration) (wire.Framin
 		gap = 7 * charTime / 2
 	}
 	return wire.NewFraming(spec.Name, wire.FramingOptions{Delimiter: []byte(spec.Delimiter), AnyLineEnd: spec.AnyLineEnd, Size: spec.Size, Gap: gap})
-}
-
-func gpioEndpoint(name string, g *profiles.GPIOPins, readerThread func()) endpoint {
-	cfg := drivers.GPIOConfig{Name: name, ReaderThread: readerThread}
-	pulls := map[string]gpio.Pull{"none": gpio.Float, "up": gpio.PullUp, "down": gpio.PullDown}
-	edges := map[string]gpio.Edge{"rising": gpio.RisingEdge, "falling": gpio.FallingEdge, "both": gpio.BothEdges}
-	device := "gpio"
-	for _, in := range g.Inputs {
-		pull, edge := gpio.Float, gpio.BothEdges
-		if in.Pull != nil {
-			pull = pulls[string(*in.Pull)]
-		}
-		if in.Edge != nil {
-			edge = edges[string(*in.Edge)]
-		}
-		cfg.Inputs = append(cfg.Inputs, drivers.GPIOInput{Pin: string(in.Pin), Pull: pull, Edge: edge})
-		device += " " + string(in.Pin)
-	}
-	for _, out := range g.Outputs {
-		cfg.Outputs = append(cfg.Outputs, drivers.GPIOOutput{Pin: string(out.Pin), Safe: out.Safe == "high"})
-		device += " " + string(out.Pin)
-	}
-	return endpoint{drivers.NewGPIO(cfg), "gpio", device, false, false}
 }

@@ -198,7 +198,7 @@ func replayReads(replays []string) []namedFile {
 func ptyLinks(b *profiles.LoadedBench) []output {
 	var links []output
 	for i, name := range b.Endpoints.Names {
-		if pty := b.Endpoints.Values[i].Pty; pty != nil && pty.Link != nil {
+		if pty, ok := b.Endpoints.Values[i].Device.(*profiles.PtyPort); ok && pty.Link != nil {
 			links = append(links, output{flag: fmt.Sprintf("the bench's endpoints.%s.pty.link", name), path: *pty.Link})
 		}
 	}

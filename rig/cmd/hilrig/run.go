@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"errors"
-	"fmt"
 	"io"
 	"slices"
 	"time"
@@ -124,53 +123,4 @@ func runRun(ref string, o runFlags, stdout, stderr io.Writer) int {
 		return fail(stderr, runFailure(err), err) // a *rig.RunError: what stopped the run, and what it lost
 	}
 	return judge(stderr, exps, &summary, sig)
-}
-
-func portsCommand() *cobra.Command {
-	c := &cobra.Command{
-		Use:               "ports",
-		Short:             "list serial ports and GPIO chips",
-		Args:              positional(0, 0),
-		ValidArgsFunction: cobra.NoFileCompletions,
-	}
-	c.RunE = action(func(c *cobra.Command, args []string) int { return runPorts(c.OutOrStdout(), c.ErrOrStderr()) })
-	return c
-}
-
-func runPorts(stdout, stderr io.Writer) int {
-	ports, err := drivers.SerialPorts()
-	if err != nil {
-		fmt.Fprintf(stderr, "hilrig: listing serial ports: %v\n", err)
-	}
-	fmt.Fprintln(stdout, "serial ports:")
-	if len(ports) == 0 {
-		fmt.Fprintln(stdout, "  none")
-	}
-	for _, p := range ports {
-		line := "  " + p.Name
-		if p.USB {
-			line += fmt.Sprintf("  USB %s:%s", p.VID, p.PID)
-			if p.Serial != "" {
-				line += " serial " + p.Serial
-			}
-			if p.Product != "" {
-				line += " (" + p.Product + ")"
-			}
-		}
-		fmt.Fprintln(stdout, line)
-	}
-	chips, err := drivers.GPIOChips()
-	fmt.Fprintln(stdout, "GPIO chips:")
-	if err != nil {
-		fmt.Fprintf(stdout, "  none (%v)\n", err)
-	} else if len(chips) == 0 {
-		fmt.Fprintln(stdout, "  none (no /dev/gpiochip*)")
-	}
-	for _, c := range chips {
-		fmt.Fprintf(stdout, "  %s %s (%s): %d lines\n", c.Name, c.Path, c.Label, len(c.Lines))
-		for _, l := range c.Lines {
-			fmt.Fprintf(stdout, "    %s\n", l)
-		}
-	}
-	return exitOK
 }
