@@ -394,6 +394,20 @@ func ptyWithoutDescriptors(t *testing.T) (r *rigProcess, ctrl, plant serial.Port
 	r = startRig(t, linkFor("30s"), ptyBenchText("line", ""))
 	ctrl, plant = r.attach("controller"), r.attach("plant")
 	t.Cleanup(func() { plant.Close() })
+	// The controller's frames reach the plant: the rig has its side of
+	// both open (counted before that, on a loaded machine, its side of the
+	// controller was not yet, and closing it seemed to close one file).
+	plant.SetReadTimeout(100 * time.Millisecond)
+	var got []byte
+	buf := make([]byte, 256)
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(string(got), "up\n"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the controller's frames never reached the plant: %q; %s", got, r.stderr.String())
+		}
+		ctrl.Write([]byte("up\n"))
+		n, _ := plant.Read(buf)
+		got = append(got, buf[:n]...)
+	}
 	pid := r.cmd.Process.Pid
 	files := openFiles(t, pid)
 	ctrl.Close() // the program quits
