@@ -2,6 +2,7 @@ package profiles
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -109,7 +110,7 @@ func checkFMU(d *decoder, path, benchSource string, e *FMUEndpoint) *BenchModel 
 	if !filepath.IsAbs(file) {
 		file = filepath.Join(filepath.Dir(benchSource), file)
 	}
-	archive, err := readFMUArchive(file)
+	archive, err := ReadFMU(file)
 	if err != nil {
 		d.errorAt(path+".file", "%v", err)
 		return nil
@@ -334,18 +335,30 @@ func placeholder(reads, gives []string) plant.Subsystem {
 	}}
 }
 
-// readFMUArchive reads and checks an .fmu.
-func readFMUArchive(path string) (*fmi.Archive, error) {
+// OpenFMU opens an .fmu, which must be a regular file (OpenFile), and
+// reads and checks its archive within the archive's limits
+// (fmi.ReadArchive). The archive reads its entries from f, which the
+// caller closes once it has unpacked what it needs.
+func OpenFMU(path string) (a *fmi.Archive, f *os.File, err error) {
 	f, info, err := OpenFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if a, err = fmi.ReadArchive(f, info.Size()); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return a, f, nil
+}
+
+// ReadFMU is OpenFMU for what an archive says of itself (its description,
+// binaries and resources' names), the file closed.
+func ReadFMU(path string) (*fmi.Archive, error) {
+	a, f, err := OpenFMU(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	a, err := fmi.ReadArchive(f, info.Size())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return a, nil
+	return a, f.Close()
 }
 
 // names is the plant's names of an FMU's values.

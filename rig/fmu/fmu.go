@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/hilrig/hilrig/emulator/plant/fmi"
+	"github.com/hilrig/hilrig/profiles"
 )
 
 // Unit is an .fmu unpacked into a private directory, its libraries loaded
@@ -95,22 +96,11 @@ const DefaultStartBudget = time.Minute
 // directory (mode 0700, in $TMPDIR, which must allow its libraries to be
 // mapped executable), which Close removes.
 func Open(path string) (*Unit, error) {
-	f, err := os.Open(path)
+	a, f, err := profiles.OpenFMU(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	a, err := fmi.ReadArchive(f, info.Size())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
 	dir, err := os.MkdirTemp("", "hilrig-fmu-")
 	if err != nil {
 		return nil, err

@@ -7,9 +7,11 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -474,5 +476,28 @@ func BenchmarkStep(b *testing.B) {
 				took.Report(b)
 			})
 		}
+	}
+}
+
+// TestOpenRefusesWhatIsNotAFile: a named pipe given as an .fmu is refused
+// at once, naming what it is; opened as a file, it blocked until someone
+// wrote to it.
+func TestOpenRefusesWhatIsNotAFile(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "model.fmu")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := fmu.Open(fifo)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "is not a regular file (a named pipe)") {
+			t.Errorf("Open(a named pipe): %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Open(a named pipe) blocks")
 	}
 }

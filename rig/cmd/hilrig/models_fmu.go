@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/hilrig/hilrig/emulator/plant/fmi"
+	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/rig/fmu"
 )
 
@@ -21,7 +21,7 @@ func runModelsFMU(path string, params paramFlags, stdout, stderr io.Writer) int 
 	if len(params) > 0 {
 		return fail(stderr, exitUsage, errors.New("--param changes a built-in model's parameters; set an FMU's with hilrig simulate --param"))
 	}
-	a, err := readFMU(path)
+	a, err := profiles.ReadFMU(path)
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}
@@ -45,27 +45,6 @@ func runModelsFMU(path string, params paramFlags, stdout, stderr io.Writer) int 
 		return fail(stderr, exitUsage, fmt.Errorf("%s: this hilrig cannot load FMUs (it loads them on linux/amd64 and linux/arm64, unless built with the tag hilrig_nofmu)", path))
 	}
 	return exitOK
-}
-
-// readFMU reads and checks an .fmu's archive.
-func readFMU(path string) (*fmi.Archive, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	a, err := fmi.ReadArchive(f, info.Size())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return a, nil
 }
 
 func describeFMU(w io.Writer, path string, a *fmi.Archive) {
