@@ -345,17 +345,7 @@ func TestPtyCannotBePluggedBackIn(t *testing.T) {
 		r, ctrl, plant, restore := ptyWithoutDescriptors(t)
 		restore()
 		// Back: the controller's frames reach the plant again.
-		plant.SetReadTimeout(100 * time.Millisecond)
-		var got []byte
-		buf := make([]byte, 256)
-		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(string(got), "back\n"); {
-			if time.Now().After(deadline) {
-				t.Fatalf("the controller never came back: the plant read %q; %s", got, r.stderr.String())
-			}
-			ctrl.Write([]byte("back\n"))
-			n, _ := plant.Read(buf)
-			got = append(got, buf[:n]...)
-		}
+		untilThrough(t, r, ctrl, plant, "back\n")
 		r.cmd.Process.Signal(syscall.SIGTERM)
 		if code := waitExit(t, r, 10*time.Second, "SIGTERM"); code != 0 {
 			t.Fatalf("exit %d: %s", code, r.stderr.String())
@@ -397,17 +387,7 @@ func ptyWithoutDescriptors(t *testing.T) (r *rigProcess, ctrl, plant serial.Port
 	// The controller's frames reach the plant: the rig has its side of
 	// both open (counted before that, on a loaded machine, its side of the
 	// controller was not yet, and closing it seemed to close one file).
-	plant.SetReadTimeout(100 * time.Millisecond)
-	var got []byte
-	buf := make([]byte, 256)
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(string(got), "up\n"); {
-		if time.Now().After(deadline) {
-			t.Fatalf("the controller's frames never reached the plant: %q; %s", got, r.stderr.String())
-		}
-		ctrl.Write([]byte("up\n"))
-		n, _ := plant.Read(buf)
-		got = append(got, buf[:n]...)
-	}
+	untilThrough(t, r, ctrl, plant, "up\n")
 	pid := r.cmd.Process.Pid
 	files := openFiles(t, pid)
 	ctrl.Close() // the program quits
@@ -432,4 +412,21 @@ func ptyWithoutDescriptors(t *testing.T) (r *rigProcess, ctrl, plant serial.Port
 	t.Cleanup(func() { ctrl.Close() })
 	time.Sleep(300 * time.Millisecond)
 	return r, ctrl, plant, restore
+}
+
+// untilThrough writes line to the controller until the plant reads it
+// (within 10 s): the rig has both sides open and forwards.
+func untilThrough(t *testing.T, r *rigProcess, ctrl, plant serial.Port, line string) {
+	t.Helper()
+	plant.SetReadTimeout(100 * time.Millisecond)
+	var got []byte
+	buf := make([]byte, 256)
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(string(got), line); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the controller's %q never reached the plant: it read %q; %s", line, got, r.stderr.String())
+		}
+		ctrl.Write([]byte(line))
+		n, _ := plant.Read(buf)
+		got = append(got, buf[:n]...)
+	}
 }
