@@ -413,6 +413,36 @@ func (s *Suite) casePoints(l *suiteLoader, name string, c *SuiteCase) []SuitePoi
 	if m == nil {
 		m = &CaseMatrix{}
 	}
+	checkCaseKeys(d, path, c, m)
+	refs := m.Profiles
+	if len(refs) == 0 {
+		if c.Profile == nil {
+			if m.Profiles == nil && !d.failed[path+".profile"] && !d.failed[path+".matrix"] && !d.failed[path+".matrix.profiles"] {
+				problemAt(d, path, "missing profile: want a shipped profile's name or a profile file (or matrix.profiles)")
+			}
+			return nil
+		}
+		refs = []string{*c.Profile}
+	}
+	run := s.caseRun(d, path, c)
+	cp := &casePoint{suite: s, loader: l, name: name, path: path, c: c, m: m, run: run, bySetProblem: map[string]*setProblem{}}
+	var out []SuitePoint
+	for ri, ref := range refs {
+		refPath := path + ".profile"
+		if m.Profiles != nil {
+			refPath = fmt.Sprintf("%s.matrix.profiles[%d]", path, ri)
+		}
+		for _, si := range m.setIndices() {
+			out = append(out, cp.points(ref, refPath, si)...)
+		}
+	}
+	cp.nameSetProblems()
+	return out
+}
+
+// checkCaseKeys checks a case's keys against each other and its matrix's
+// lists for emptiness and repeats.
+func checkCaseKeys(d *decoder, path string, c *SuiteCase, m *CaseMatrix) {
 	if c.Profile != nil && m.Profiles != nil {
 		d.errorAt(path+".profile", "give profile or matrix.profiles, not both")
 	}
@@ -452,178 +482,237 @@ func (s *Suite) casePoints(l *suiteLoader, name string, c *SuiteCase) []SuitePoi
 	if c.Duration != nil && *c.Duration == 0 {
 		d.errorAt(path+".duration", "must be positive")
 	}
-	refs := m.Profiles
-	if len(refs) == 0 {
-		if c.Profile == nil {
-			if m.Profiles == nil && !d.failed[path+".profile"] && !d.failed[path+".matrix"] && !d.failed[path+".matrix.profiles"] {
-				problemAt(d, path, "missing profile: want a shipped profile's name or a profile file (or matrix.profiles)")
-			}
-			return nil
-		}
-		refs = []string{*c.Profile}
+}
+
+// seedList is the seeds a case runs with: its matrix's, else its own
+// (nil: the profile's).
+func (m *CaseMatrix) seedList(own *uint64) []*uint64 {
+	if len(m.Seeds) == 0 {
+		return []*uint64{own}
 	}
-	seedList := []*uint64{c.Seed}
-	if len(m.Seeds) > 0 {
-		seedList = nil
-		for i := range m.Seeds {
-			seedList = append(seedList, &m.Seeds[i])
-		}
+	var seeds []*uint64
+	for i := range m.Seeds {
+		seeds = append(seeds, &m.Seeds[i])
 	}
-	setList := []int{-1}
-	if len(m.Set) > 0 {
-		setList = nil
-		for i := range m.Set {
-			setList = append(setList, i)
-		}
+	return seeds
+}
+
+// setIndices is the indices of the matrix's sets a case runs with; -1 is
+// the case's own set alone.
+func (m *CaseMatrix) setIndices() []int {
+	if len(m.Set) == 0 {
+		return []int{-1}
 	}
-	// The case's own keys, else the suite's; a key that failed to decode
-	// leaves what depends on it unchecked.
-	benchRef, benchPath := s.Bench, "bench"
+	var indices []int
+	for i := range m.Set {
+		indices = append(indices, i)
+	}
+	return indices
+}
+
+// caseRun is what every point of a case runs with: its bench, clock and
+// duration, each the case's own else the suite's. A key that failed to
+// decode leaves what depends on it unchecked (the ...Unknown fields).
+type caseRun struct {
+	benchRef      *string
+	benchPath     string
+	benchUnknown  bool
+	clock         string
+	clockUnknown  bool
+	duration      time.Duration
+	durationKnown bool
+}
+
+func (s *Suite) caseRun(d *decoder, path string, c *SuiteCase) caseRun {
+	r := caseRun{benchRef: s.Bench, benchPath: "bench", clock: "virtual"}
 	if c.Bench != nil {
-		benchRef, benchPath = c.Bench, path+".bench"
+		r.benchRef, r.benchPath = c.Bench, path+".bench"
 	}
-	benchUnknown := d.failed[path+".bench"] || c.Bench == nil && d.failed["bench"]
-	clock := "virtual"
+	r.benchUnknown = d.failed[path+".bench"] || c.Bench == nil && d.failed["bench"]
 	if s.Clock != nil {
-		clock = string(*s.Clock)
+		r.clock = string(*s.Clock)
 	}
 	if c.Clock != nil {
-		clock = string(*c.Clock)
+		r.clock = string(*c.Clock)
 	}
-	clockUnknown := d.failed[path+".clock"] || c.Clock == nil && d.failed["clock"]
-	if clock == "real" && benchRef == nil && !benchUnknown && !clockUnknown {
+	r.clockUnknown = d.failed[path+".clock"] || c.Clock == nil && d.failed["clock"]
+	if r.clock == "real" && r.benchRef == nil && !r.benchUnknown && !r.clockUnknown {
 		problemAt(d, path, "a real-time case needs a bench: give bench here or in the suite")
 	}
-	if len(c.Script) > 0 && benchRef == nil && !benchUnknown {
+	if len(c.Script) > 0 && r.benchRef == nil && !r.benchUnknown {
 		problemAt(d, path+".script", "a script plays a bench's endpoints: give bench here or in the suite")
 	}
-	duration := time.Duration(0)
 	if s.Duration != nil {
-		duration = time.Duration(*s.Duration)
+		r.duration = time.Duration(*s.Duration)
 	}
 	if c.Duration != nil && *c.Duration > 0 {
-		duration = time.Duration(*c.Duration)
+		r.duration = time.Duration(*c.Duration)
 	}
-	durationKnown := !d.failed[path+".duration"] && (c.Duration != nil || !d.failed["duration"])
-	// A problem of a set laid on a profile of the matrix says which.
-	type setProblem struct {
-		err  *Error
-		refs []string
+	r.durationKnown = !d.failed[path+".duration"] && (c.Duration != nil || !d.failed["duration"])
+	return r
+}
+
+// setProblem is a problem of a set laid on profiles of a matrix, and
+// which: it is reported once, saying which.
+type setProblem struct {
+	err  *Error
+	refs []string
+}
+
+// casePoint expands one case into its points, a profile and matrix set at
+// a time.
+type casePoint struct {
+	suite        *Suite
+	loader       *suiteLoader
+	name, path   string
+	c            *SuiteCase
+	m            *CaseMatrix
+	run          caseRun
+	setProblems  []*setProblem
+	bySetProblem map[string]*setProblem
+}
+
+// points are the points of profile ref with the matrix's si-th set (-1:
+// the case's own alone), one per seed; none when the profile, its bench or
+// the script has a problem.
+func (cp *casePoint) points(ref, refPath string, si int) []SuitePoint {
+	l, d, path := cp.loader, cp.loader.d, cp.path
+	key := fmt.Sprintf("%s\x00%s\x00%d", ref, cp.name, si)
+	p := cp.profile(key, ref, refPath, si)
+	if l.failed[key] {
+		return nil
 	}
-	var setProblems []*setProblem
-	bySetProblem := map[string]*setProblem{}
+	b, ok := cp.bench(key, p)
+	if !ok {
+		return nil
+	}
+	end := cp.run.duration
+	if end <= 0 {
+		end = p.RunDuration()
+	}
+	if !cp.run.durationKnown {
+		end = 0
+	}
+	played, scriptOK := checkScript(d, path+".script", cp.c.Script, b, end)
+	if !scriptOK {
+		return nil
+	}
+	if cp.run.clock == "virtual" && !cp.run.clockUnknown && b != nil && len(b.Models) == 0 && len(played) == 0 {
+		if cp.c.Bench != nil {
+			problemAt(d, path+".bench", "in virtual time a bench matters only for its models and the endpoints a script plays: bench %s has no model, and the case no script", b.Name)
+			return nil
+		}
+		// The suite's bench, for its other cases: this one runs
+		// without it.
+		b = nil
+	}
 	var out []SuitePoint
-	for ri, ref := range refs {
-		refPath := path + ".profile"
-		if m.Profiles != nil {
-			refPath = fmt.Sprintf("%s.matrix.profiles[%d]", path, ri)
-		}
-		for _, si := range setList {
-			sets := slices.Clone(c.Set)
-			setPath := path + ".set"
-			if si >= 0 {
-				sets = append(sets, m.Set[si]...)
-				setPath = fmt.Sprintf("%s.matrix.set[%d]", path, si)
-			}
-			key := fmt.Sprintf("%s\x00%s\x00%d", ref, name, si)
-			p, seen := l.profiles[key]
-			if !seen {
-				var err error
-				p, err = d.loadOverridden(ref, l.source, refPath, setPath, sets)
-				if err != nil {
-					for _, e := range asErrorList(err, d.pos[refPath], refPath, "for "+refPath) {
-						if m.Profiles == nil || e.Pos.File != l.source || e.Path == refPath {
-							d.add(e)
-							continue
-						}
-						sp := bySetProblem[e.Error()]
-						if sp == nil {
-							sp = &setProblem{err: e}
-							bySetProblem[e.Error()] = sp
-							setProblems = append(setProblems, sp)
-							d.add(e)
-						}
-						if !slices.Contains(sp.refs, ref) {
-							sp.refs = append(sp.refs, ref)
-						}
-					}
-					l.failed[key] = true
-				}
-				l.profiles[key] = p
-			}
-			if l.failed[key] {
-				continue
-			}
-			var b *LoadedBench
-			if benchRef != nil {
-				bkey := *benchRef + "\x00" + key
-				b, seen = l.benches[bkey]
-				if !seen {
-					file := *benchRef
-					if !filepath.IsAbs(file) {
-						file = filepath.Join(filepath.Dir(l.source), file)
-					}
-					var err error
-					if b, err = LoadBench(file, p); err != nil {
-						d.add(asErrorList(err, d.pos[benchPath], benchPath, fmt.Sprintf("the bench of %s, with profile %s", path, p.Name))...)
-						l.failed[bkey] = true
-					}
-					l.benches[bkey] = b
-				}
-				if l.failed[bkey] {
-					continue
-				}
-			}
-			end := duration
-			if end <= 0 {
-				end = p.RunDuration()
-			}
-			if !durationKnown {
-				end = 0
-			}
-			played, scriptOK := checkScript(d, path+".script", c.Script, b, end)
-			if !scriptOK {
-				continue
-			}
-			if clock == "virtual" && !clockUnknown && b != nil && len(b.Models) == 0 && len(played) == 0 {
-				if c.Bench != nil {
-					problemAt(d, path+".bench", "in virtual time a bench matters only for its models and the endpoints a script plays: bench %s has no model, and the case no script", b.Name)
-					continue
-				}
-				// The suite's bench, for its other cases: this one runs
-				// without it.
-				b = nil
-			}
-			for _, seed := range seedList {
-				var parts []string
-				if m.Profiles != nil {
-					parts = append(parts, ref)
-				}
-				if len(m.Seeds) > 0 {
-					parts = append(parts, fmt.Sprintf("seed=%d", *seed))
-				}
-				if si >= 0 && len(m.Set[si]) > 0 {
-					parts = append(parts, m.Set[si].String())
-				}
-				id := name
-				if parts != nil {
-					id += "[" + strings.Join(parts, ",") + "]"
-				}
-				out = append(out, SuitePoint{
-					ID: id, Case: name, Description: c.Description, Profile: p, Bench: b, Real: clock == "real",
-					Duration: duration, Seed: seed, Expect: slices.Concat(s.Expect, c.Expect), Script: c.Script, Played: played,
-				})
-			}
-		}
+	for _, seed := range cp.m.seedList(cp.c.Seed) {
+		out = append(out, SuitePoint{
+			ID: cp.pointID(ref, seed, si), Case: cp.name, Description: cp.c.Description, Profile: p, Bench: b, Real: cp.run.clock == "real",
+			Duration: cp.run.duration, Seed: seed, Expect: slices.Concat(cp.suite.Expect, cp.c.Expect), Script: cp.c.Script, Played: played,
+		})
 	}
-	for _, sp := range setProblems {
+	return out
+}
+
+// pointID names a point: the case, with what its matrix varies in
+// brackets.
+func (cp *casePoint) pointID(ref string, seed *uint64, si int) string {
+	var parts []string
+	if cp.m.Profiles != nil {
+		parts = append(parts, ref)
+	}
+	if len(cp.m.Seeds) > 0 {
+		parts = append(parts, fmt.Sprintf("seed=%d", *seed))
+	}
+	if si >= 0 && len(cp.m.Set[si]) > 0 {
+		parts = append(parts, cp.m.Set[si].String())
+	}
+	if parts == nil {
+		return cp.name
+	}
+	return cp.name + "[" + strings.Join(parts, ",") + "]"
+}
+
+// profile loads profile ref with the case's set and the matrix's si-th
+// once per key, marking the key failed when it does not load.
+func (cp *casePoint) profile(key, ref, refPath string, si int) *Loaded {
+	l, d, path := cp.loader, cp.loader.d, cp.path
+	if p, seen := l.profiles[key]; seen {
+		return p
+	}
+	sets := slices.Clone(cp.c.Set)
+	setPath := path + ".set"
+	if si >= 0 {
+		sets = append(sets, cp.m.Set[si]...)
+		setPath = fmt.Sprintf("%s.matrix.set[%d]", path, si)
+	}
+	p, err := d.loadOverridden(ref, l.source, refPath, setPath, sets)
+	if err != nil {
+		for _, e := range asErrorList(err, d.pos[refPath], refPath, "for "+refPath) {
+			if cp.m.Profiles == nil || e.Pos.File != l.source || e.Path == refPath {
+				d.add(e)
+				continue
+			}
+			cp.addSetProblem(e, ref)
+		}
+		l.failed[key] = true
+	}
+	l.profiles[key] = p
+	return p
+}
+
+// addSetProblem reports a problem of a set laid on a profile of the
+// matrix once, noting the profile.
+func (cp *casePoint) addSetProblem(e *Error, ref string) {
+	sp := cp.bySetProblem[e.Error()]
+	if sp == nil {
+		sp = &setProblem{err: e}
+		cp.bySetProblem[e.Error()] = sp
+		cp.setProblems = append(cp.setProblems, sp)
+		cp.loader.d.add(e)
+	}
+	if !slices.Contains(sp.refs, ref) {
+		sp.refs = append(sp.refs, ref)
+	}
+}
+
+// nameSetProblems says in each set problem which profiles it was met
+// with.
+func (cp *casePoint) nameSetProblems() {
+	for _, sp := range cp.setProblems {
 		if len(sp.refs) == 1 {
 			sp.err.Msg += " (with profile " + sp.refs[0] + ")"
 		} else {
 			sp.err.Msg += " (with profiles " + strings.Join(sp.refs, ", ") + ")"
 		}
 	}
-	return out
+}
+
+// bench loads the case's bench (nil: none) for profile p, loaded under
+// key, once; false when it does not load.
+func (cp *casePoint) bench(key string, p *Loaded) (*LoadedBench, bool) {
+	l, d := cp.loader, cp.loader.d
+	benchRef := cp.run.benchRef
+	if benchRef == nil {
+		return nil, true
+	}
+	bkey := *benchRef + "\x00" + key
+	b, seen := l.benches[bkey]
+	if !seen {
+		file := *benchRef
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(filepath.Dir(l.source), file)
+		}
+		var err error
+		if b, err = LoadBench(file, p); err != nil {
+			d.add(asErrorList(err, d.pos[cp.run.benchPath], cp.run.benchPath, fmt.Sprintf("the bench of %s, with profile %s", cp.path, p.Name))...)
+			l.failed[bkey] = true
+		}
+		l.benches[bkey] = b
+	}
+	return b, !l.failed[bkey]
 }
 
 // asErrorList turns the error of loading a profile or bench into
@@ -744,110 +833,134 @@ func checkScript(d *decoder, path string, script []ScriptStep, b *LoadedBench, e
 		return nil, true
 	}
 	before := d.problems()
-	feeds, fedBy := map[string]string{}, map[string]string{} // endpoint → flow
+	sc := scriptChecker{d: d, b: b, end: end, feeds: map[string]string{}, fedBy: map[string]string{}, played: map[string]bool{}}
 	for _, bf := range b.Bound {
-		feeds[bf.From] = bf.Flow
-		fedBy[bf.To] = bf.Flow
+		sc.feeds[bf.From] = bf.Flow
+		sc.fedBy[bf.To] = bf.Flow
 	}
-	playable := func(at, name string) bool {
-		i := b.Endpoints.Index(name)
-		switch {
-		case i < 0:
-			d.errorAt(at, "bench %s has no endpoint %q%s", b.Name, name, didYouMean(name, b.Endpoints.Names))
-			return false
-		case b.Endpoints.Values[i].IsModel():
-			d.errorAt(at, "%s is a model the rig simulates; a script plays the bench's other endpoints", name)
-			return false
-		}
-		return true
-	}
-	played := map[string]bool{}
 	for i, st := range script {
 		at := fmt.Sprintf("%s[%d]", path, i)
 		switch {
 		case st.Send != nil:
-			s := st.Send
-			at += ".send"
-			// The checks of a key come before those of the step, which
-			// leave the step's keys unchecked.
-			if s.At != nil && s.After != nil {
-				d.errorAt(at+".after", "give at or after, not both")
-			}
-			count := 1
-			if s.Count != nil {
-				count = *s.Count
-				if count < 1 {
-					d.errorAt(at+".count", "%d frames: nothing would be sent; give at least 1 (the default), or leave the step out", count)
-				}
-			}
-			if s.Every != nil && *s.Every <= 0 {
-				d.errorAt(at+".every", "must be positive")
-			}
-			if s.Every != nil && s.Count == nil {
-				d.errorAt(at+".every", "every is the interval between the frames of a count: give count too, how many frames to send")
-			}
-			if s.Every == nil && count > 1 {
-				d.errorAt(at+".count", "%d frames need every, the interval between them", count)
-			}
-			if s.At != nil && end > 0 {
-				last := time.Duration(*s.At)
-				if s.Every != nil && count > 1 {
-					last += time.Duration(count-1) * time.Duration(*s.Every)
-				}
-				switch {
-				case time.Duration(*s.At) >= end:
-					d.errorAt(at+".at", "%s is at or past the end of the run, at %s: nothing would be sent", s.At, Duration(end))
-				case last >= end:
-					d.errorAt(at+".count", "the last of %d frames, one every %s from %s, would be sent at %s, at or past the end of the run, at %s", count, s.Every, s.At, Duration(last), Duration(end))
-				}
-			}
-			if playable(at+".endpoint", string(s.Endpoint)) {
-				if feeds[string(s.Endpoint)] == "" {
-					d.errorAt(at+".endpoint", "%s feeds no flow of bench %s: nothing it sent would go anywhere", s.Endpoint, b.Name)
-				} else {
-					played[string(s.Endpoint)] = true
-				}
-			}
-			switch {
-			case s.Line != nil && s.Bytes != nil:
-				d.errorAt(at, "give line or bytes, not both")
-			case s.Line == nil && s.Bytes == nil:
-				d.errorAt(at, "give line or bytes")
-			}
+			sc.send(at+".send", st.Send)
 		case st.Expect != nil:
-			e := st.Expect
-			at += ".expect"
-			if e.Within <= 0 {
-				d.errorAt(at+".within", "must be positive")
-			}
-			given := 0
-			for _, g := range []bool{e.Line != nil, e.Pattern != nil, e.Bytes != nil} {
-				if g {
-					given++
-				}
-			}
-			if playable(at+".endpoint", string(e.Endpoint)) {
-				if fedBy[string(e.Endpoint)] == "" {
-					d.errorAt(at+".endpoint", "no flow of bench %s goes to %s: nothing would arrive", b.Name, e.Endpoint)
-				} else {
-					played[string(e.Endpoint)] = true
-				}
-			}
-			switch {
-			case given == 0:
-				d.errorAt(at, "give one of line, pattern or bytes")
-			case given > 1:
-				d.errorAt(at, "give one of line, pattern or bytes, not several")
-			}
+			sc.expect(at+".expect", st.Expect)
 		}
 	}
 	var out []string
 	for _, name := range b.Endpoints.Names {
-		if played[name] {
+		if sc.played[name] {
 			out = append(out, name)
 		}
 	}
 	return out, d.problems() == before
+}
+
+// scriptChecker checks a script's steps against a bench, noting the
+// endpoints they play.
+type scriptChecker struct {
+	d            *decoder
+	b            *LoadedBench
+	end          time.Duration     // of the run; 0: unknown
+	feeds, fedBy map[string]string // endpoint → flow
+	played       map[string]bool
+}
+
+// playable reports whether the bench has an endpoint name that a script
+// can play (not a model).
+func (sc *scriptChecker) playable(at, name string) bool {
+	i := sc.b.Endpoints.Index(name)
+	switch {
+	case i < 0:
+		sc.d.errorAt(at, "bench %s has no endpoint %q%s", sc.b.Name, name, didYouMean(name, sc.b.Endpoints.Names))
+		return false
+	case sc.b.Endpoints.Values[i].IsModel():
+		sc.d.errorAt(at, "%s is a model the rig simulates; a script plays the bench's other endpoints", name)
+		return false
+	}
+	return true
+}
+
+func (sc *scriptChecker) send(at string, s *SendStep) {
+	d := sc.d
+	// The checks of a key come before those of the step, which
+	// leave the step's keys unchecked.
+	if s.At != nil && s.After != nil {
+		d.errorAt(at+".after", "give at or after, not both")
+	}
+	count := 1
+	if s.Count != nil {
+		count = *s.Count
+		if count < 1 {
+			d.errorAt(at+".count", "%d frames: nothing would be sent; give at least 1 (the default), or leave the step out", count)
+		}
+	}
+	if s.Every != nil && *s.Every <= 0 {
+		d.errorAt(at+".every", "must be positive")
+	}
+	if s.Every != nil && s.Count == nil {
+		d.errorAt(at+".every", "every is the interval between the frames of a count: give count too, how many frames to send")
+	}
+	if s.Every == nil && count > 1 {
+		d.errorAt(at+".count", "%d frames need every, the interval between them", count)
+	}
+	if s.At != nil && sc.end > 0 {
+		sc.sendsBeforeEnd(at, s, count)
+	}
+	if sc.playable(at+".endpoint", string(s.Endpoint)) {
+		if sc.feeds[string(s.Endpoint)] == "" {
+			d.errorAt(at+".endpoint", "%s feeds no flow of bench %s: nothing it sent would go anywhere", s.Endpoint, sc.b.Name)
+		} else {
+			sc.played[string(s.Endpoint)] = true
+		}
+	}
+	switch {
+	case s.Line != nil && s.Bytes != nil:
+		d.errorAt(at, "give line or bytes, not both")
+	case s.Line == nil && s.Bytes == nil:
+		d.errorAt(at, "give line or bytes")
+	}
+}
+
+// sendsBeforeEnd checks that the count frames of a send at a time are
+// all sent before the end of the run.
+func (sc *scriptChecker) sendsBeforeEnd(at string, s *SendStep, count int) {
+	last := time.Duration(*s.At)
+	if s.Every != nil && count > 1 {
+		last += time.Duration(count-1) * time.Duration(*s.Every)
+	}
+	switch {
+	case time.Duration(*s.At) >= sc.end:
+		sc.d.errorAt(at+".at", "%s is at or past the end of the run, at %s: nothing would be sent", s.At, Duration(sc.end))
+	case last >= sc.end:
+		sc.d.errorAt(at+".count", "the last of %d frames, one every %s from %s, would be sent at %s, at or past the end of the run, at %s", count, s.Every, s.At, Duration(last), Duration(sc.end))
+	}
+}
+
+func (sc *scriptChecker) expect(at string, e *ExpectStep) {
+	d := sc.d
+	if e.Within <= 0 {
+		d.errorAt(at+".within", "must be positive")
+	}
+	given := 0
+	for _, g := range []bool{e.Line != nil, e.Pattern != nil, e.Bytes != nil} {
+		if g {
+			given++
+		}
+	}
+	if sc.playable(at+".endpoint", string(e.Endpoint)) {
+		if sc.fedBy[string(e.Endpoint)] == "" {
+			d.errorAt(at+".endpoint", "no flow of bench %s goes to %s: nothing would arrive", sc.b.Name, e.Endpoint)
+		} else {
+			sc.played[string(e.Endpoint)] = true
+		}
+	}
+	switch {
+	case given == 0:
+		d.errorAt(at, "give one of line, pattern or bytes")
+	case given > 1:
+		d.errorAt(at, "give one of line, pattern or bytes, not several")
+	}
 }
 
 // SuiteReference is the key reference of suite files, generated from the
