@@ -115,6 +115,38 @@ func checkFMU(d *decoder, path, benchSource string, e *FMUEndpoint) *BenchModel 
 		d.errorAt(path+".file", "%v", err)
 		return nil
 	}
+	fm := fmuSettings(d, path, e, file, archive)
+	if fm == nil {
+		return nil
+	}
+	c := fmuCheck{d: d, path: path, e: e, desc: archive.Description}
+	sig, ok := c.signals(fm)
+	if !ok {
+		return nil
+	}
+	_, step := e.PartSettings.steps()
+	if step <= 0 {
+		d.errorAt(path+".step", "must be positive")
+		return nil
+	}
+	block, err := fmi.NewBlock(c.desc, FMUSubsystem, slices.Concat(sig.takes, sig.stimulated), c.outputs(sig.sends), step)
+	if err != nil {
+		d.errorAt(path, "%v", err)
+		return nil
+	}
+	fm.Block = block
+	c.safeValues(fm, sig.sends)
+	bm := c.plant(benchSource, file, fm, sig)
+	if bm == nil {
+		return nil
+	}
+	return e.PartSettings.finish(d, path, bm)
+}
+
+// fmuSettings is what an FMU endpoint says of how the FMU runs (its
+// interface, process, budget), checked against what the archive offers;
+// nil after a problem that leaves nothing to check.
+func fmuSettings(d *decoder, path string, e *FMUEndpoint, file string, archive *fmi.Archive) *FMUModel {
 	desc := archive.Description
 	fm := &FMUModel{File: file, Description: desc, Params: map[string]float64{}, Isolate: true, Budget: DefaultFMUBudget}
 	fm.Kind = fmi.CS
@@ -146,55 +178,77 @@ func checkFMU(d *decoder, path, benchSource string, e *FMUEndpoint) *BenchModel 
 		fm.Budget = 0
 	}
 	fm.Continue = e.OnFailure != nil && *e.OnFailure == "continue"
+	return fm
+}
 
-	// The values, by the FMU's names, checked for what each is for.
-	resolve := func(at, name string, want ...fmi.Causality) (fmi.Signal, bool) {
-		s, err := desc.Value(name)
-		if err != nil {
-			d.errorAt(at, "%v", err)
-			return s, false
-		}
-		if c := desc.Variables[s.Variable].Causality; len(want) > 0 && !slices.Contains(want, c) {
-			d.errorAt(at, "%s is a variable of causality %s, not %s", name, c, causalities(want))
-			return s, false
-		}
-		return s, true
+// fmuCheck checks an FMU endpoint's values against the FMU's description.
+type fmuCheck struct {
+	d    *decoder
+	path string
+	e    *FMUEndpoint
+	desc *fmi.Description
+}
+
+// fmuSignals are an FMU endpoint's values by the FMU's names: those it
+// sends to the hardware, takes from it, and the inputs a stimulus drives.
+type fmuSignals struct {
+	sends, takes, stimulated []string
+	inputs                   []plant.Input
+}
+
+// resolve finds the FMU's value name, of one of the causalities want
+// (any, when none is given).
+func (c *fmuCheck) resolve(at, name string, want ...fmi.Causality) (fmi.Signal, bool) {
+	s, err := c.desc.Value(name)
+	if err != nil {
+		c.d.errorAt(at, "%v", err)
+		return s, false
 	}
-	var sends, takes, stimulated []string // the FMU's names
+	if cz := c.desc.Variables[s.Variable].Causality; len(want) > 0 && !slices.Contains(want, cz) {
+		c.d.errorAt(at, "%s is a variable of causality %s, not %s", name, cz, causalities(want))
+		return s, false
+	}
+	return s, true
+}
+
+// signals resolves the values the endpoint names, each checked for what
+// it is for, and sets fm's parameters; false after a problem.
+func (c *fmuCheck) signals(fm *FMUModel) (fmuSignals, bool) {
+	d, path, e := c.d, c.path, c.e
+	var sig fmuSignals
 	ok := true
 	for i, name := range e.Sends {
-		s, good := resolve(fmt.Sprintf("%s.sends[%d]", path, i), name, fmi.Output)
+		s, good := c.resolve(fmt.Sprintf("%s.sends[%d]", path, i), name, fmi.Output)
 		ok = ok && good
-		sends = append(sends, s.Name)
+		sig.sends = append(sig.sends, s.Name)
 	}
 	if len(e.Sends) == 0 {
 		d.errorAt(path+".sends", "an FMU endpoint sends at least one of the FMU's outputs to the hardware")
 		ok = false
 	}
 	for i, name := range e.Takes {
-		s, good := resolve(fmt.Sprintf("%s.takes[%d]", path, i), name, fmi.Input)
+		s, good := c.resolve(fmt.Sprintf("%s.takes[%d]", path, i), name, fmi.Input)
 		ok = ok && good
-		takes = append(takes, s.Name)
+		sig.takes = append(sig.takes, s.Name)
 	}
-	var inputs []plant.Input
 	for i, name := range e.Inputs.Names {
 		at := path + ".inputs." + name
-		s, good := resolve(at, name, fmi.Input)
-		if good && slices.Contains(takes, s.Name) {
+		s, good := c.resolve(at, name, fmi.Input)
+		if good && slices.Contains(sig.takes, s.Name) {
 			d.errorAt(at, "%s is taken from the hardware's frames (takes)", name)
 			good = false
 		}
 		ok = ok && good
 		e.Inputs.Values[i].check(d, at)
-		stimulated = append(stimulated, s.Name)
-		inputs = append(inputs, plant.Input{Name: fmi.SignalName(s.Name), Stimulus: e.Inputs.Values[i].stimulus()})
+		sig.stimulated = append(sig.stimulated, s.Name)
+		sig.inputs = append(sig.inputs, plant.Input{Name: fmi.SignalName(s.Name), Stimulus: e.Inputs.Values[i].stimulus()})
 	}
 	for i, name := range e.Params.Names {
-		s, good := resolve(path+".params."+name, name)
+		s, good := c.resolve(path+".params."+name, name)
 		ok = ok && good
 		fm.Params[s.Name] = *e.Params.Values[i]
 	}
-	for _, list := range [][]string{sends, takes, stimulated} {
+	for _, list := range [][]string{sig.sends, sig.takes, sig.stimulated} {
 		for i, name := range list {
 			if slices.Index(list, name) < i {
 				d.errorAt(path, "%s is listed twice", name)
@@ -202,14 +256,15 @@ func checkFMU(d *decoder, path, benchSource string, e *FMUEndpoint) *BenchModel 
 			}
 		}
 	}
-	if !ok {
-		return nil
-	}
-	// The FMU's other outputs are signals of the plant too: the trace's
-	// signals record them.
+	return sig, ok
+}
+
+// outputs are the plant's signals: what the FMU sends, then its other
+// numeric outputs, which the trace's signals record too.
+func (c *fmuCheck) outputs(sends []string) []string {
 	outputs := slices.Clone(sends)
-	for _, k := range desc.Outputs {
-		v := &desc.Variables[k]
+	for _, k := range c.desc.Outputs {
+		v := &c.desc.Variables[k]
 		if !v.Type.Numeric() {
 			continue
 		}
@@ -219,36 +274,36 @@ func checkFMU(d *decoder, path, benchSource string, e *FMUEndpoint) *BenchModel 
 			}
 		}
 	}
-	_, step := e.PartSettings.steps()
-	if step <= 0 {
-		d.errorAt(path+".step", "must be positive")
-		return nil
-	}
-	block, err := fmi.NewBlock(desc, FMUSubsystem, slices.Concat(takes, stimulated), outputs, step)
-	if err != nil {
-		d.errorAt(path, "%v", err)
-		return nil
-	}
-	fm.Block = block
-	start := block.Start()
-	fm.Safe = start[:len(sends)]
-	for i, name := range e.Safe.Names {
-		s, err := desc.Value(name)
+	return outputs
+}
+
+// safeValues sets what the hardware is sent when the FMU fails: its
+// start values, but for those the endpoint gives.
+func (c *fmuCheck) safeValues(fm *FMUModel, sends []string) {
+	fm.Safe = fm.Block.Start()[:len(sends)]
+	for i, name := range c.e.Safe.Names {
+		s, err := c.desc.Value(name)
 		k := -1
 		if err == nil {
 			k = slices.Index(sends, s.Name)
 		}
 		if k < 0 {
-			d.errorAt(path+".safe."+name, "is not a value the FMU sends (sends: %s)", strings.Join(e.Sends, ", "))
+			c.d.errorAt(c.path+".safe."+name, "is not a value the FMU sends (sends: %s)", strings.Join(c.e.Sends, ", "))
 			continue
 		}
-		fm.Safe[k] = *e.Safe.Values[i]
+		fm.Safe[k] = *c.e.Safe.Values[i]
 	}
+}
 
-	m := plant.Model{Name: desc.ModelName, Description: desc.Description, Inputs: inputs, Output: fmi.SignalName(sends[0])}
-	m.Subsystems = append(m.Subsystems, block.Subsystem())
+// plant makes the FMU and what stands in for the hardware one plant, cut
+// between them, and checks that what crosses the cut is what the
+// endpoint sends and takes; nil after a problem.
+func (c *fmuCheck) plant(benchSource, file string, fm *FMUModel, sig fmuSignals) *BenchModel {
+	d, path, desc := c.d, c.path, c.desc
+	m := plant.Model{Name: desc.ModelName, Description: desc.Description, Inputs: sig.inputs, Output: fmi.SignalName(sig.sends[0])}
+	m.Subsystems = append(m.Subsystems, fm.Block.Subsystem())
 	var hardware []string
-	if h := e.Hardware; h != nil {
+	if h := c.e.Hardware; h != nil {
 		stand, names, file := standIn(d, path+".hardware", benchSource, h, m.Inputs)
 		if stand == nil {
 			return nil
@@ -260,7 +315,7 @@ func checkFMU(d *decoder, path, benchSource string, e *FMUEndpoint) *BenchModel 
 		fm.StandIn = true
 	} else {
 		hardware = []string{PlaceholderSubsystem}
-		m.Subsystems = append(m.Subsystems, placeholder(names(sends), names(takes)))
+		m.Subsystems = append(m.Subsystems, placeholder(names(sig.sends), names(sig.takes)))
 	}
 	m.Cuts = []plant.Cut{{Name: FMUCut, Hardware: hardware, Description: "between the FMU and the hardware"}}
 	p, err := plant.New(m)
@@ -275,11 +330,11 @@ func checkFMU(d *decoder, path, benchSource string, e *FMUEndpoint) *BenchModel 
 	}
 	// What crosses is what the bench says, in its order: the hardware
 	// part reads all the FMU sends and gives all it takes.
-	if got, want := bm.Simulated.Out(), names(sends); !slices.Equal(got, want) {
+	if got, want := bm.Simulated.Out(), names(sig.sends); !slices.Equal(got, want) {
 		d.errorAt(path+".sends", "the FMU sends %s; the hardware part reads %s of them: a stand-in reads each value sent", strings.Join(want, ", "), list(got))
 		return nil
 	}
-	if got, want := bm.Simulated.In(), names(takes); !slices.Equal(got, want) {
+	if got, want := bm.Simulated.In(), names(sig.takes); !slices.Equal(got, want) {
 		if slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
 			d.errorAt(path+".takes", "the hardware part gives %s in this order: list takes so", strings.Join(got, ", "))
 		} else {
@@ -287,7 +342,7 @@ func checkFMU(d *decoder, path, benchSource string, e *FMUEndpoint) *BenchModel 
 		}
 		return nil
 	}
-	return e.PartSettings.finish(d, path, bm)
+	return bm
 }
 
 // standIn is the hardware part of the model h names, for an FMU's plant

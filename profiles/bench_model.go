@@ -264,6 +264,22 @@ func loadBenchModel(d *decoder, path, benchSource, nameKey, name string, paramMa
 // and checks that its parts step and its codecs code what crosses the
 // cut; it returns nil after reporting a problem.
 func (e *PartSettings) finish(d *decoder, path string, bm *BenchModel) *BenchModel {
+	ok := e.setSteps(d, path, bm)
+	e.setCodecs(d, path, bm)
+	if !ok || bm.Send == nil || bm.Receive == nil {
+		return nil
+	}
+	var stepOK bool
+	if bm.Stepping, stepOK = e.ModelStepping.check(d, path, bm); !stepOK {
+		return nil
+	}
+	return bm
+}
+
+// setSteps sets bm's exchange and integration steps, how often it sends
+// and its solver, and checks that its parts can be stepped so; false
+// after a problem.
+func (e *PartSettings) setSteps(d *decoder, path string, bm *BenchModel) bool {
 	bm.SendEvery, bm.Solver = 1, plant.Trapezoidal
 	bm.Exchange, bm.Step = e.steps()
 	ok := true
@@ -298,7 +314,12 @@ func (e *PartSettings) finish(d *decoder, path string, bm *BenchModel) *BenchMod
 			}
 		}
 	}
-	crossing := append(bm.Simulated.Out(), bm.Simulated.In()...)
+	return ok
+}
+
+// setCodecs sets how bm's values cross the cut in frames, each way; a
+// codec left nil had a problem, reported.
+func (e *PartSettings) setCodecs(d *decoder, path string, bm *BenchModel) {
 	switch {
 	case e.Codec == nil || e.Codec.CSV != nil:
 		c := wire.CSV{}
@@ -311,74 +332,76 @@ func (e *PartSettings) finish(d *decoder, path string, bm *BenchModel) *BenchMod
 		}
 		bm.Send, bm.Receive = c, c
 	case e.Codec.Struct != nil || e.Codec.Wire != nil:
-		fields, key := Map[FieldSpec]{}, "struct"
-		if e.Codec.Struct != nil {
-			fields = e.Codec.Struct.Fields
-		} else {
-			fields, key = e.Codec.Wire.Fields, "wire"
-		}
-		for _, name := range fields.Names {
-			if !slices.Contains(crossing, name) {
-				d.errorAt(path+".codec."+key+".fields."+name, "is not a variable that crosses cut %s (they are: %s)", bm.Cut, strings.Join(crossing, ", "))
-			}
-		}
-		layout := func(signals []string) *wire.Struct {
-			var fs []wire.Field
-			for _, s := range signals {
-				f := wire.Field{Type: wire.F64LE}
-				if i := fields.Index(s); i >= 0 {
-					spec := fields.Values[i]
-					f.Type = wire.FieldType(spec.Type)
-					if spec.Scale != nil {
-						f.Scale = *spec.Scale
-					}
-					if spec.Offset != nil {
-						f.Offset = *spec.Offset
-					}
-				}
-				fs = append(fs, f)
-			}
-			s, err := wire.NewStruct(fs)
-			if err != nil {
-				return nil // the field type was reported already
-			}
-			return s
-		}
-		send, receive := layout(bm.Simulated.Out()), layout(bm.Simulated.In())
-		switch {
-		case send == nil || receive == nil:
-		case e.Codec.Wire != nil:
-			// One Protocol per direction: each holds a sender's numbering
-			// or a receiver's tracking. The executor gives each part its
-			// own copies, stamped with its clock.
-			sends, answers := wire.Sample, wire.Command
-			if s := e.Codec.Wire.Sends; s != nil && *s == "command" {
-				sends, answers = wire.Command, wire.Sample
-			}
-			for _, l := range []*wire.Struct{send, receive} {
-				if err := wire.CheckValues(l, 0); err != nil { // a message no receiver would take
-					d.errorAt(path+".codec", "%v", err)
-				}
-			}
-			bm.Send = &wire.Protocol{Layout: send, Sends: sends}
-			bm.Receive = &wire.Protocol{Layout: receive, Sends: answers}
-		default:
-			bm.Send, bm.Receive = send, receive
-		}
-		for i, name := range fields.Names {
-			if s := fields.Values[i].Scale; s != nil && *s == 0 {
-				d.errorAt(path+".codec."+key+".fields."+name+".scale", "must not be zero")
-			}
+		e.setBinaryCodecs(d, path, bm)
+	}
+}
+
+// setBinaryCodecs sets a struct or wire codec: one binary field per value
+// crossing the cut, as the fields say (else a float64).
+func (e *PartSettings) setBinaryCodecs(d *decoder, path string, bm *BenchModel) {
+	crossing := append(bm.Simulated.Out(), bm.Simulated.In()...)
+	fields, key := Map[FieldSpec]{}, "struct"
+	if e.Codec.Struct != nil {
+		fields = e.Codec.Struct.Fields
+	} else {
+		fields, key = e.Codec.Wire.Fields, "wire"
+	}
+	for _, name := range fields.Names {
+		if !slices.Contains(crossing, name) {
+			d.errorAt(path+".codec."+key+".fields."+name, "is not a variable that crosses cut %s (they are: %s)", bm.Cut, strings.Join(crossing, ", "))
 		}
 	}
-	if !ok || bm.Send == nil || bm.Receive == nil {
+	send, receive := structLayout(fields, bm.Simulated.Out()), structLayout(fields, bm.Simulated.In())
+	switch {
+	case send == nil || receive == nil:
+	case e.Codec.Wire != nil:
+		// One Protocol per direction: each holds a sender's numbering
+		// or a receiver's tracking. The executor gives each part its
+		// own copies, stamped with its clock.
+		sends, answers := wire.Sample, wire.Command
+		if s := e.Codec.Wire.Sends; s != nil && *s == "command" {
+			sends, answers = wire.Command, wire.Sample
+		}
+		for _, l := range []*wire.Struct{send, receive} {
+			if err := wire.CheckValues(l, 0); err != nil { // a message no receiver would take
+				d.errorAt(path+".codec", "%v", err)
+			}
+		}
+		bm.Send = &wire.Protocol{Layout: send, Sends: sends}
+		bm.Receive = &wire.Protocol{Layout: receive, Sends: answers}
+	default:
+		bm.Send, bm.Receive = send, receive
+	}
+	for i, name := range fields.Names {
+		if s := fields.Values[i].Scale; s != nil && *s == 0 {
+			d.errorAt(path+".codec."+key+".fields."+name+".scale", "must not be zero")
+		}
+	}
+}
+
+// structLayout is the binary layout of signals, each as fields says, else
+// a float64; nil when a field's type is wrong (reported already).
+func structLayout(fields Map[FieldSpec], signals []string) *wire.Struct {
+	var fs []wire.Field
+	for _, s := range signals {
+		f := wire.Field{Type: wire.F64LE}
+		if i := fields.Index(s); i >= 0 {
+			spec := fields.Values[i]
+			f.Type = wire.FieldType(spec.Type)
+			if spec.Scale != nil {
+				f.Scale = *spec.Scale
+			}
+			if spec.Offset != nil {
+				f.Offset = *spec.Offset
+			}
+		}
+		fs = append(fs, f)
+	}
+	s, err := wire.NewStruct(fs)
+	if err != nil {
 		return nil
 	}
-	var stepOK bool
-	if bm.Stepping, stepOK = e.ModelStepping.check(d, path, bm); !stepOK {
-		return nil
-	}
-	return bm
+	return s
 }
 
 // checkModelBindings checks that each model endpoint sends and receives

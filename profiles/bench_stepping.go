@@ -81,106 +81,123 @@ type Supervisor struct {
 // check resolves the stepping of a model endpoint at path; nil when it
 // is a plain hold without supervisor. ok is false after a problem.
 func (s ModelStepping) check(d *decoder, path string, bm *BenchModel) (*Stepping, bool) {
-	ok := true
-	positive := func(key string, v *Duration, def time.Duration) time.Duration {
-		if v == nil {
-			return def
-		}
-		if *v <= 0 {
-			d.errorAt(path+"."+key, "must be positive")
-			ok = false
-		}
-		return time.Duration(*v)
-	}
-	atLeastZero := func(key string, v *Duration) time.Duration {
-		if v == nil {
-			return 0
-		}
-		if *v < 0 {
-			d.errorAt(path+"."+key, "must not be negative")
-			ok = false
-		}
-		return time.Duration(*v)
-	}
+	c := &steppingCheck{d: d, path: path, ok: true}
 	wait := s.Stepping != nil && *s.Stepping == "wait"
 	replies := s.StandIn != nil && *s.StandIn == "reply"
 	if replies && len(bm.Hardware.In()) == 0 {
-		d.errorAt(path+".stand_in", "cut %s sends nothing to the hardware's part, so it has nothing to answer", bm.Cut)
-		ok = false
+		c.errorAt("stand_in", "cut %s sends nothing to the hardware's part, so it has nothing to answer", bm.Cut)
 	}
 	if !wait {
 		for key, given := range map[string]bool{"maxage": s.MaxAge != nil, "timeout": s.Timeout != nil, "nominal_delay": s.NominalDelay != nil, "step_cost": s.StepCost != nil} {
 			if given {
-				d.errorAt(path+"."+key, "only a model that steps on data has %s; add stepping: wait", key)
-				ok = false
+				c.errorAt(key, "only a model that steps on data has %s; add stepping: wait", key)
 			}
 		}
 	}
 	if !wait && s.Supervisor == nil && !replies {
-		return nil, ok
+		return nil, c.ok
 	}
 	st := &Stepping{
 		Replies:      replies,
 		Wait:         wait,
-		MaxAge:       positive("maxage", s.MaxAge, 3*bm.Exchange),
-		Timeout:      positive("timeout", s.Timeout, 60*time.Second),
-		NominalDelay: atLeastZero("nominal_delay", s.NominalDelay),
-		StepCost:     atLeastZero("step_cost", s.StepCost),
+		MaxAge:       c.positive("maxage", s.MaxAge, 3*bm.Exchange),
+		Timeout:      c.positive("timeout", s.Timeout, 60*time.Second),
+		NominalDelay: c.atLeastZero("nominal_delay", s.NominalDelay),
+		StepCost:     c.atLeastZero("step_cost", s.StepCost),
 	}
 	if wait && len(bm.Simulated.In()) == 0 {
-		d.errorAt(path+".stepping", "cut %s sends nothing to the rig's part, so it has no data to step on", bm.Cut)
-		ok = false
+		c.errorAt("stepping", "cut %s sends nothing to the rig's part, so it has no data to step on", bm.Cut)
 	}
-	if sup := s.Supervisor; sup != nil {
-		path := path + ".supervisor"
-		cfg := &Supervisor{
-			ThetaSafe:   positive("supervisor.theta_safe", sup.ThetaSafe, 0),
-			Check:       positive("supervisor.check", sup.Check, 10*time.Millisecond),
-			Resync:      atLeastZero("supervisor.resync", sup.Resync),
-			Jump:        1,
-			OnOutOfSync: "shadow",
-		}
-		if sup.Jump != nil {
-			if cfg.Jump = *sup.Jump; cfg.Jump < 1 {
-				d.errorAt(path+".jump", "must be at least 1")
-				ok = false
-			}
-			if cfg.Jump > 1 && !wait {
-				d.errorAt(path+".jump", "only a model that steps on data can jump to queued data; add stepping: wait")
-				ok = false
-			}
-		}
-		if cfg.Resync >= cfg.ThetaSafe && cfg.ThetaSafe > 0 {
-			d.errorAt(path+".resync", "must be less than theta_safe (%v)", cfg.ThetaSafe)
-			ok = false
-		}
-		if sup.OnOutOfSync != nil {
-			cfg.OnOutOfSync = string(*sup.OnOutOfSync)
-		}
-		if sup.Safe.Len() > 0 {
-			if cfg.OnOutOfSync != "shadow" {
-				d.errorAt(path+".safe", "safe values are what a shadow sends; on_out_of_sync is %s", cfg.OnOutOfSync)
-				ok = false
-			}
-			sends := bm.Simulated.Out()
-			cfg.Safe = make([]float64, len(sends))
-			for i, name := range sup.Safe.Names {
-				at := slices.Index(sends, name)
-				if at < 0 {
-					d.errorAt(path+".safe."+name, "is not a variable the rig sends across cut %s (it sends %s)%s", bm.Cut, strings.Join(sends, ", "), didYouMean(name, sends))
-					ok = false
-					continue
-				}
-				cfg.Safe[at] = *sup.Safe.Values[i]
-			}
-			for _, name := range sends {
-				if sup.Safe.Index(name) < 0 {
-					d.errorAt(path+".safe", "gives no safe value for %s (give one for each of %s)", name, strings.Join(sends, ", "))
-					ok = false
-				}
-			}
-		}
-		st.Supervisor = cfg
+	if s.Supervisor != nil {
+		st.Supervisor = c.supervisor(s.Supervisor, wait, bm)
 	}
-	return st, ok
+	return st, c.ok
+}
+
+// steppingCheck checks the stepping keys of a model endpoint at path; ok
+// is false after a problem.
+type steppingCheck struct {
+	d    *decoder
+	path string
+	ok   bool
+}
+
+func (c *steppingCheck) errorAt(key, format string, args ...any) {
+	c.d.errorAt(c.path+"."+key, format, args...)
+	c.ok = false
+}
+
+// positive is v, which must be positive; def when not given.
+func (c *steppingCheck) positive(key string, v *Duration, def time.Duration) time.Duration {
+	if v == nil {
+		return def
+	}
+	if *v <= 0 {
+		c.errorAt(key, "must be positive")
+	}
+	return time.Duration(*v)
+}
+
+// atLeastZero is v, which must not be negative; 0 when not given.
+func (c *steppingCheck) atLeastZero(key string, v *Duration) time.Duration {
+	if v == nil {
+		return 0
+	}
+	if *v < 0 {
+		c.errorAt(key, "must not be negative")
+	}
+	return time.Duration(*v)
+}
+
+// supervisor resolves and checks a model endpoint's supervisor.
+func (c *steppingCheck) supervisor(sup *SupervisorSpec, wait bool, bm *BenchModel) *Supervisor {
+	cfg := &Supervisor{
+		ThetaSafe:   c.positive("supervisor.theta_safe", sup.ThetaSafe, 0),
+		Check:       c.positive("supervisor.check", sup.Check, 10*time.Millisecond),
+		Resync:      c.atLeastZero("supervisor.resync", sup.Resync),
+		Jump:        1,
+		OnOutOfSync: "shadow",
+	}
+	if sup.Jump != nil {
+		if cfg.Jump = *sup.Jump; cfg.Jump < 1 {
+			c.errorAt("supervisor.jump", "must be at least 1")
+		}
+		if cfg.Jump > 1 && !wait {
+			c.errorAt("supervisor.jump", "only a model that steps on data can jump to queued data; add stepping: wait")
+		}
+	}
+	if cfg.Resync >= cfg.ThetaSafe && cfg.ThetaSafe > 0 {
+		c.errorAt("supervisor.resync", "must be less than theta_safe (%v)", cfg.ThetaSafe)
+	}
+	if sup.OnOutOfSync != nil {
+		cfg.OnOutOfSync = string(*sup.OnOutOfSync)
+	}
+	if sup.Safe.Len() > 0 {
+		if cfg.OnOutOfSync != "shadow" {
+			c.errorAt("supervisor.safe", "safe values are what a shadow sends; on_out_of_sync is %s", cfg.OnOutOfSync)
+		}
+		cfg.Safe = c.safeValues(sup.Safe, bm)
+	}
+	return cfg
+}
+
+// safeValues are what a shadow sends while out of sync, one for each
+// variable the rig sends across the cut, in their order.
+func (c *steppingCheck) safeValues(safe Map[float64], bm *BenchModel) []float64 {
+	sends := bm.Simulated.Out()
+	values := make([]float64, len(sends))
+	for i, name := range safe.Names {
+		at := slices.Index(sends, name)
+		if at < 0 {
+			c.errorAt("supervisor.safe."+name, "is not a variable the rig sends across cut %s (it sends %s)%s", bm.Cut, strings.Join(sends, ", "), didYouMean(name, sends))
+			continue
+		}
+		values[at] = *safe.Values[i]
+	}
+	for _, name := range sends {
+		if safe.Index(name) < 0 {
+			c.errorAt("supervisor.safe", "gives no safe value for %s (give one for each of %s)", name, strings.Join(sends, ", "))
+		}
+	}
+	return values
 }
