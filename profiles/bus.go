@@ -92,6 +92,34 @@ func (c CANID) String() string { return fmt.Sprintf("%#x", uint32(c)) }
 func (p *Profile) buildBus(d *decoder, path string, hopIndex int, h *Hop) *emulator.Bus {
 	b := h.Bus
 	path += ".bus"
+	out := b.settings(d, path)
+	// Stations: the named ones first, then a flow of its own for every
+	// other flow that crosses the bus.
+	crosses := func(f int) bool {
+		for _, hop := range p.Flows.Values[f].Route {
+			if p.Hops.Index(string(hop)) == hopIndex {
+				return true
+			}
+		}
+		return false
+	}
+	out.Stations = p.busStations(d, path, b, crosses)
+	out.StationNames = append([]string(nil), b.Stations.Names...)
+	names := append([]string(nil), b.Stations.Names...)
+	for f, name := range p.Flows.Names {
+		if out.Stations[f] < 0 && crosses(f) {
+			names = append(names, name)
+		}
+	}
+	if out.Kind == emulator.CANBus {
+		out.IDs = b.canIDs(d, path, names)
+	}
+	return &out
+}
+
+// settings is the engine's bus of the kind and rate b gives, with the
+// timing and limits b sets; a key of the other kind's is refused.
+func (b *Bus) settings(d *decoder, path string) emulator.Bus {
 	kind := emulator.CSMACD
 	if b.Kind == "can" {
 		kind = emulator.CANBus
@@ -103,21 +131,7 @@ func (p *Profile) buildBus(d *decoder, path string, hopIndex int, h *Hop) *emula
 		}
 	}
 	out := emulator.StandardBus(kind, rate)
-	csmaOnly := func(key string, given bool) {
-		if given && kind != emulator.CSMACD {
-			d.errorAt(path+"."+key, "only a csma-cd bus has a %s", strings.ReplaceAll(key, "_", " "))
-		}
-	}
-	csmaOnly("slot", b.Slot != nil)
-	csmaOnly("jam", b.Jam != nil)
-	csmaOnly("propagation", b.Propagation != nil)
-	csmaOnly("backoff", b.BackOff != nil)
-	csmaOnly("backoff_cap", b.BackOffCap != nil)
-	csmaOnly("attempts", b.Attempts != nil)
-	csmaOnly("frame_time", b.FrameTime != nil)
-	if kind == emulator.CSMACD && b.IDs.Len() > 0 {
-		d.errorAt(path+".ids", "only a can bus has identifiers")
-	}
+	b.checkKeysOfKind(d, path, kind)
 	for _, dur := range []struct {
 		key string
 		v   *Duration
@@ -154,20 +168,37 @@ func (p *Profile) buildBus(d *decoder, path string, hopIndex int, h *Hop) *emula
 	if b.Queue != nil {
 		out.Queue = emulator.Limit(*b.Queue)
 	}
+	return out
+}
 
-	// Stations: the named ones first, then a flow of its own for every
-	// other flow that crosses the bus.
-	out.Stations = make([]int, p.Flows.Len())
-	for f := range out.Stations {
-		out.Stations[f] = -1
-	}
-	crosses := func(f int) bool {
-		for _, hop := range p.Flows.Values[f].Route {
-			if p.Hops.Index(string(hop)) == hopIndex {
-				return true
-			}
+// checkKeysOfKind refuses the keys of a bus of the other kind: a CAN
+// bus's arbitration has no slots, jams or back-off, and a CSMA/CD bus no
+// identifiers.
+func (b *Bus) checkKeysOfKind(d *decoder, path string, kind emulator.BusKind) {
+	csmaOnly := func(key string, given bool) {
+		if given && kind != emulator.CSMACD {
+			d.errorAt(path+"."+key, "only a csma-cd bus has a %s", strings.ReplaceAll(key, "_", " "))
 		}
-		return false
+	}
+	csmaOnly("slot", b.Slot != nil)
+	csmaOnly("jam", b.Jam != nil)
+	csmaOnly("propagation", b.Propagation != nil)
+	csmaOnly("backoff", b.BackOff != nil)
+	csmaOnly("backoff_cap", b.BackOffCap != nil)
+	csmaOnly("attempts", b.Attempts != nil)
+	csmaOnly("frame_time", b.FrameTime != nil)
+	if kind == emulator.CSMACD && b.IDs.Len() > 0 {
+		d.errorAt(path+".ids", "only a can bus has identifiers")
+	}
+}
+
+// busStations is the named station each flow is sent from (-1: a station
+// of its own), by flow index, checking that each flow a station lists
+// crosses the bus and is listed once.
+func (p *Profile) busStations(d *decoder, path string, b *Bus, crosses func(int) bool) []int {
+	stations := make([]int, p.Flows.Len())
+	for f := range stations {
+		stations[f] = -1
 	}
 	for s, name := range b.Stations.Names {
 		if p.Flows.Index(name) >= 0 && !slices.Contains(b.Stations.Values[s].Flows, FlowName(name)) {
@@ -180,38 +211,35 @@ func (p *Profile) buildBus(d *decoder, path string, hopIndex int, h *Hop) *emula
 				d.errorAt(at, "no flow named %q%s", fl, didYouMean(string(fl), p.Flows.Names))
 			case !crosses(f):
 				d.errorAt(at, "flow %q does not cross this bus", fl)
-			case out.Stations[f] >= 0:
-				d.errorAt(at, "flow %q is already sent from station %q", fl, b.Stations.Names[out.Stations[f]])
+			case stations[f] >= 0:
+				d.errorAt(at, "flow %q is already sent from station %q", fl, b.Stations.Names[stations[f]])
 			default:
-				out.Stations[f] = s
+				stations[f] = s
 			}
 		}
 	}
-	out.StationNames = append([]string(nil), b.Stations.Names...)
-	names := append([]string(nil), b.Stations.Names...)
-	for f, name := range p.Flows.Names {
-		if out.Stations[f] < 0 && crosses(f) {
-			names = append(names, name)
+	return stations
+}
+
+// canIDs is the identifier of each station of a CAN bus, by names (the
+// stations in order): its index unless ids gives one, each unique.
+func (b *Bus) canIDs(d *decoder, path string, names []string) []uint32 {
+	ids := make([]uint32, len(names))
+	given := map[uint32]string{}
+	for i, name := range names {
+		ids[i] = uint32(i)
+		if k := b.IDs.Index(name); k >= 0 {
+			ids[i] = uint32(*b.IDs.Values[k])
+			if other, dup := given[ids[i]]; dup {
+				d.errorAt(join(path+".ids", name), "identifier %#x is %q's too: identifiers on a CAN bus are unique", ids[i], other)
+			}
+			given[ids[i]] = name
 		}
 	}
-	if kind == emulator.CANBus {
-		out.IDs = make([]uint32, len(names))
-		given := map[uint32]string{}
-		for i, name := range names {
-			out.IDs[i] = uint32(i)
-			if k := b.IDs.Index(name); k >= 0 {
-				out.IDs[i] = uint32(*b.IDs.Values[k])
-				if other, dup := given[out.IDs[i]]; dup {
-					d.errorAt(join(path+".ids", name), "identifier %#x is %q's too: identifiers on a CAN bus are unique", out.IDs[i], other)
-				}
-				given[out.IDs[i]] = name
-			}
-		}
-		for _, name := range b.IDs.Names {
-			if !slices.Contains(names, name) {
-				d.errorAt(join(path+".ids", name), "no station named %q on this bus%s", name, didYouMean(name, names))
-			}
+	for _, name := range b.IDs.Names {
+		if !slices.Contains(names, name) {
+			d.errorAt(join(path+".ids", name), "no station named %q on this bus%s", name, didYouMean(name, names))
 		}
 	}
-	return &out
+	return ids
 }

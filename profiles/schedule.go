@@ -468,8 +468,6 @@ func (p *Profile) scheduleChanges(d *decoder, e *ScheduleEntry, path string) ([]
 			d.errorAt(path+".flow", "no flow named %q%s", e.Flow, didYouMean(string(e.Flow), p.Flows.Names))
 		}
 	}
-	var changes []emulator.Change
-	var ramps []ramp
 	switch {
 	case e.Hop != "" && e.Flow != "":
 		d.errorAt(path, "give hop or flow, not both")
@@ -481,52 +479,70 @@ func (p *Profile) scheduleChanges(d *decoder, e *ScheduleEntry, path string) ([]
 			d.errorAt(path, "say which hop or flow to change")
 		}
 	case e.Hop != "":
-		if e.Traffic != nil {
-			d.errorAt(path+".traffic", "traffic switches a flow; use flow: instead of hop:")
-		}
-		if e.HoldLimit != nil && (e.Outage == nil || *e.Outage != "hold") {
-			d.errorAt(path+".hold_limit", "only an outage: hold has a hold buffer")
-		}
-		if e.Outage == nil && hopSet == 0 && e.Ramp == nil {
-			d.errorAt(path, "changes nothing (give outage, a ramp, or hop parameters such as rate or delay)")
-		}
-		if e.Ramp != nil && e.For != nil && *e.For > 0 {
-			ramps = e.Ramp.build(d, path+".ramp", hopSet)
-		}
-		if hop < 0 {
-			break
-		}
-		for i := range ramps {
-			ramps[i].hop = hop
-		}
-		if hopSet != 0 {
-			changes = append(changes, emulator.SetHop{Hop: hop, Set: hopSet, Params: params})
-		}
-		if e.Outage != nil {
-			mode := emulator.OutageDropMode
-			if *e.Outage == "hold" {
-				mode = emulator.OutageHoldMode
-			}
-			var limit emulator.Limit
-			if e.HoldLimit != nil {
-				limit = emulator.Limit(*e.HoldLimit)
-			}
-			changes = append(changes, emulator.Outage{Hop: hop, Mode: mode, HoldLimit: limit})
-		}
+		return e.hopChanges(d, path, hop, params, hopSet)
 	default:
-		if e.Outage != nil || hopSet != 0 || e.Ramp != nil {
-			d.errorAt(path, "outages, ramps and hop parameters apply to a hop; use hop: instead of flow:")
+		return p.flowChanges(d, e, path, flow, hopSet), nil
+	}
+	return nil, nil
+}
+
+// hopChanges checks an entry that changes hop (-1: unknown, reported)
+// and returns its changes and ramps.
+func (e *ScheduleEntry) hopChanges(d *decoder, path string, hop int, params emulator.HopParams, hopSet emulator.HopField) ([]emulator.Change, []ramp) {
+	if e.Traffic != nil {
+		d.errorAt(path+".traffic", "traffic switches a flow; use flow: instead of hop:")
+	}
+	if e.HoldLimit != nil && (e.Outage == nil || *e.Outage != "hold") {
+		d.errorAt(path+".hold_limit", "only an outage: hold has a hold buffer")
+	}
+	if e.Outage == nil && hopSet == 0 && e.Ramp == nil {
+		d.errorAt(path, "changes nothing (give outage, a ramp, or hop parameters such as rate or delay)")
+	}
+	var ramps []ramp
+	if e.Ramp != nil && e.For != nil && *e.For > 0 {
+		ramps = e.Ramp.build(d, path+".ramp", hopSet)
+	}
+	if hop < 0 {
+		return nil, ramps
+	}
+	for i := range ramps {
+		ramps[i].hop = hop
+	}
+	var changes []emulator.Change
+	if hopSet != 0 {
+		changes = append(changes, emulator.SetHop{Hop: hop, Set: hopSet, Params: params})
+	}
+	if e.Outage != nil {
+		mode := emulator.OutageDropMode
+		if *e.Outage == "hold" {
+			mode = emulator.OutageHoldMode
 		}
-		if e.Traffic == nil {
-			d.errorAt(path, "changes nothing (give traffic: on or off)")
-		} else if flow >= 0 {
-			if p.Flows.Values[flow].Traffic == nil {
-				d.errorAt(path+".flow", "flow %q has no traffic to switch", e.Flow)
-			}
-			changes = append(changes, emulator.SwitchTraffic{Flow: flow, On: *e.Traffic == "on"})
+		var limit emulator.Limit
+		if e.HoldLimit != nil {
+			limit = emulator.Limit(*e.HoldLimit)
 		}
+		changes = append(changes, emulator.Outage{Hop: hop, Mode: mode, HoldLimit: limit})
 	}
 	return changes, ramps
+}
+
+// flowChanges checks an entry that switches flow's traffic (-1: unknown,
+// reported) and returns its change.
+func (p *Profile) flowChanges(d *decoder, e *ScheduleEntry, path string, flow int, hopSet emulator.HopField) []emulator.Change {
+	if e.Outage != nil || hopSet != 0 || e.Ramp != nil {
+		d.errorAt(path, "outages, ramps and hop parameters apply to a hop; use hop: instead of flow:")
+	}
+	if e.Traffic == nil {
+		d.errorAt(path, "changes nothing (give traffic: on or off)")
+		return nil
+	}
+	if flow < 0 {
+		return nil
+	}
+	if p.Flows.Values[flow].Traffic == nil {
+		d.errorAt(path+".flow", "flow %q has no traffic to switch", e.Flow)
+	}
+	return []emulator.Change{emulator.SwitchTraffic{Flow: flow, On: *e.Traffic == "on"}}
 }
 
 func (r *Ramp) build(d *decoder, path string, alsoSet emulator.HopField) []ramp {

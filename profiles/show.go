@@ -44,93 +44,112 @@ func (l *Loaded) AsWritten() []byte {
 // (relative to the working directory) is renamed as seen from source, so
 // that the rendering reads the same file.
 func (d *decoder) unwritten(root *yaml.Node, p *Profile, cfg *emulator.Config, source string) []string {
-	r := renderer{source: source}
-	var defaults []string
-	// A default is written as YAML writes its value; most are the same
-	// scalar (every flow's trace: true), written once.
-	dumped := map[string]string{}
-	dump := func(n *yaml.Node) string {
-		scalar := n.Kind == yaml.ScalarNode && n.Tag == "" && n.Style == 0
-		if text, ok := dumped[n.Value]; ok && scalar {
-			return text
-		}
-		text, err := yaml.Dump(n, yaml.WithLineWidth(-1))
-		if err != nil {
-			panic("profiles: encoding a default: " + err.Error())
-		}
-		if scalar {
-			dumped[n.Value] = strings.TrimSpace(string(text))
-		}
-		return strings.TrimSpace(string(text))
-	}
+	w := defaultsWalker{d: d, root: root, source: source, r: renderer{source: source}, dumped: map[string]string{}}
 	if _, ok := d.pos["name"]; !ok {
-		defaults = append(defaults, "name: "+p.Name)
+		w.defaults = append(w.defaults, "name: "+p.Name)
 	}
 	if _, ok := d.pos["seed"]; !ok {
-		defaults = append(defaults, "seed: 0")
+		w.defaults = append(w.defaults, "seed: 0")
 	}
 	for i, name := range p.Hops.Names {
 		for _, k := range emulator.HopKeys() {
 			at := "hops." + name + "." + k.Key
 			if _, written := d.pos[at]; !written && k.DefaultMatters(&cfg.Hops[i].HopParams) {
-				defaults = append(defaults, at+": "+k.Default)
+				w.defaults = append(w.defaults, at+": "+k.Default)
 			}
 		}
 	}
-	var walk func(v reflect.Value, path string)
-	walk = func(v reflect.Value, path string) {
-		switch v.Kind() {
+	w.walk(reflect.ValueOf(p).Elem(), "")
+	return w.defaults
+}
+
+// defaultsWalker walks a decoded profile for the values that were filled
+// in with a default, renaming the files it names for the tree at root.
+type defaultsWalker struct {
+	d        *decoder
+	root     *yaml.Node
+	source   string
+	r        renderer
+	defaults []string
+	// A default is written as YAML writes its value; most are the same
+	// scalar (every flow's trace: true), written once.
+	dumped map[string]string
+}
+
+func (w *defaultsWalker) dump(n *yaml.Node) string {
+	scalar := n.Kind == yaml.ScalarNode && n.Tag == "" && n.Style == 0
+	if text, ok := w.dumped[n.Value]; ok && scalar {
+		return text
+	}
+	text, err := yaml.Dump(n, yaml.WithLineWidth(-1))
+	if err != nil {
+		panic("profiles: encoding a default: " + err.Error())
+	}
+	if scalar {
+		w.dumped[n.Value] = strings.TrimSpace(string(text))
+	}
+	return strings.TrimSpace(string(text))
+}
+
+// walk lists the defaults in v, the value at path.
+func (w *defaultsWalker) walk(v reflect.Value, path string) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			w.walk(v.Elem(), path)
+		}
+		return
+	case reflect.Slice:
+		for i := range v.Len() {
+			w.walk(v.Index(i), fmt.Sprintf("%s[%d]", path, i))
+		}
+		return
+	case reflect.Struct:
+	default:
+		return
+	}
+	if _, isMap := v.Addr().Interface().(interface{ elemType() reflect.Type }); isMap {
+		names, values := v.FieldByName("Names"), v.FieldByName("Values")
+		for i := range names.Len() {
+			w.walk(values.Index(i), join(path, names.Index(i).String()))
+		}
+		return
+	}
+	w.renameFile(v, path)
+	for _, f := range fieldsOf(v.Type()) {
+		fv := v.FieldByIndex(f.index)
+		switch fv.Kind() {
 		case reflect.Pointer:
-			if !v.IsNil() {
-				walk(v.Elem(), path)
+			if fv.IsNil() {
+				continue // not given, and no default was filled in
 			}
-			return
-		case reflect.Slice:
-			for i := range v.Len() {
-				walk(v.Index(i), fmt.Sprintf("%s[%d]", path, i))
-			}
-			return
-		case reflect.Struct:
+		case reflect.Struct, reflect.Slice:
 		default:
-			return
+			continue // a scalar: nothing in it to default
 		}
-		if _, isMap := v.Addr().Interface().(interface{ elemType() reflect.Type }); isMap {
-			names, values := v.FieldByName("Names"), v.FieldByName("Values")
-			for i := range names.Len() {
-				walk(values.Index(i), join(path, names.Index(i).String()))
-			}
-			return
+		at := join(path, f.name)
+		if _, written := w.d.pos[at]; !written && fv.Kind() == reflect.Pointer {
+			w.defaults = append(w.defaults, at+": "+w.dump(w.r.node(fv.Elem(), 3)))
+			continue
 		}
-		if f, ok := v.Addr().Interface().(fileValued); ok && f.fileRead() != "" {
-			n := nodeAt(root, join(path, "file"))
-			if n == nil {
-				n = nodeAt(root, path) // the short form, trace: FILE
-			}
-			if n != nil && n.Kind == yaml.ScalarNode && d.files[n] != source {
-				n.Value = r.relative(f.fileRead())
-			}
-		}
-		for _, f := range fieldsOf(v.Type()) {
-			fv := v.FieldByIndex(f.index)
-			switch fv.Kind() {
-			case reflect.Pointer:
-				if fv.IsNil() {
-					continue // not given, and no default was filled in
-				}
-			case reflect.Struct, reflect.Slice:
-			default:
-				continue // a scalar: nothing in it to default
-			}
-			at := join(path, f.name)
-			if _, written := d.pos[at]; !written && fv.Kind() == reflect.Pointer {
-				defaults = append(defaults, at+": "+dump(r.node(fv.Elem(), 3)))
-				continue
-			}
-			walk(fv, at)
-		}
+		w.walk(fv, at)
 	}
-	walk(reflect.ValueOf(p).Elem(), "")
-	return defaults
+}
+
+// renameFile renames the file v (at path) read, when it was written in
+// another file than source, as seen from source.
+func (w *defaultsWalker) renameFile(v reflect.Value, path string) {
+	f, ok := v.Addr().Interface().(fileValued)
+	if !ok || f.fileRead() == "" {
+		return
+	}
+	n := nodeAt(w.root, join(path, "file"))
+	if n == nil {
+		n = nodeAt(w.root, path) // the short form, trace: FILE
+	}
+	if n != nil && n.Kind == yaml.ScalarNode && w.d.files[n] != w.source {
+		n.Value = w.r.relative(f.fileRead())
+	}
 }
 
 // nodeAt finds the node at a decoder path (hops.radio.jitter.file,
@@ -188,36 +207,9 @@ func (r renderer) node(v reflect.Value, depth int) *yaml.Node {
 	if a, ok := v.Addr().Interface().(absence); ok && a.isNone() {
 		return scalar("none")
 	}
-	switch x := v.Addr().Interface().(type) {
-	case *Jitter:
-		if x.File != nil {
-			// Point at the file that was read, from where this profile lives.
-			j := *x
-			j.File = ptr(r.relative(x.readFrom))
-			v = reflect.ValueOf(&j).Elem()
-		}
-	case *TraceRef:
-		if x.readFrom != "" {
-			t := *x
-			t.File = r.relative(x.readFrom)
-			v = reflect.ValueOf(&t).Elem()
-		}
-	case *Period:
-		if x.Dist == "constant" {
-			return scalar(x.Mean.String())
-		}
-	case *Reorder:
-		if x.Mode != "gap" {
-			return scalar(x.Mode)
-		}
-	case *HopRate:
-		if x.Baud == nil {
-			return scalar(x.bits.String())
-		}
-	case *HopDelay:
-		if x.Trace == nil {
-			return scalar(x.fixed.String())
-		}
+	v, short := r.shortForm(v)
+	if short != nil {
+		return short
 	}
 	if s, ok := v.Interface().(fmt.Stringer); ok && v.Kind() != reflect.Struct {
 		return scalar(s.String())
@@ -235,21 +227,7 @@ func (r renderer) node(v reflect.Value, depth int) *yaml.Node {
 	}
 	switch v.Kind() {
 	case reflect.Struct:
-		n := mapping(depth)
-		if oneLine[v.Type()] {
-			n.Style = yaml.FlowStyle
-		}
-		for _, f := range fieldsOf(v.Type()) {
-			fv := v.FieldByIndex(f.index)
-			if f.name == "extends" || !f.required && !alwaysShown[f.name] && fv.IsZero() {
-				continue
-			}
-			if fv.Kind() == reflect.Pointer {
-				fv = fv.Elem()
-			}
-			n.Content = append(n.Content, scalar(f.name), r.node(fv, depth+1))
-		}
-		return n
+		return r.structNode(v, depth)
 	case reflect.Slice:
 		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 		if depth > 1 {
@@ -259,6 +237,71 @@ func (r renderer) node(v reflect.Value, depth int) *yaml.Node {
 			n.Content = append(n.Content, r.node(v.Index(i), depth+1))
 		}
 		return n
+	}
+	return scalarNode(v)
+}
+
+// shortForm is the scalar a value written in its short form renders as
+// (a constant period, a fixed delay...), else nil and v, with the files
+// it read named from where the profile lives.
+func (r renderer) shortForm(v reflect.Value) (reflect.Value, *yaml.Node) {
+	switch x := v.Addr().Interface().(type) {
+	case *Jitter:
+		if x.File != nil {
+			// Point at the file that was read, from where this profile lives.
+			j := *x
+			j.File = ptr(r.relative(x.readFrom))
+			v = reflect.ValueOf(&j).Elem()
+		}
+	case *TraceRef:
+		if x.readFrom != "" {
+			t := *x
+			t.File = r.relative(x.readFrom)
+			v = reflect.ValueOf(&t).Elem()
+		}
+	case *Period:
+		if x.Dist == "constant" {
+			return v, scalar(x.Mean.String())
+		}
+	case *Reorder:
+		if x.Mode != "gap" {
+			return v, scalar(x.Mode)
+		}
+	case *HopRate:
+		if x.Baud == nil {
+			return v, scalar(x.bits.String())
+		}
+	case *HopDelay:
+		if x.Trace == nil {
+			return v, scalar(x.fixed.String())
+		}
+	}
+	return v, nil
+}
+
+// structNode renders a struct's keys in the schema's order, leaving out
+// those not given.
+func (r renderer) structNode(v reflect.Value, depth int) *yaml.Node {
+	n := mapping(depth)
+	if oneLine[v.Type()] {
+		n.Style = yaml.FlowStyle
+	}
+	for _, f := range fieldsOf(v.Type()) {
+		fv := v.FieldByIndex(f.index)
+		if f.name == "extends" || !f.required && !alwaysShown[f.name] && fv.IsZero() {
+			continue
+		}
+		if fv.Kind() == reflect.Pointer {
+			fv = fv.Elem()
+		}
+		n.Content = append(n.Content, scalar(f.name), r.node(fv, depth+1))
+	}
+	return n
+}
+
+// scalarNode renders a value of a basic kind.
+func scalarNode(v reflect.Value) *yaml.Node {
+	switch v.Kind() {
 	case reflect.String:
 		return scalar(v.String())
 	case reflect.Bool:

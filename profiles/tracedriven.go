@@ -181,36 +181,14 @@ func (d *decoder) readSeries(ref *TraceRef, path string, loss bool) (delays []ti
 // are skipped, and only the followed flow's rows are read further.
 func (d *decoder) traceRows(text, file string, ref *TraceRef, path string) (rows []traceRow, ok bool) {
 	at := path + ".file"
-	type line struct {
-		number int
-		fields []string
-	}
-	byFlow := map[string][]line{}
-	var flows []string
-	bad := func(number, col int, format string, args ...any) ([]traceRow, bool) {
+	bad := func(e *traceRowError) ([]traceRow, bool) {
 		d.fail(at)
-		d.report(Pos{File: file, Line: number, Col: col}, at, format, args...)
+		d.report(Pos{File: file, Line: e.line, Col: e.col}, at, e.format, e.args...)
 		return nil, false
 	}
-	for i, text := range strings.Split(text, "\n")[1:] {
-		text = strings.TrimSuffix(text, "\r")
-		if text == "" {
-			continue
-		}
-		f := strings.Split(text, ",")
-		if len(f) < 6 {
-			return bad(i+2, 1, "a trace row has flow, seq, bytes, t_send, t_recv and status")
-		}
-		if f[1] == "" {
-			continue // an event, not a frame
-		}
-		if _, seen := byFlow[f[0]]; !seen {
-			flows = append(flows, f[0])
-			byFlow[f[0]] = nil
-		}
-		if ref.Flow == nil || f[0] == *ref.Flow {
-			byFlow[f[0]] = append(byFlow[f[0]], line{i + 2, f})
-		}
+	byFlow, flows, err := traceLinesByFlow(text, ref.Flow)
+	if err != nil {
+		return bad(err)
 	}
 	if ref.Flow == nil {
 		if len(flows) != 1 {
@@ -229,39 +207,90 @@ func (d *decoder) traceRows(text, file string, ref *TraceRef, path string) (rows
 		return nil, false
 	}
 	for _, l := range lines {
-		f := l.fields
-		col := func(k int) int { // of field k
-			c := 1
-			for _, before := range f[:k] {
-				c += len(before) + 1
-			}
-			return c
-		}
-		seq, err := strconv.ParseUint(f[1], 10, 64)
+		r, err := l.row()
 		if err != nil {
-			return bad(l.number, col(1), "%q is not a sequence number", f[1])
-		}
-		var sent, recv Duration
-		if sent.parseScalar(f[3]+"s") != nil {
-			return bad(l.number, col(3), "%q is not a time in seconds", f[3])
-		}
-		if f[4] != "" && recv.parseScalar(f[4]+"s") != nil {
-			return bad(l.number, col(4), "%q is not a time in seconds", f[4])
-		}
-		r := traceRow{seq: seq, sent: time.Duration(sent), recv: time.Duration(recv), status: f[5]}
-		if _, known := emulator.StatusNamed(r.status); !known && r.status != egressDrop {
-			return bad(l.number, col(5), "%q is not a frame's status (want %s)", r.status, frameStatuses())
-		}
-		if r.fate() == arrived && (f[4] == "" || r.recv < r.sent) {
-			if f[4] == "" {
-				return bad(l.number, col(4), "a frame that arrived (%s) has a t_recv", r.status)
-			}
-			return bad(l.number, col(4), "t_recv %s is before t_send %s: a delay cannot be negative", f[4], f[3])
+			return bad(err)
 		}
 		rows = append(rows, r)
 	}
 	slices.SortStableFunc(rows, func(a, b traceRow) int { return cmp.Compare(a.seq, b.seq) })
 	return rows, true
+}
+
+// traceLine is a frame's row of a trace, split into its fields.
+type traceLine struct {
+	number int
+	fields []string
+}
+
+// traceRowError is a problem of a trace's row, at its line and column.
+type traceRowError struct {
+	line, col int
+	format    string
+	args      []any
+}
+
+// traceLinesByFlow splits a trace's frame rows by flow, keeping the rows
+// of flow only (all, when nil), and lists its flows in order of their
+// first frame.
+func traceLinesByFlow(text string, flow *string) (map[string][]traceLine, []string, *traceRowError) {
+	byFlow := map[string][]traceLine{}
+	var flows []string
+	for i, text := range strings.Split(text, "\n")[1:] {
+		text = strings.TrimSuffix(text, "\r")
+		if text == "" {
+			continue
+		}
+		f := strings.Split(text, ",")
+		if len(f) < 6 {
+			return nil, nil, &traceRowError{line: i + 2, col: 1, format: "a trace row has flow, seq, bytes, t_send, t_recv and status"}
+		}
+		if f[1] == "" {
+			continue // an event, not a frame
+		}
+		if _, seen := byFlow[f[0]]; !seen {
+			flows = append(flows, f[0])
+			byFlow[f[0]] = nil
+		}
+		if flow == nil || f[0] == *flow {
+			byFlow[f[0]] = append(byFlow[f[0]], traceLine{i + 2, f})
+		}
+	}
+	return byFlow, flows, nil
+}
+
+// row reads a frame's fields: its sequence number, times and status.
+func (l traceLine) row() (traceRow, *traceRowError) {
+	f := l.fields
+	bad := func(k int, format string, args ...any) (traceRow, *traceRowError) {
+		col := 1 // of field k
+		for _, before := range f[:k] {
+			col += len(before) + 1
+		}
+		return traceRow{}, &traceRowError{l.number, col, format, args}
+	}
+	seq, err := strconv.ParseUint(f[1], 10, 64)
+	if err != nil {
+		return bad(1, "%q is not a sequence number", f[1])
+	}
+	var sent, recv Duration
+	if sent.parseScalar(f[3]+"s") != nil {
+		return bad(3, "%q is not a time in seconds", f[3])
+	}
+	if f[4] != "" && recv.parseScalar(f[4]+"s") != nil {
+		return bad(4, "%q is not a time in seconds", f[4])
+	}
+	r := traceRow{seq: seq, sent: time.Duration(sent), recv: time.Duration(recv), status: f[5]}
+	if _, known := emulator.StatusNamed(r.status); !known && r.status != egressDrop {
+		return bad(5, "%q is not a frame's status (want %s)", r.status, frameStatuses())
+	}
+	if r.fate() == arrived && (f[4] == "" || r.recv < r.sent) {
+		if f[4] == "" {
+			return bad(4, "a frame that arrived (%s) has a t_recv", r.status)
+		}
+		return bad(4, "t_recv %s is before t_send %s: a delay cannot be negative", f[4], f[3])
+	}
+	return r, nil
 }
 
 // build turns a delay into the engine's: a fixed delay, or a series.
