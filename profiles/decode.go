@@ -53,11 +53,16 @@ type oneOf interface{ oneOf() }
 type schemaTyped interface{ schemaType() reflect.Type }
 
 type decoder struct {
-	files   map[*yaml.Node]string // source file of each node (profiles merge several)
-	errs    ErrorList             // the problems found, up to maxErrors
-	omitted int                   // problems found after errs was full
-	pos     map[string]Pos        // position of the value at each path
-	failed  map[string]bool       // paths that already have an error
+	// file is the source of the first file parsed (the profile, bench or
+	// suite itself), and so of every node files does not name: files
+	// holds only the nodes of the others (a base it extends, a --set),
+	// not an entry for each of a large file's hundreds of thousands.
+	file    string
+	files   map[*yaml.Node]string
+	errs    ErrorList       // the problems found, up to maxErrors
+	omitted int             // problems found after errs was full
+	pos     map[string]Pos  // position of the value at each path
+	failed  map[string]bool // paths that already have an error
 	// failedBelow marks the paths that hold a path that failed, so that
 	// whether a value or anything in it failed is a few lookups.
 	failedBelow map[string]bool
@@ -70,7 +75,15 @@ func newDecoder() *decoder {
 }
 
 func (d *decoder) posOf(n *yaml.Node) Pos {
-	return Pos{File: d.files[n], Line: n.Line, Col: n.Column}
+	return Pos{File: d.fileOf(n), Line: n.Line, Col: n.Column}
+}
+
+// fileOf is the source file of node n (profiles merge several).
+func (d *decoder) fileOf(n *yaml.Node) string {
+	if file, ok := d.files[n]; ok {
+		return file
+	}
+	return d.file
 }
 
 // report adds a problem at pos, about the value at path. Once the list is
@@ -592,6 +605,10 @@ func (d *decoder) parseYAML(file string, data []byte) (*yaml.Node, error) {
 		root.HeadComment = joinComments(doc.HeadComment, root.HeadComment)
 		root.FootComment = joinComments(root.FootComment, doc.FootComment)
 	}
+	if d.file == "" {
+		d.file = file
+		return root, nil
+	}
 	var mark func(*yaml.Node)
 	mark = func(n *yaml.Node) {
 		d.files[n] = file
@@ -599,7 +616,9 @@ func (d *decoder) parseYAML(file string, data []byte) (*yaml.Node, error) {
 			mark(c)
 		}
 	}
-	mark(root)
+	if file != d.file {
+		mark(root)
+	}
 	return root, nil
 }
 

@@ -117,6 +117,7 @@ func (d *decoder) filesRead(p *Profile) []string {
 			read[file] = true
 		}
 	}
+	note(d.file)
 	for _, file := range d.files {
 		note(file)
 	}

@@ -106,7 +106,7 @@ func (d *decoder) unwritten(root *yaml.Node, p *Profile, cfg *emulator.Config, s
 			if n == nil {
 				n = nodeAt(root, path) // the short form, trace: FILE
 			}
-			if n != nil && n.Kind == yaml.ScalarNode && d.files[n] != source {
+			if n != nil && n.Kind == yaml.ScalarNode && d.fileOf(n) != source {
 				n.Value = r.relative(f.fileRead())
 			}
 		}

@@ -1,0 +1,99 @@
+package tests
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hilrig/hilrig/profiles"
+)
+
+// largeProfile is a valid profile of n hops and n flows (issue 21's load
+// row: 10 000 of each make some 1.4 MB of YAML). Each hop has a few keys,
+// each flow a two-hop route, Poisson traffic and no trace, so that every
+// hop and flow is decoded, resolved and built as a written one is.
+func largeProfile(n int) []byte {
+	var b strings.Builder
+	b.Grow(n * 150)
+	b.WriteString("name: large\nseed: 1\nduration: 10s\nhops:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  h%d: {rate: %dMbit, delay: %dus, queue: 30000B}\n", i, 10+i%90, 100+i%1000)
+	}
+	b.WriteString("flows:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  f%d: {route: [h%d, h%d], traffic: {poisson: {rate: %dkbit, size: 100B}}, trace: false}\n", i, i, (i+1)%n, 10+i%500)
+	}
+	return []byte(b.String())
+}
+
+// largeHops is the size of issue 21's profile.
+const largeHops = 10_000
+
+// BenchmarkParseLarge is profiles.Parse of the large profile in-process:
+// the part of hilrig check to profile (-cpuprofile, -memprofile).
+func BenchmarkParseLarge(b *testing.B) {
+	data := largeProfile(largeHops)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := profiles.Parse("large.yaml", data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCheckLarge is `hilrig check` of the large profile through the
+// binary, process start to exit, with the process's own peak resident
+// memory (VmHWM as it exits).
+func BenchmarkCheckLarge(b *testing.B) {
+	file := filepath.Join(b.TempDir(), "large.yaml")
+	if err := os.WriteFile(file, largeProfile(largeHops), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	var peak int64
+	var wall time.Duration
+	for b.Loop() {
+		start := time.Now()
+		p, code := residentPeak(b, exec.Command(hilrig, "check", file))
+		wall += time.Since(start)
+		if code != 0 {
+			b.Fatalf("hilrig check exited %d", code)
+		}
+		peak = max(peak, p)
+	}
+	b.ReportMetric(float64(peak)/(1<<20), "peak-MB")
+}
+
+// TestCheckLarge checks the large profile through the binary: it loads,
+// with its counts, within a bound far above the goal (0.15 s, 30 MB) so
+// that a loaded machine does not fail it, but far below what a quadratic
+// step or a node tree kept per value takes at this size.
+func TestCheckLarge(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "large.yaml")
+	if err := os.WriteFile(file, largeProfile(largeHops), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(hilrig, "check", file)
+	out, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	cmd.Stdout = out
+	peak, code := residentPeak(t, cmd)
+	if code != 0 {
+		t.Fatalf("hilrig check exited %d", code)
+	}
+	got, _ := os.ReadFile(out.Name())
+	if want := "ok  " + file + " (10000 hops, 10000 flows, 0 schedule entries)\n"; string(got) != want {
+		t.Errorf("hilrig check said %q, want %q", got, want)
+	}
+	const bound = 60 << 20
+	if peak > bound {
+		t.Errorf("hilrig check of %d hops and flows peaked at %d MB resident, want at most %d MB", largeHops, peak>>20, bound>>20)
+	}
+}
