@@ -19,6 +19,13 @@ import (
 // they were not written. Parsing the result gives the same engine
 // configuration. This is what hilrig show prints.
 func (l *Loaded) AsWritten() []byte {
+	if l.written == nil && l.reparse != nil {
+		// It loaded once; it loads again unless a file it extends changed
+		// since, and then what it was is rendered from its values.
+		if again, err := l.reparse(); err == nil {
+			l = again
+		}
+	}
 	if l.written == nil {
 		return l.YAML()
 	}

@@ -1,10 +1,12 @@
 package tests
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -96,4 +98,33 @@ func TestCheckLarge(t *testing.T) {
 	if peak > bound {
 		t.Errorf("hilrig check of %d hops and flows peaked at %d MB resident, want at most %d MB", largeHops, peak>>20, bound>>20)
 	}
+}
+
+// TestLoadedKeepsNoTree checks what a loaded profile keeps in memory: its
+// values and engine configuration, not the YAML node tree (some thirty
+// times the file's size) that only hilrig show renders, and which it
+// parses again for it. hilrig sim holds the profile for the whole run.
+func TestLoadedKeepsNoTree(t *testing.T) {
+	data := largeProfile(largeHops)
+	heapAfterGC := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heapAfterGC()
+	l, err := profiles.Parse("large.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := heapAfterGC() - before
+	// The tree alone is over 35 MB; the profile's values and the engine's
+	// configuration are about 5 MB, and the text to parse again 1.5 MB.
+	if limit := uint64(15 << 20); kept > limit {
+		t.Errorf("a loaded profile of %d hops and flows keeps %d MB, want at most %d MB", largeHops, kept>>20, limit>>20)
+	}
+	if shown := l.AsWritten(); !bytes.HasPrefix(shown, []byte("name: large\n")) || !bytes.Contains(shown, []byte("  f9999:")) {
+		t.Errorf("AsWritten of the large profile begins %q", shown[:min(len(shown), 200)])
+	}
+	runtime.KeepAlive(l)
 }
