@@ -117,6 +117,7 @@ func (d *decoder) load(root *yaml.Node, source string) (*Loaded, error) {
 
 // decodeProfile is load without keeping the tree.
 func (d *decoder) decodeProfile(root *yaml.Node, source string) (*Loaded, error) {
+	d.tree = root
 	p := &Profile{}
 	d.decode(root, reflect.ValueOf(p).Elem(), "")
 	p.resolveDefaults()

@@ -70,16 +70,16 @@ func (d *decoder) unwritten(root *yaml.Node, p *Profile, cfg *emulator.Config, s
 		}
 		return strings.TrimSpace(string(text))
 	}
-	if _, ok := d.pos["name"]; !ok {
+	if _, ok := d.at("name"); !ok {
 		defaults = append(defaults, "name: "+p.Name)
 	}
-	if _, ok := d.pos["seed"]; !ok {
+	if _, ok := d.at("seed"); !ok {
 		defaults = append(defaults, "seed: 0")
 	}
 	for i, name := range p.Hops.Names {
 		for _, k := range emulator.HopKeys() {
 			at := "hops." + name + "." + k.Key
-			if _, written := d.pos[at]; !written && k.DefaultMatters(&cfg.Hops[i].HopParams) {
+			if _, written := d.at(at); !written && k.DefaultMatters(&cfg.Hops[i].HopParams) {
 				defaults = append(defaults, at+": "+k.Default)
 			}
 		}
@@ -109,9 +109,9 @@ func (d *decoder) unwritten(root *yaml.Node, p *Profile, cfg *emulator.Config, s
 			return
 		}
 		if f, ok := v.Addr().Interface().(fileValued); ok && f.fileRead() != "" {
-			n := nodeAt(root, join(path, "file"))
+			n := d.nodeAt(root, join(path, "file"))
 			if n == nil {
-				n = nodeAt(root, path) // the short form, trace: FILE
+				n = d.nodeAt(root, path) // the short form, trace: FILE
 			}
 			if n != nil && n.Kind == yaml.ScalarNode && d.fileOf(n) != source {
 				n.Value = r.relative(f.fileRead())
@@ -129,7 +129,7 @@ func (d *decoder) unwritten(root *yaml.Node, p *Profile, cfg *emulator.Config, s
 				continue // a scalar: nothing in it to default
 			}
 			at := join(path, f.name)
-			if _, written := d.pos[at]; !written && fv.Kind() == reflect.Pointer {
+			if _, written := d.at(at); !written && fv.Kind() == reflect.Pointer {
 				defaults = append(defaults, at+": "+dump(r.node(fv.Elem(), 3)))
 				continue
 			}
@@ -138,34 +138,6 @@ func (d *decoder) unwritten(root *yaml.Node, p *Profile, cfg *emulator.Config, s
 	}
 	walk(reflect.ValueOf(p).Elem(), "")
 	return defaults
-}
-
-// nodeAt finds the node at a decoder path (hops.radio.jitter.file,
-// schedule[2].jitter.file) in a tree, or nil.
-func nodeAt(root *yaml.Node, path string) *yaml.Node {
-	n := resolve(root)
-	for _, step := range strings.Split(path, ".") {
-		key, rest, _ := strings.Cut(step, "[")
-		if n.Kind != yaml.MappingNode {
-			return nil
-		}
-		i := mappingIndex(n, key)
-		if i < 0 {
-			return nil
-		}
-		n = resolve(n.Content[i+1])
-		for rest != "" {
-			var index string
-			index, rest, _ = strings.Cut(rest, "]")
-			rest = strings.TrimPrefix(rest, "[")
-			k, err := strconv.Atoi(index)
-			if err != nil || n.Kind != yaml.SequenceNode || k >= len(n.Content) {
-				return nil
-			}
-			n = resolve(n.Content[k])
-		}
-	}
-	return n
 }
 
 // YAML renders the resolved profile (after extends, --set and defaults) in

@@ -128,3 +128,23 @@ func TestLoadedKeepsNoTree(t *testing.T) {
 	}
 	runtime.KeepAlive(l)
 }
+
+// TestParseLargeAllocates bounds what loading the large profile allocates
+// in all (which the garbage collector then has to follow and free, and
+// which sets the process's peak): yaml.v4's node tree and parser take
+// some 45 MB of it and the profile's values and engine configuration some
+// 20 with their slices' growth; positions are not recorded per value (the
+// decoder finds them in the tree when a message needs one), nor the file
+// of each node.
+func TestParseLargeAllocates(t *testing.T) {
+	data := largeProfile(largeHops)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := profiles.Parse("large.yaml", data); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if allocated, limit := after.TotalAlloc-before.TotalAlloc, uint64(100<<20); allocated > limit {
+		t.Errorf("loading %d hops and flows allocated %d MB, want at most %d MB", largeHops, allocated>>20, limit>>20)
+	}
+}
