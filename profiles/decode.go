@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -370,9 +369,8 @@ func (d *decoder) decodeSlice(n *yaml.Node, v reflect.Value, path string) {
 }
 
 func (d *decoder) decodeBasic(n *yaml.Node, v reflect.Value, path string) {
-	want := wantOf(v.Type())
 	if n.Kind != yaml.ScalarNode || isNull(n) {
-		d.errorf(n, path, "want %s, got %s", want, describe(n))
+		d.errorf(n, path, "want %s, got %s", wantOf(v.Type()), describe(n))
 		return
 	}
 	var err error
@@ -411,7 +409,7 @@ func (d *decoder) decodeBasic(n *yaml.Node, v reflect.Value, path string) {
 		panic("profiles: no decoder for " + v.Type().String())
 	}
 	if err != nil {
-		d.errorf(n, path, "%q is not %s", n.Value, want)
+		d.errorf(n, path, "%q is not %s", n.Value, wantOf(v.Type()))
 	}
 }
 
@@ -606,7 +604,19 @@ type Map[T any] struct {
 	index map[string]int // the position of each name, once decoded
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]*$`)
+// validName reports whether name is letters, digits, _ and - (not
+// first): a name can be written in a path (hops.NAME.rate).
+func validName(name string) bool {
+	for i, c := range []byte(name) {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_':
+		case c == '-' && i > 0:
+		default:
+			return false
+		}
+	}
+	return name != ""
+}
 
 func (m *Map[T]) decodeNode(d *decoder, n *yaml.Node, path string) {
 	if isNull(n) {
@@ -616,9 +626,15 @@ func (m *Map[T]) decodeNode(d *decoder, n *yaml.Node, path string) {
 		d.errorf(n, path, "want a mapping of names to %s, got %s", wantOf(reflect.TypeFor[T]()), describe(n))
 		return
 	}
+	if m.Names == nil && m.index == nil && len(n.Content) > 0 {
+		// Sized once, not grown through a copy at each doubling.
+		m.Names = make([]string, 0, len(n.Content)/2)
+		m.Values = make([]*T, 0, len(n.Content)/2)
+		m.index = make(map[string]int, len(n.Content)/2)
+	}
 	forEachPair(d, n, path, func(name string, k, val *yaml.Node) {
 		switch {
-		case !nameRE.MatchString(name):
+		case !validName(name):
 			d.errorf(k, join(path, name), "is not a valid name (letters, digits, _ and -)")
 		case m.Index(name) >= 0:
 			d.errorf(k, join(path, name), "given twice")
