@@ -248,7 +248,9 @@ func mappingIndex(n *yaml.Node, key string) int {
 func (d *decoder) copyNode(n *yaml.Node) *yaml.Node {
 	c := *n
 	c.Content = append([]*yaml.Node(nil), n.Content...)
-	d.files[&c] = d.files[n]
+	if file, ok := d.files[n]; ok { // else it is d.file's, as n is
+		d.files[&c] = file
+	}
 	return &c
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,7 +20,7 @@ import (
 // The decoder walks a YAML node tree and a Go value together, driven by the
 // Go types of the schema (schema.go): struct fields are keys, their tags say
 // which are required, and the unit types parse themselves. Every value's
-// position is remembered by its path, so later checks (references, overlaps)
+// position can be found by its path, so later checks (references, overlaps)
 // can point at the line and column too. It reports every problem it finds,
 // not only the first.
 
@@ -53,16 +52,26 @@ type oneOf interface{ oneOf() }
 type schemaTyped interface{ schemaType() reflect.Type }
 
 type decoder struct {
-	files   map[*yaml.Node]string // source file of each node (profiles merge several)
-	errs    ErrorList             // the problems found, up to maxErrors
-	omitted int                   // problems found after errs was full
-	pos     map[string]Pos        // position of the value at each path
-	failed  map[string]bool       // paths that already have an error
+	// file is the source of the first file parsed (the profile, bench or
+	// suite itself), and so of every node files does not name: files
+	// holds only the nodes of the others (a base it extends, a --set),
+	// not an entry for each of a large file's hundreds of thousands.
+	file    string
+	files   map[*yaml.Node]string
+	errs    ErrorList       // the problems found, up to maxErrors
+	omitted int             // problems found after errs was full
+	pos     map[string]Pos  // position of the value at each path decoded, unless tree is set
+	failed  map[string]bool // paths that already have an error
 	// failedBelow marks the paths that hold a path that failed, so that
 	// whether a value or anything in it failed is a few lookups.
 	failedBelow map[string]bool
 	removed     []removal  // keys an override (extends, --set) removed with null
 	added       []addition // named entries a --set created
+	// tree, when set, is the resolved tree of a profile: the positions of
+	// its paths are looked for in it when a message or a check needs one,
+	// not recorded for each path decoded (16 MB for 10 000 hops and flows).
+	tree *yaml.Node
+	keys map[*yaml.Node]map[string]int // the index of a large mapping of tree, see keyIndex
 }
 
 func newDecoder() *decoder {
@@ -70,7 +79,15 @@ func newDecoder() *decoder {
 }
 
 func (d *decoder) posOf(n *yaml.Node) Pos {
-	return Pos{File: d.files[n], Line: n.Line, Col: n.Column}
+	return Pos{File: d.fileOf(n), Line: n.Line, Col: n.Column}
+}
+
+// fileOf is the source file of node n (profiles merge several).
+func (d *decoder) fileOf(n *yaml.Node) string {
+	if file, ok := d.files[n]; ok {
+		return file
+	}
+	return d.file
 }
 
 // report adds a problem at pos, about the value at path. Once the list is
@@ -164,12 +181,80 @@ func (d *decoder) errorAt(path, format string, args ...any) {
 // posAt is the position of the value at path, or of its nearest decoded
 // ancestor.
 func (d *decoder) posAt(path string) Pos {
-	p, ok := d.pos[path]
-	for q := path; !ok && q != ""; {
-		q = parentPath(q)
-		p, ok = d.pos[q]
+	for q := path; ; q = parentPath(q) {
+		if p, ok := d.at(q); ok || q == "" {
+			return p
+		}
 	}
-	return p
+}
+
+// at is the position of the value at path, if it was written.
+func (d *decoder) at(path string) (Pos, bool) {
+	if p, ok := d.pos[path]; ok {
+		return p, true
+	}
+	if d.tree != nil {
+		if n := d.nodeAt(d.tree, path); n != nil {
+			return d.posOf(n), true
+		}
+	}
+	return Pos{}, false
+}
+
+// nodeAt finds the node at a decoder path (hops.radio.jitter.file,
+// schedule[2].jitter.file) in a tree, or nil.
+func (d *decoder) nodeAt(root *yaml.Node, path string) *yaml.Node {
+	n := resolve(root)
+	if path == "" {
+		return n
+	}
+	for _, step := range strings.Split(path, ".") {
+		key, rest, _ := strings.Cut(step, "[")
+		if n.Kind != yaml.MappingNode {
+			return nil
+		}
+		i := d.keyIndex(n, key)
+		if i < 0 {
+			return nil
+		}
+		n = resolve(n.Content[i+1])
+		for rest != "" {
+			var index string
+			index, rest, _ = strings.Cut(rest, "]")
+			rest = strings.TrimPrefix(rest, "[")
+			k, err := strconv.Atoi(index)
+			if err != nil || n.Kind != yaml.SequenceNode || k < 0 || k >= len(n.Content) {
+				return nil
+			}
+			n = resolve(n.Content[k])
+		}
+	}
+	return n
+}
+
+// keyIndex is mappingIndex, through an index for a mapping of many keys
+// (the hops, the flows) made the first time it is looked in, so that
+// looking up a path in each of N hops is not N² comparisons.
+func (d *decoder) keyIndex(n *yaml.Node, key string) int {
+	const scanned = 16 // keys: a struct's, or a few names
+	if len(n.Content) <= 2*scanned {
+		return mappingIndex(n, key)
+	}
+	index, ok := d.keys[n]
+	if !ok {
+		index = make(map[string]int, len(n.Content)/2)
+		for i := len(n.Content) - 2; i >= 0; i -= 2 { // the first of a key given twice, as mappingIndex
+			index[resolve(n.Content[i]).Value] = i
+		}
+		if d.keys == nil {
+			d.keys = map[*yaml.Node]map[string]int{}
+		}
+		d.keys[n] = index
+	}
+	if i, ok := index[key]; ok {
+		return i
+	}
+	return -1
 }
 
 // within reports whether path p is q or inside it.
@@ -216,7 +301,9 @@ func describe(n *yaml.Node) string {
 // decode fills v from n. path names v in messages, e.g. hops.core-up.rate.
 func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	n = resolve(n)
-	d.pos[path] = d.posOf(n)
+	if d.tree == nil {
+		d.pos[path] = d.posOf(n)
+	}
 	if v.CanAddr() {
 		switch p := v.Addr().Interface().(type) {
 		case nodeDecoder:
@@ -282,9 +369,8 @@ func (d *decoder) decodeSlice(n *yaml.Node, v reflect.Value, path string) {
 }
 
 func (d *decoder) decodeBasic(n *yaml.Node, v reflect.Value, path string) {
-	want := wantOf(v.Type())
 	if n.Kind != yaml.ScalarNode || isNull(n) {
-		d.errorf(n, path, "want %s, got %s", want, describe(n))
+		d.errorf(n, path, "want %s, got %s", wantOf(v.Type()), describe(n))
 		return
 	}
 	var err error
@@ -323,7 +409,7 @@ func (d *decoder) decodeBasic(n *yaml.Node, v reflect.Value, path string) {
 		panic("profiles: no decoder for " + v.Type().String())
 	}
 	if err != nil {
-		d.errorf(n, path, "%q is not %s", n.Value, want)
+		d.errorf(n, path, "%q is not %s", n.Value, wantOf(v.Type()))
 	}
 }
 
@@ -518,7 +604,19 @@ type Map[T any] struct {
 	index map[string]int // the position of each name, once decoded
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]*$`)
+// validName reports whether name is letters, digits, _ and - (not
+// first): a name can be written in a path (hops.NAME.rate).
+func validName(name string) bool {
+	for i, c := range []byte(name) {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_':
+		case c == '-' && i > 0:
+		default:
+			return false
+		}
+	}
+	return name != ""
+}
 
 func (m *Map[T]) decodeNode(d *decoder, n *yaml.Node, path string) {
 	if isNull(n) {
@@ -528,9 +626,15 @@ func (m *Map[T]) decodeNode(d *decoder, n *yaml.Node, path string) {
 		d.errorf(n, path, "want a mapping of names to %s, got %s", wantOf(reflect.TypeFor[T]()), describe(n))
 		return
 	}
+	if m.Names == nil && m.index == nil && len(n.Content) > 0 {
+		// Sized once, not grown through a copy at each doubling.
+		m.Names = make([]string, 0, len(n.Content)/2)
+		m.Values = make([]*T, 0, len(n.Content)/2)
+		m.index = make(map[string]int, len(n.Content)/2)
+	}
 	forEachPair(d, n, path, func(name string, k, val *yaml.Node) {
 		switch {
-		case !nameRE.MatchString(name):
+		case !validName(name):
 			d.errorf(k, join(path, name), "is not a valid name (letters, digits, _ and -)")
 		case m.Index(name) >= 0:
 			d.errorf(k, join(path, name), "given twice")
@@ -592,6 +696,10 @@ func (d *decoder) parseYAML(file string, data []byte) (*yaml.Node, error) {
 		root.HeadComment = joinComments(doc.HeadComment, root.HeadComment)
 		root.FootComment = joinComments(root.FootComment, doc.FootComment)
 	}
+	if d.file == "" {
+		d.file = file
+		return root, nil
+	}
 	var mark func(*yaml.Node)
 	mark = func(n *yaml.Node) {
 		d.files[n] = file
@@ -599,7 +707,9 @@ func (d *decoder) parseYAML(file string, data []byte) (*yaml.Node, error) {
 			mark(c)
 		}
 	}
-	mark(root)
+	if file != d.file {
+		mark(root)
+	}
 	return root, nil
 }
 

@@ -44,7 +44,7 @@ const maxDelayErrors = 10
 // reported at the file's own line and column; at is the path of the key
 // that names the file, next to its unit.
 func (d *decoder) readDelays(name string, unit *TimeUnit, at string) ([]time.Duration, string) {
-	data, file, err := readRelated(d.pos[at].File, name)
+	data, file, err := readRelated(d.posAt(at).File, name)
 	if err != nil {
 		d.errorAt(at, "cannot read %s: %s", file, fileProblem(err))
 		return nil, file

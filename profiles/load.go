@@ -25,6 +25,11 @@ type Loaded struct {
 	written  *yaml.Node // the resolved tree as written, comments and all
 	defaults []string   // "path: value" of what runs with a default
 	files    []string   // the files on disk it was made from
+	// reparse loads the profile again with its tree kept, for AsWritten,
+	// when written was not kept: the tree takes some thirty times the
+	// file's size in memory (40 MB for 10 000 hops and flows), which only
+	// hilrig show needs.
+	reparse func() (*Loaded, error)
 }
 
 // Files are the files on disk the profile was made from: its own, those
@@ -73,6 +78,16 @@ func read(ref string) ([]byte, string, error) {
 // Parse decodes and validates a profile from YAML text; source names it in
 // messages and anchors the files it refers to.
 func Parse(source string, data []byte, sets ...string) (*Loaded, error) {
+	l, err := parse(source, data, sets, (*decoder).decodeProfile)
+	if err != nil {
+		return nil, err
+	}
+	l.reparse = func() (*Loaded, error) { return parse(source, data, sets, (*decoder).load) }
+	return l, nil
+}
+
+// parse is Parse, loading the resolved tree with load.
+func parse(source string, data []byte, sets []string, load func(*decoder, *yaml.Node, string) (*Loaded, error)) (*Loaded, error) {
 	d := newDecoder()
 	root, err := d.parseYAML(source, data)
 	if err != nil {
@@ -84,12 +99,25 @@ func Parse(source string, data []byte, sets ...string) (*Loaded, error) {
 	for i, set := range sets {
 		root = d.applySet(root, set, i+1)
 	}
-	return d.load(root, source)
+	return load(d, root, source)
 }
 
 // load decodes, validates and builds the resolved tree of the profile at
-// source (extends and overrides laid on it).
+// source (extends and overrides laid on it), and keeps the tree for
+// AsWritten.
 func (d *decoder) load(root *yaml.Node, source string) (*Loaded, error) {
+	l, err := d.decodeProfile(root, source)
+	if err != nil {
+		return nil, err
+	}
+	l.written = root
+	l.defaults = d.unwritten(root, l.Profile, &l.Config, source)
+	return l, nil
+}
+
+// decodeProfile is load without keeping the tree.
+func (d *decoder) decodeProfile(root *yaml.Node, source string) (*Loaded, error) {
+	d.tree = root
 	p := &Profile{}
 	d.decode(root, reflect.ValueOf(p).Elem(), "")
 	p.resolveDefaults()
@@ -103,9 +131,7 @@ func (d *decoder) load(root *yaml.Node, source string) (*Loaded, error) {
 	if err := d.err(); err != nil {
 		return nil, err
 	}
-	l := &Loaded{Profile: p, Source: source, Config: cfg, written: root, files: d.filesRead(p)}
-	l.defaults = d.unwritten(root, p, &cfg, source)
-	return l, nil
+	return &Loaded{Profile: p, Source: source, Config: cfg, files: d.filesRead(p)}, nil
 }
 
 // filesRead lists the files on disk that went into p: those parsed (the
@@ -117,6 +143,7 @@ func (d *decoder) filesRead(p *Profile) []string {
 			read[file] = true
 		}
 	}
+	note(d.file)
 	for _, file := range d.files {
 		note(file)
 	}

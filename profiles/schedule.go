@@ -134,7 +134,7 @@ func (p *Profile) buildSchedule(d *decoder) ([]emulator.Scheduled, []Phase) {
 			continue
 		}
 		if every > 0 {
-			p.periods = append(p.periods, recurringEntry{path + ".every", d.pos[path+".every"], every})
+			p.periods = append(p.periods, recurringEntry{path + ".every", d.posAt(path + ".every"), every})
 		}
 		w := Window{From: at, To: end, Every: every, Count: count, ToEnd: true}
 		if length > 0 {

@@ -19,6 +19,13 @@ import (
 // they were not written. Parsing the result gives the same engine
 // configuration. This is what hilrig show prints.
 func (l *Loaded) AsWritten() []byte {
+	if l.written == nil && l.reparse != nil {
+		// It loaded once; it loads again unless a file it extends changed
+		// since, and then what it was is rendered from its values.
+		if again, err := l.reparse(); err == nil {
+			l = again
+		}
+	}
 	if l.written == nil {
 		return l.YAML()
 	}
@@ -45,16 +52,16 @@ func (l *Loaded) AsWritten() []byte {
 // that the rendering reads the same file.
 func (d *decoder) unwritten(root *yaml.Node, p *Profile, cfg *emulator.Config, source string) []string {
 	w := defaultsWalker{d: d, root: root, source: source, r: renderer{source: source}, dumped: map[string]string{}}
-	if _, ok := d.pos["name"]; !ok {
+	if _, ok := d.at("name"); !ok {
 		w.defaults = append(w.defaults, "name: "+p.Name)
 	}
-	if _, ok := d.pos["seed"]; !ok {
+	if _, ok := d.at("seed"); !ok {
 		w.defaults = append(w.defaults, "seed: 0")
 	}
 	for i, name := range p.Hops.Names {
 		for _, k := range emulator.HopKeys() {
 			at := "hops." + name + "." + k.Key
-			if _, written := d.pos[at]; !written && k.DefaultMatters(&cfg.Hops[i].HopParams) {
+			if _, written := d.at(at); !written && k.DefaultMatters(&cfg.Hops[i].HopParams) {
 				w.defaults = append(w.defaults, at+": "+k.Default)
 			}
 		}
@@ -128,7 +135,7 @@ func (w *defaultsWalker) walk(v reflect.Value, path string) {
 			continue // a scalar: nothing in it to default
 		}
 		at := join(path, f.name)
-		if _, written := w.d.pos[at]; !written && fv.Kind() == reflect.Pointer {
+		if _, written := w.d.at(at); !written && fv.Kind() == reflect.Pointer {
 			w.defaults = append(w.defaults, at+": "+w.dump(w.r.node(fv.Elem(), 3)))
 			continue
 		}
@@ -143,41 +150,13 @@ func (w *defaultsWalker) renameFile(v reflect.Value, path string) {
 	if !ok || f.fileRead() == "" {
 		return
 	}
-	n := nodeAt(w.root, join(path, "file"))
+	n := w.d.nodeAt(w.root, join(path, "file"))
 	if n == nil {
-		n = nodeAt(w.root, path) // the short form, trace: FILE
+		n = w.d.nodeAt(w.root, path) // the short form, trace: FILE
 	}
-	if n != nil && n.Kind == yaml.ScalarNode && w.d.files[n] != w.source {
+	if n != nil && n.Kind == yaml.ScalarNode && w.d.fileOf(n) != w.source {
 		n.Value = w.r.relative(f.fileRead())
 	}
-}
-
-// nodeAt finds the node at a decoder path (hops.radio.jitter.file,
-// schedule[2].jitter.file) in a tree, or nil.
-func nodeAt(root *yaml.Node, path string) *yaml.Node {
-	n := resolve(root)
-	for _, step := range strings.Split(path, ".") {
-		key, rest, _ := strings.Cut(step, "[")
-		if n.Kind != yaml.MappingNode {
-			return nil
-		}
-		i := mappingIndex(n, key)
-		if i < 0 {
-			return nil
-		}
-		n = resolve(n.Content[i+1])
-		for rest != "" {
-			var index string
-			index, rest, _ = strings.Cut(rest, "]")
-			rest = strings.TrimPrefix(rest, "[")
-			k, err := strconv.Atoi(index)
-			if err != nil || n.Kind != yaml.SequenceNode || k >= len(n.Content) {
-				return nil
-			}
-			n = resolve(n.Content[k])
-		}
-	}
-	return n
 }
 
 // YAML renders the resolved profile (after extends, --set and defaults) in

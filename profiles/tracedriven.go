@@ -56,7 +56,7 @@ func (r *TraceRef) decodeNode(d *decoder, n *yaml.Node, path string) {
 	if d.scalarOr(n, path, &r.File, (*plain)(r)) {
 		// trace: FILE is {file: FILE}: its problems are the file's, at the
 		// same path as in the long form.
-		d.pos[path+".file"] = d.pos[path]
+		d.pos[path+".file"] = d.posOf(n)
 	}
 }
 
@@ -115,7 +115,7 @@ func (r traceRow) fate() fate {
 // (or path, when no flow was given) for the choice of flow.
 func (d *decoder) readSeries(ref *TraceRef, path string, loss bool) (delays []time.Duration, lost []bool) {
 	at := path + ".file"
-	data, file, err := readRelated(d.pos[at].File, ref.File)
+	data, file, err := readRelated(d.posAt(at).File, ref.File)
 	ref.readFrom = file
 	if err != nil {
 		d.errorAt(at, "cannot read %s: %s", file, fileProblem(err))

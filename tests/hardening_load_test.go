@@ -1,0 +1,152 @@
+package tests
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hilrig/hilrig/profiles"
+)
+
+// largeProfile is a valid profile of n hops and n flows (issue 21's load
+// row: 10 000 of each make some 1.4 MB of YAML). Each hop has a few keys,
+// each flow a two-hop route, Poisson traffic and no trace, so that every
+// hop and flow is decoded, resolved and built as a written one is.
+func largeProfile(n int) []byte {
+	var b strings.Builder
+	b.Grow(n * 150)
+	b.WriteString("name: large\nseed: 1\nduration: 10s\nhops:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  h%d: {rate: %dMbit, delay: %dus, queue: 30000B}\n", i, 10+i%90, 100+i%1000)
+	}
+	b.WriteString("flows:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  f%d: {route: [h%d, h%d], traffic: {poisson: {rate: %dkbit, size: 100B}}, trace: false}\n", i, i, (i+1)%n, 10+i%500)
+	}
+	return []byte(b.String())
+}
+
+// largeHops is the size of issue 21's profile.
+const largeHops = 10_000
+
+// BenchmarkParseLarge is profiles.Parse of the large profile in-process:
+// the part of hilrig check to profile (-cpuprofile, -memprofile).
+func BenchmarkParseLarge(b *testing.B) {
+	data := largeProfile(largeHops)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := profiles.Parse("large.yaml", data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCheckLarge is `hilrig check` of the large profile through the
+// binary, process start to exit, with the process's own peak resident
+// memory (VmHWM as it exits).
+func BenchmarkCheckLarge(b *testing.B) {
+	file := filepath.Join(b.TempDir(), "large.yaml")
+	if err := os.WriteFile(file, largeProfile(largeHops), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	var peak int64
+	var wall time.Duration
+	for b.Loop() {
+		start := time.Now()
+		p, code := residentPeak(b, exec.Command(hilrig, "check", file))
+		wall += time.Since(start)
+		if code != 0 {
+			b.Fatalf("hilrig check exited %d", code)
+		}
+		peak = max(peak, p)
+	}
+	b.ReportMetric(float64(peak)/(1<<20), "peak-MB")
+}
+
+// TestCheckLarge checks the large profile through the binary: it loads,
+// with its counts, within a bound of its peak resident memory. Of the
+// peak (some 100 MB), 26 MB are the binary's own pages and most of the
+// rest yaml.v4's node tree (35 MB live) twice over, as the collector lets
+// the heap grow to twice what is live; a position or a file recorded per
+// value (130 MB and more before) does not fit under the bound.
+func TestCheckLarge(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "large.yaml")
+	if err := os.WriteFile(file, largeProfile(largeHops), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(hilrig, "check", file)
+	out, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	cmd.Stdout = out
+	peak, code := residentPeak(t, cmd)
+	if code != 0 {
+		t.Fatalf("hilrig check exited %d", code)
+	}
+	got, _ := os.ReadFile(out.Name())
+	if want := "ok  " + file + " (10000 hops, 10000 flows, 0 schedule entries)\n"; string(got) != want {
+		t.Errorf("hilrig check said %q, want %q", got, want)
+	}
+	const bound = 120 << 20
+	if peak > bound {
+		t.Errorf("hilrig check of %d hops and flows peaked at %d MB resident, want at most %d MB", largeHops, peak>>20, bound>>20)
+	}
+}
+
+// TestLoadedKeepsNoTree checks what a loaded profile keeps in memory: its
+// values and engine configuration, not the YAML node tree (some thirty
+// times the file's size) that only hilrig show renders, and which it
+// parses again for it. hilrig sim holds the profile for the whole run.
+func TestLoadedKeepsNoTree(t *testing.T) {
+	data := largeProfile(largeHops)
+	heapAfterGC := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heapAfterGC()
+	l, err := profiles.Parse("large.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := heapAfterGC() - before
+	// The tree alone is over 35 MB; the profile's values and the engine's
+	// configuration are about 5 MB, and the text to parse again 1.5 MB.
+	if limit := uint64(15 << 20); kept > limit {
+		t.Errorf("a loaded profile of %d hops and flows keeps %d MB, want at most %d MB", largeHops, kept>>20, limit>>20)
+	}
+	if shown := l.AsWritten(); !bytes.HasPrefix(shown, []byte("name: large\n")) || !bytes.Contains(shown, []byte("  f9999:")) {
+		t.Errorf("AsWritten of the large profile begins %q", shown[:min(len(shown), 200)])
+	}
+	runtime.KeepAlive(l)
+}
+
+// TestParseLargeAllocates bounds what loading the large profile allocates
+// in all (which the garbage collector then has to follow and free, and
+// which sets the process's peak): yaml.v4's node tree and parser take
+// some 45 MB of it and the profile's values and engine configuration some
+// 20 with their slices' growth; positions are not recorded per value (the
+// decoder finds them in the tree when a message needs one), nor the file
+// of each node.
+func TestParseLargeAllocates(t *testing.T) {
+	data := largeProfile(largeHops)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := profiles.Parse("large.yaml", data); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if allocated, limit := after.TotalAlloc-before.TotalAlloc, uint64(100<<20); allocated > limit {
+		t.Errorf("loading %d hops and flows allocated %d MB, want at most %d MB", largeHops, allocated>>20, limit>>20)
+	}
+}
