@@ -234,7 +234,7 @@ func BenchmarkRunModelRate(b *testing.B) {
 	for _, period := range []time.Duration{time.Millisecond, 500 * time.Microsecond, 250 * time.Microsecond, 100 * time.Microsecond, 50 * time.Microsecond, 20 * time.Microsecond} {
 		b.Run("exchange="+period.String(), func(b *testing.B) {
 			for range b.N {
-				runModelRate(b, sink, period, 2*time.Second).report(b, 2*time.Second)
+				runModelRate(b, sink, period, 2*time.Second).report(b)
 			}
 		})
 	}
