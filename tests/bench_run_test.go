@@ -1,9 +1,7 @@
 package tests
 
 import (
-	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"runtime"
 	"slices"
@@ -232,50 +230,11 @@ func BenchmarkPtyCrossing(b *testing.B) {
 // and a p99 lateness under a tenth of the period is the real-time step
 // rate BENCHMARKS.md quotes. Run with -benchtime=1x: each run takes 2 s.
 func BenchmarkRunModelRate(b *testing.B) {
-	sink, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer sink.Close()
-	go func() {
-		buf := make([]byte, 2048)
-		for {
-			if _, _, err := sink.ReadFromUDP(buf); err != nil {
-				return
-			}
-		}
-	}()
+	sink := udpSink(b)
 	for _, period := range []time.Duration{time.Millisecond, 500 * time.Microsecond, 250 * time.Microsecond, 100 * time.Microsecond, 50 * time.Microsecond, 20 * time.Microsecond} {
 		b.Run("exchange="+period.String(), func(b *testing.B) {
-			bench := fmt.Sprintf(`endpoints:
-  car:  {model: {name: quarter-car, cut: CP2, exchange: %v}}
-  seat: {udp: {dial: "%s"}}
-bind:
-  m2s: {from: car, to: seat}
-  s2m: {from: seat, to: car}
-`, period, sink.LocalAddr())
 			for range b.N {
-				rig := startRig(b, direct, bench, "--duration", "2s")
-				if code := rig.wait(); code != 0 {
-					b.Fatalf("exit %d: %s", code, rig.stderr.String())
-				}
-				data, _ := os.ReadFile(rig.summary)
-				var s struct {
-					Models []struct {
-						Exchanges    uint64             `json:"exchanges"`
-						Overruns     uint64             `json:"overruns"`
-						StepLateness map[string]float64 `json:"step_lateness_s"`
-					} `json:"models"`
-				}
-				if err := json.Unmarshal(data, &s); err != nil || len(s.Models) != 1 {
-					b.Fatalf("summary: %v", err)
-				}
-				m := s.Models[0]
-				b.ReportMetric(float64(m.Exchanges)/2, "exchanges/s")
-				b.ReportMetric(float64(m.Overruns), "overruns")
-				b.ReportMetric(m.StepLateness["p50"]*1e6, "late-p50-µs")
-				b.ReportMetric(m.StepLateness["p99"]*1e6, "late-p99-µs")
-				b.ReportMetric(m.StepLateness["max"]*1e6, "late-max-µs")
+				runModelRate(b, sink, period, 2*time.Second).report(b)
 			}
 		})
 	}
