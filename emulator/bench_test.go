@@ -80,7 +80,7 @@ func retainedPerFlow(b testing.TB, cfg Config, d time.Duration) float64 {
 	inFlight := uintptr(len(n.pool.free))*(unsafe.Sizeof(Frame{})+unsafe.Sizeof((*Frame)(nil))) +
 		uintptr(cap(n.events.items))*unsafe.Sizeof(event{})
 	for i := range n.hops {
-		inFlight += uintptr(len(n.hops[i].waiting.buf)+len(n.hops[i].held.buf)) * unsafe.Sizeof((*Frame)(nil))
+		inFlight += uintptr(len(n.hops[i].serialiser.(*link).waiting.buf)+len(n.hops[i].outage.held.buf)) * unsafe.Sizeof((*Frame)(nil))
 	}
 	retained := float64(after.HeapAlloc) - float64(before.HeapAlloc) - float64(inFlight)
 	runtime.KeepAlive(n)

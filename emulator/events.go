@@ -6,12 +6,11 @@ type eventKind uint8
 
 const (
 	evEmit       eventKind = iota // a flow's source emits its next frame
-	evSerialised                  // a hop's serialiser finishes its frame
+	evSerialiser                  // a hop's serialiser asked to be woken (a frame sent, a station to move on)
 	evExit                        // a frame leaves a hop after propagation
 	evApply                       // a schedule entry takes effect
 	evRevert                      // a schedule entry's duration ends
 	evStart                       // a flow's source reaches its start time
-	evBus                         // a shared bus has a station to move on
 )
 
 // Event classes order simultaneous events: schedule changes at t act on
