@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"fmt"
 	"runtime"
 	"strconv"
 	"testing"
@@ -107,6 +108,26 @@ func BenchmarkFlows(b *testing.B) {
 			}
 			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(hopVisits), "ns/frame-hop")
 			b.ReportMetric(perFlow, "B/flow")
+		})
+	}
+}
+
+// BenchmarkEventQueue is the queue alone in the hold model of a
+// discrete-event run: with pending events queued, each operation pops the
+// earliest and queues one a random time after it, as a run with one
+// pending frame per flow does.
+func BenchmarkEventQueue(b *testing.B) {
+	for _, pending := range []int{10, 10_000} {
+		b.Run(fmt.Sprint(pending), func(b *testing.B) {
+			var q eventQueue
+			s := NewStream(1, "queue")
+			for range pending {
+				q.push(time.Duration(s.Uint64()%uint64(time.Second)), evExit, 0, nil)
+			}
+			for b.Loop() {
+				e := q.pop()
+				q.push(e.at+time.Duration(s.Uint64()%uint64(time.Second)), evExit, 0, nil)
+			}
 		})
 	}
 }

@@ -135,7 +135,7 @@ func New(cfg Config, obs Observer) (*Network, error) {
 		if f := &n.flows[i]; f.traffic != nil {
 			start, stop := f.traffic.Window()
 			f.stop = stop
-			n.events.pushControl(event{at: start, kind: evStart, index: int32(i)}, startRank+uint64(i))
+			n.events.pushControl(start, evStart, i, startRank+uint64(i))
 		}
 	}
 	n.liveRank = startRank + uint64(len(n.flows))
@@ -209,21 +209,21 @@ func (n *Network) newFrame(flowIndex, size int) *Frame {
 }
 
 func (n *Network) dispatch(ev *event) {
-	switch ev.kind {
+	switch ev.kind() {
 	case evEmit:
-		n.emit(int(ev.index), ev.order)
+		n.emit(ev.index(), ev.order)
 	case evSerialiser:
-		n.hops[ev.index].serialiser.Wake(n.now)
+		n.hops[ev.index()].serialiser.Wake(n.now)
 	case evExit:
 		n.exit(ev.frame)
 	case evApply:
-		n.applyScheduled(int(ev.index))
+		n.applyScheduled(ev.index())
 	case evRevert:
-		s := &n.schedule[ev.index]
+		s := &n.schedule[ev.index()]
 		s.Change.revert(n, &s.saved)
-		n.plan(int(ev.index), false)
+		n.plan(ev.index(), false)
 	case evStart:
-		n.switchSource(int(ev.index), true)
+		n.switchSource(ev.index(), true)
 	}
 }
 
@@ -233,7 +233,7 @@ func (n *Network) queueEmit(flowIndex int, at time.Duration) {
 		fl.on = false
 		return
 	}
-	fl.pending = n.events.push(event{at: at, kind: evEmit, index: int32(flowIndex)}, classTraffic)
+	fl.pending = n.events.push(at, evEmit, flowIndex, nil)
 }
 
 // emit makes a flow's next frame, planned by the event of the given order.

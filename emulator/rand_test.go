@@ -137,26 +137,52 @@ func TestHistogramQuantiles(t *testing.T) {
 	}
 }
 
+// TestEventQueueOrder runs the queue as a run does, each event queued
+// after the one being handled: they come out by time, control events
+// before traffic events at the same time, each class in its order (rank or
+// queueing), each with the kind and index it was queued with, up to the
+// largest index an event holds.
 func TestEventQueueOrder(t *testing.T) {
 	var q eventQueue
 	s := NewStream(9, "heap")
-	for i := range 5000 {
-		class := classTraffic
-		if i%7 == 0 {
-			class = classControl
-		}
-		q.push(event{at: time.Duration(s.Uint64() % 50), index: int32(i)}, class)
+	kinds := []eventKind{evEmit, evSerialiser, evExit, evApply, evRevert, evStart}
+	const maxIndex = 1<<(32-kindBits) - 1
+	type queued struct {
+		kind  eventKind
+		index int
 	}
-	prev := q.pop()
-	for q.len() > 0 {
-		e := q.pop()
-		if e.before(&prev) {
-			t.Fatalf("popped %v/%x after %v/%x", e.at, e.order, prev.at, prev.order)
+	sent := map[uint64]queued{} // by order
+	var now event
+	check := func(e event) {
+		if e.before(&now) {
+			t.Fatalf("popped %v/%x after %v/%x", e.at, e.order, now.at, now.order)
 		}
-		if e.at == prev.at && prev.order&classTraffic != 0 && e.order&classTraffic == 0 {
+		if e.at == now.at && now.order&classTraffic != 0 && e.order&classTraffic == 0 {
 			t.Fatal("a control event came after a traffic event at the same time")
 		}
-		prev = e
+		if want := sent[e.order]; e.kind() != want.kind || e.index() != want.index {
+			t.Fatalf("event queued as kind %d of %d came out as kind %d of %d", want.kind, want.index, e.kind(), e.index())
+		}
+		now = e
+	}
+	for i := range 20000 {
+		want := queued{kinds[i%len(kinds)], int(s.Uint64() % (maxIndex + 1))}
+		if i%10 == 0 {
+			want.index = maxIndex
+		}
+		at := now.at + 1 + time.Duration(s.Uint64()%50)
+		if i%7 == 0 {
+			q.pushControl(at, want.kind, want.index, uint64(i)) // the rank is the order
+			sent[uint64(i)] = want
+		} else {
+			sent[q.push(at, want.kind, want.index, nil)] = want
+		}
+		if i%3 == 0 { // the queue grows, to some thousands
+			check(q.pop())
+		}
+	}
+	for q.len() > 0 {
+		check(q.pop())
 	}
 }
 

@@ -131,7 +131,7 @@ func withinTime(t, every time.Duration, k int64) bool {
 func (n *Network) queueSchedule() {
 	for i := range n.schedule {
 		s := &n.schedule[i]
-		n.events.pushControl(event{at: s.At, kind: evApply, index: int32(i)}, s.first)
+		n.events.pushControl(s.At, evApply, i, s.first)
 	}
 }
 
@@ -145,10 +145,10 @@ func (n *Network) applyScheduled(i int) {
 	s.Change.apply(n, &s.saved)
 	n.plan(i, true)
 	if s.For > 0 {
-		n.events.pushControl(event{at: start + s.For, kind: evRevert, index: int32(i)}, rank+1)
+		n.events.pushControl(start+s.For, evRevert, i, rank+1)
 	}
 	if s.applied < s.occurrences() {
-		n.events.pushControl(event{at: start + s.Every, kind: evApply, index: int32(i)}, rank+s.stride)
+		n.events.pushControl(start+s.Every, evApply, i, rank+s.stride)
 	}
 }
 
