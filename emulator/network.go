@@ -88,7 +88,9 @@ func errorf(format string, args ...any) error { return fmt.Errorf(format, args..
 
 // New builds a network. obs may be nil.
 func New(cfg Config, obs Observer) (*Network, error) {
-	n := &Network{seed: cfg.Seed, observer: obs}
+	// Sized at once: a run may have tens of thousands of flows, and
+	// growing the slice by appending would allocate twice what it keeps.
+	n := &Network{seed: cfg.Seed, observer: obs, hops: make([]hop, 0, len(cfg.Hops)), flows: make([]flow, 0, len(cfg.Flows))}
 	var errs []error
 	for i := range cfg.Hops {
 		hc := &cfg.Hops[i] // a copy would escape to the heap: the stages check it through an interface
@@ -98,19 +100,23 @@ func New(cfg Config, obs Observer) (*Network, error) {
 		n.hops = append(n.hops, hop{name: hc.Name, HopParams: hc.HopParams, planned: hc.HopParams})
 	}
 	initStages(n.hops)
+	crossed := make([]int32, len(n.hops)) // by hop, how often the route so far crossed it
 	for _, fc := range cfg.Flows {
 		f := flow{name: fc.Name, route: slices.Clone(fc.Route), traffic: fc.Traffic, lead: fc.Lead}
 		if len(f.route) == 0 {
 			errs = append(errs, errorf("flow %q: empty route", fc.Name))
 		}
-		seen := map[int]int{}
+		f.at = make([]flowHop, 0, len(f.route))
 		for _, h := range f.route {
 			if h < 0 || h >= len(n.hops) {
 				errs = append(errs, errorf("flow %q: route names hop %d of %d", fc.Name, h, len(n.hops)))
 				continue
 			}
-			f.at = append(f.at, flowHop{hop: int32(h), occurrence: int32(seen[h])})
-			seen[h]++
+			f.at = append(f.at, flowHop{hop: int32(h), occurrence: crossed[h]})
+			crossed[h]++
+		}
+		for _, at := range f.at {
+			crossed[at.hop] = 0
 		}
 		if fc.Traffic != nil {
 			f.src = fc.Traffic.newSource()
