@@ -14,6 +14,7 @@ type link struct {
 	waiting    fifo   // frames waiting (not the one being sent)
 	sending    *Frame // frame being sent, nil when idle
 	carry      uint64 // serialisation remainder, kept while back to back
+	transmit   transmitCache
 	lastFinish time.Duration
 	// flapSince is when the flap took effect: its windows count from it.
 	flapSince time.Duration
@@ -63,7 +64,7 @@ func (l *link) serialise(f *Frame, t time.Duration) time.Duration {
 		// Windows' edges fall on whole nanoseconds; nothing to carry.
 		d, l.carry = p.Flap.sendTime(int64(f.Size+p.Overhead), p.Rate, t-l.flapSince), 0
 	case p.Rate > 0:
-		d, l.carry = transmitTime(int64(f.Size+p.Overhead), p.Rate, l.carry)
+		d, l.carry = l.transmit.time(int64(f.Size+p.Overhead), p.Rate, l.carry)
 	}
 	d += p.PerFrame
 	l.sending = f

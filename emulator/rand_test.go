@@ -204,3 +204,37 @@ func TestTransmitTime(t *testing.T) {
 		}
 	}
 }
+
+// TestTransmitCacheIsTransmitTime: the cache gives transmitTime's time
+// and remainder, bit for bit, whether the size and rate repeat (a busy
+// link carrying its remainder) or change, and for any carry.
+func TestTransmitCacheIsTransmitTime(t *testing.T) {
+	s := NewStream(3, "transmit")
+	sizes := []int64{1, 100, 1000, 1500, MaxFrameSize}
+	rates := []Rate{1, 3 * Mbitps, 4 * Mbitps, 7_777_777, Gbitps, 1 << 62}
+	var c transmitCache
+	var carry uint64
+	for i := range 200_000 {
+		size, rate := sizes[s.Intn(len(sizes))], rates[s.Intn(len(rates))]
+		if i%4 != 0 { // mostly the same frame again, as on a busy link
+			size, rate = c.nbytes, c.rate
+		}
+		switch {
+		case c.rate == 0:
+			carry = 0
+		case i%97 == 0: // any carry, a remainder at this rate or not
+			carry = s.Uint64() % (2 * uint64(rate))
+		case rate != c.rate:
+			carry = 0
+		}
+		if rate == 0 {
+			size, rate = sizes[0], rates[0]
+		}
+		wantD, wantRem := transmitTime(size, rate, carry)
+		gotD, gotRem := c.time(size, rate, carry)
+		if gotD != wantD || gotRem != wantRem {
+			t.Fatalf("%d B at %v carrying %d: %v rem %d, want %v rem %d", size, rate, carry, gotD, gotRem, wantD, wantRem)
+		}
+		carry = gotRem
+	}
+}
