@@ -32,13 +32,17 @@ type event struct {
 	order uint64 // class bit, then insertion counter: unique, so ties are deterministic
 	frame *Frame
 	// ref is the kind in the low kindBits and, above them, the index of
-	// the hop, flow or schedule entry it concerns (below 2^29: as many
-	// flows or schedule entries would take over 100 GB).
+	// the hop, flow or schedule entry it concerns (at most maxIndexed, which
+	// New enforces: as many flows would take over 100 GB anyway).
 	ref uint32
 }
 
 // kindBits are the bits of an event's ref that hold its kind.
 const kindBits = 3
+
+// maxIndexed is the most hops, flows or schedule entries a network takes:
+// an event names one in the bits of ref above its kind.
+const maxIndexed = 1<<(32-kindBits) - 1
 
 func (e *event) kind() eventKind { return eventKind(e.ref & (1<<kindBits - 1)) }
 

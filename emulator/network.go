@@ -86,10 +86,27 @@ type flowHop struct {
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
+// checkIndexable refuses a configuration whose hops, flows or schedule
+// entries an event could not name (see event.ref).
+func checkIndexable(hops, flows, entries int) error {
+	for _, c := range []struct {
+		what string
+		n    int
+	}{{"hops", hops}, {"flows", flows}, {"schedule entries", entries}} {
+		if c.n > maxIndexed {
+			return errorf("%d %s: at most %d", c.n, c.what, maxIndexed)
+		}
+	}
+	return nil
+}
+
 // New builds a network. obs may be nil.
 func New(cfg Config, obs Observer) (*Network, error) {
 	// Sized at once: a run may have tens of thousands of flows, and
 	// growing the slice by appending would allocate twice what it keeps.
+	if err := checkIndexable(len(cfg.Hops), len(cfg.Flows), len(cfg.Schedule)); err != nil {
+		return nil, err
+	}
 	n := &Network{seed: cfg.Seed, observer: obs, hops: make([]hop, 0, len(cfg.Hops)), flows: make([]flow, 0, len(cfg.Flows))}
 	var errs []error
 	for i := range cfg.Hops {
