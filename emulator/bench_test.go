@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"fmt"
 	"runtime"
 	"strconv"
 	"testing"
@@ -80,7 +81,7 @@ func retainedPerFlow(b testing.TB, cfg Config, d time.Duration) float64 {
 	inFlight := uintptr(len(n.pool.free))*(unsafe.Sizeof(Frame{})+unsafe.Sizeof((*Frame)(nil))) +
 		uintptr(cap(n.events.items))*unsafe.Sizeof(event{})
 	for i := range n.hops {
-		inFlight += uintptr(len(n.hops[i].waiting.buf)+len(n.hops[i].held.buf)) * unsafe.Sizeof((*Frame)(nil))
+		inFlight += uintptr(len(n.hops[i].serialiser.(*link).waiting.buf)+len(n.hops[i].outage.held.buf)) * unsafe.Sizeof((*Frame)(nil))
 	}
 	retained := float64(after.HeapAlloc) - float64(before.HeapAlloc) - float64(inFlight)
 	runtime.KeepAlive(n)
@@ -107,6 +108,26 @@ func BenchmarkFlows(b *testing.B) {
 			}
 			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N)/float64(hopVisits), "ns/frame-hop")
 			b.ReportMetric(perFlow, "B/flow")
+		})
+	}
+}
+
+// BenchmarkEventQueue is the queue alone in the hold model of a
+// discrete-event run: with pending events queued, each operation pops the
+// earliest and queues one a random time after it, as a run with one
+// pending frame per flow does.
+func BenchmarkEventQueue(b *testing.B) {
+	for _, pending := range []int{10, 10_000} {
+		b.Run(fmt.Sprint(pending), func(b *testing.B) {
+			var q eventQueue
+			s := NewStream(1, "queue")
+			for range pending {
+				q.push(time.Duration(s.Uint64()%uint64(time.Second)), evExit, 0, nil)
+			}
+			for b.Loop() {
+				e := q.pop()
+				q.push(e.at+time.Duration(s.Uint64()%uint64(time.Second)), evExit, 0, nil)
+			}
 		})
 	}
 }

@@ -28,8 +28,9 @@ import (
 //     wins, bit by bit, without destroying anything: the others wait for
 //     the next idle bus. There are no collisions.
 //
-// The bus decides when each frame has been sent; the hop's propagation
-// delay and impairments then apply as on any hop.
+// The bus is its hop's Serialiser: it decides when each frame has been
+// sent; the hop's propagation delay and impairments then apply as on any
+// hop.
 
 // BusKind is the way a bus is shared.
 type BusKind uint8
@@ -224,19 +225,11 @@ type busStation struct {
 	stats    StationStats
 }
 
-// busHost is what a bus tells the network: a frame sent at t (it reached
-// every other station), a frame dropped, and an instant to be woken at.
-type busHost interface {
-	busSent(f *Frame, t time.Duration)
-	busDropped(f *Frame, why Status, t time.Duration)
-	busWake(t time.Duration)
-}
-
 // bus is a shared bus at run time.
 type bus struct {
 	cfg      Bus
-	host     busHost
-	station  []int // per flow
+	host     serialiserHost // a frame is sent when it reached every other station
+	station  []int          // per flow
 	stations []busStation
 	busy     time.Duration
 	// heardIdle is when the channel last fell idle, as the stations hear
@@ -253,7 +246,7 @@ type bus struct {
 // it (the others ""; a flow that is no named station's is a station of its
 // own, of its name). Each station's back-off draws from (seed, hop,
 // station, "backoff").
-func newBus(cfg Bus, flows []string, seed uint64, hop string, host busHost) (*bus, error) {
+func newBus(cfg Bus, flows []string, seed uint64, hop string, host serialiserHost) (*bus, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.check(); err != nil {
 		return nil, err
@@ -288,20 +281,20 @@ func newBus(cfg Bus, flows []string, seed uint64, hop string, host busHost) (*bu
 	return b, nil
 }
 
-// enter takes frame f, from its flow's station, at t.
-func (b *bus) enter(f *Frame, t time.Duration) {
+// Enter takes frame f, from its flow's station, at t.
+func (b *bus) Enter(f *Frame, t time.Duration) {
 	s := &b.stations[b.station[f.Flow]]
 	s.stats.Frames++
 	if s.state != stIdle && !b.cfg.Queue.Admits(s.queue.bytes-int64(b.head(s).Size), int64(s.queue.len()-1), f.Size) {
 		s.stats.QueueDrops++
-		b.host.busDropped(f, QueueDrop, t)
+		b.host.frameDropped(f, QueueDrop, t)
 		return
 	}
 	s.queue.push(f)
 	if s.state == stIdle {
 		b.ready(s, t)
 	}
-	if bytes, frames, _ := b.holding(); bytes > b.peakBytes || frames > b.peakFrames {
+	if bytes, frames, _ := b.Holding(); bytes > b.peakBytes || frames > b.peakFrames {
 		b.peakBytes, b.peakFrames = max(b.peakBytes, bytes), max(b.peakFrames, frames)
 	}
 }
@@ -364,7 +357,7 @@ func (b *bus) deferUntilIdle(s *busStation) {
 		}
 	}
 	s.until = end + b.cfg.Gap
-	b.host.busWake(s.until)
+	b.host.wakeAt(s.until)
 }
 
 // send puts station s's head frame on the channel at t.
@@ -372,7 +365,7 @@ func (b *bus) send(s *busStation, t time.Duration) {
 	s.state, s.start, s.until, s.collided = stSending, t, t+b.cfg.frameTime(b.head(s).Size), false
 	s.attempts++
 	b.sending++
-	b.host.busWake(s.until)
+	b.host.wakeAt(s.until)
 }
 
 // collide makes station s stop when it hears the collision and send the
@@ -383,12 +376,12 @@ func (b *bus) collide(s *busStation, heard time.Duration) {
 		s.until = min(s.until, end)
 	}
 	s.collided = true
-	b.host.busWake(s.until)
+	b.host.wakeAt(s.until)
 }
 
-// wake moves on every station whose transmission or wait ends by t. It
+// Wake moves on every station whose transmission or wait ends by t. It
 // goes in station order, so that an instant resolves the same way each run.
-func (b *bus) wake(t time.Duration) {
+func (b *bus) Wake(t time.Duration) {
 	ended := false
 	for i := range b.stations {
 		if s := &b.stations[i]; s.state == stSending && s.until <= t {
@@ -399,7 +392,7 @@ func (b *bus) wake(t time.Duration) {
 	if b.cfg.Kind == CANBus {
 		if ended {
 			// The next arbitration is when the intermission has passed.
-			b.host.busWake(b.heardIdle + b.cfg.Gap)
+			b.host.wakeAt(b.heardIdle + b.cfg.Gap)
 		}
 		b.arbitrate(t)
 		return
@@ -430,7 +423,7 @@ func (b *bus) finish(s *busStation) {
 		s.stats.Sent++
 		s.stats.Attempts[min(s.attempts, len(s.stats.Attempts))-1]++
 		s.attempts = 0
-		b.host.busSent(f, t+b.cfg.Propagation)
+		b.host.frameSent(f, t+b.cfg.Propagation)
 		b.next(s, t)
 		return
 	}
@@ -440,7 +433,7 @@ func (b *bus) finish(s *busStation) {
 		s.stats.Dropped++
 		s.stats.Attempts[len(s.stats.Attempts)-1]++
 		s.attempts = 0
-		b.host.busDropped(f, CollisionDrop, t)
+		b.host.frameDropped(f, CollisionDrop, t)
 		b.next(s, t)
 		return
 	}
@@ -455,7 +448,7 @@ func (b *bus) finish(s *busStation) {
 	s.stats.BackOffs++
 	s.stats.BackOffTime += wait
 	s.state, s.until = stWaiting, t+wait
-	b.host.busWake(s.until)
+	b.host.wakeAt(s.until)
 }
 
 // next has station s go on with its next frame.
@@ -465,7 +458,7 @@ func (b *bus) next(s *busStation, t time.Duration) {
 		return
 	}
 	s.state, s.until = stWaiting, t+b.cfg.Gap
-	b.host.busWake(s.until)
+	b.host.wakeAt(s.until)
 }
 
 // canReady: a CAN station with a frame joins the next arbitration: now if
@@ -473,7 +466,7 @@ func (b *bus) next(s *busStation, t time.Duration) {
 func (b *bus) canReady(s *busStation, t time.Duration) {
 	s.state, s.until = stDeferred, max(t, b.heardIdle+b.cfg.Gap)
 	if b.sending == 0 {
-		b.host.busWake(s.until)
+		b.host.wakeAt(s.until)
 	}
 }
 
@@ -518,8 +511,16 @@ func (b *bus) Stats() BusStats {
 	return out
 }
 
-// holding says what waits at the stations (not the frames being sent).
-func (b *bus) holding() (bytes int64, frames int, busy bool) {
+// Changed: a bus's rate, queue, overhead, time per frame and flap are its
+// own (busOwnFields), which the hop's cannot change; the others do not
+// reach it.
+func (b *bus) Changed(HopField, time.Duration) {}
+
+// busOwnFields are the hop keys a bus has its own of.
+const busOwnFields = FieldRate | FieldQueue | FieldOverhead | FieldPerFrame | FieldFlap
+
+// Holding says what waits at the stations (not the frames being sent).
+func (b *bus) Holding() (bytes int64, frames int, busy bool) {
 	for i := range b.stations {
 		s := &b.stations[i]
 		bytes, frames = bytes+s.queue.bytes, frames+s.queue.len()
@@ -531,8 +532,8 @@ func (b *bus) holding() (bytes int64, frames int, busy bool) {
 	return bytes, frames, busy
 }
 
-// drain hands every frame the stations still hold to put.
-func (b *bus) drain(put func(*Frame)) {
+// Drain hands every frame the stations still hold to put.
+func (b *bus) Drain(put func(*Frame)) {
 	for i := range b.stations {
 		for q := &b.stations[i].queue; q.len() > 0; {
 			put(q.pop())
@@ -540,49 +541,26 @@ func (b *bus) drain(put func(*Frame)) {
 	}
 }
 
-// peak is the most that waited at the stations at once.
-func (b *bus) peak() (bytes int64, frames int) { return b.peakBytes, b.peakFrames }
+// Peak is the most that waited at the stations at once.
+func (b *bus) Peak() (bytes int64, frames int) { return b.peakBytes, b.peakFrames }
 
-// buildBuses makes the bus of every hop configured as one.
-func (n *Network) buildBuses(cfg Config) (errs []error) {
-	for i, hc := range cfg.Hops {
-		if hc.Bus == nil {
-			continue
-		}
-		if hc.Rate != 0 || hc.Queue != (Limit{}) || hc.Overhead != 0 || hc.PerFrame != 0 || hc.Flap != (Flap{}) {
-			errs = append(errs, errorf("hop %q: a bus's rate, queue, overhead, time per frame and flap are the bus's own", hc.Name))
-			continue
-		}
-		crossing := make([]string, len(n.flows))
-		for f := range n.flows {
-			if slices.Contains(n.flows[f].route, i) {
-				crossing[f] = n.flows[f].name
-			}
-		}
-		b, err := newBus(*hc.Bus, crossing, cfg.Seed, hc.Name, busPort{n, int32(i)})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("hop %q: %w", hc.Name, err))
-			continue
-		}
-		n.hops[i].bus = b
+// newHopBus makes hop i's bus, whose host is port.
+func (n *Network) newHopBus(cfg Config, i int, port *hopPort) (*bus, error) {
+	hc := &cfg.Hops[i]
+	if hc.Rate != 0 || hc.Queue != (Limit{}) || hc.Overhead != 0 || hc.PerFrame != 0 || hc.Flap != (Flap{}) {
+		return nil, errorf("hop %q: a bus's rate, queue, overhead, time per frame and flap are the bus's own", hc.Name)
 	}
-	return errs
-}
-
-// busPort is how a hop's bus reaches the network.
-type busPort struct {
-	n   *Network
-	hop int32
-}
-
-// busSent: the frame has reached every station at t; the hop's delay and
-// impairments after the serialiser apply as on any hop.
-func (p busPort) busSent(f *Frame, t time.Duration) { p.n.propagate(f, &p.n.hops[p.hop], t) }
-
-func (p busPort) busDropped(f *Frame, why Status, t time.Duration) { p.n.drop(f, why, t) }
-
-func (p busPort) busWake(t time.Duration) {
-	p.n.events.push(event{at: t, kind: evBus, index: p.hop}, classTraffic)
+	crossing := make([]string, len(n.flows))
+	for f := range n.flows {
+		if slices.Contains(n.flows[f].route, i) {
+			crossing[f] = n.flows[f].name
+		}
+	}
+	b, err := newBus(*hc.Bus, crossing, cfg.Seed, hc.Name, port)
+	if err != nil {
+		return nil, fmt.Errorf("hop %q: %w", hc.Name, err)
+	}
+	return b, nil
 }
 
 // BusSummary is a shared bus's outcome: the channel's and each station's.

@@ -8,10 +8,11 @@ import (
 	"time"
 )
 
-// busRig drives a bus on its own: frames given at instants, an event
-// queue for its wake-ups, and what came out.
-type busRig struct {
-	b       *bus
+// serialiserRig drives a Serialiser (a bus, or a link) on its own: frames
+// given at instants, an event queue for its wake-ups, and what came out.
+type serialiserRig struct {
+	s       Serialiser
+	b       *bus // s, when it is a bus
 	now     time.Duration
 	wakes   timeHeap
 	sent    []*Frame
@@ -27,14 +28,16 @@ func (h timeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *timeHeap) Push(x any)        { *h = append(*h, x.(time.Duration)) }
 func (h *timeHeap) Pop() any          { o := *h; x := o[len(o)-1]; *h = o[:len(o)-1]; return x }
 
-func (r *busRig) busSent(f *Frame, t time.Duration) {
+func (r *serialiserRig) frameSent(f *Frame, t time.Duration) {
 	r.sent, r.sentAt = append(r.sent, f), append(r.sentAt, t)
 }
-func (r *busRig) busDropped(f *Frame, _ Status, _ time.Duration) { r.dropped = append(r.dropped, f) }
-func (r *busRig) busWake(t time.Duration)                        { heap.Push(&r.wakes, t) }
+func (r *serialiserRig) frameDropped(f *Frame, _ Status, _ time.Duration) {
+	r.dropped = append(r.dropped, f)
+}
+func (r *serialiserRig) wakeAt(t time.Duration) { heap.Push(&r.wakes, t) }
 
-func newBusRig(t testing.TB, cfg Bus, flows int, seed uint64) *busRig {
-	r := &busRig{}
+func newBusRig(t testing.TB, cfg Bus, flows int, seed uint64) *serialiserRig {
+	r := &serialiserRig{}
 	names := make([]string, flows)
 	for i := range names {
 		names[i] = string(rune('a' + i))
@@ -43,33 +46,34 @@ func newBusRig(t testing.TB, cfg Bus, flows int, seed uint64) *busRig {
 	if r.b, err = newBus(cfg, names, seed, "bus", r); err != nil {
 		t.Fatal(err)
 	}
+	r.s = r.b
 	return r
 }
 
-// until runs the bus's wake-ups up to t.
-func (r *busRig) until(t time.Duration) {
+// until runs the serialiser's wake-ups up to t.
+func (r *serialiserRig) until(t time.Duration) {
 	r.run(func(w time.Duration) bool { return w <= t })
 	r.now = max(r.now, t)
 }
 
-// run runs the bus's wake-ups while due says so.
-func (r *busRig) run(due func(time.Duration) bool) {
+// run runs the serialiser's wake-ups while due says so.
+func (r *serialiserRig) run(due func(time.Duration) bool) {
 	for r.wakes.Len() > 0 && due(r.wakes[0]) {
 		w := heap.Pop(&r.wakes).(time.Duration)
 		for r.wakes.Len() > 0 && r.wakes[0] == w {
 			heap.Pop(&r.wakes)
 		}
 		r.now = w
-		r.b.wake(w)
+		r.s.Wake(w)
 	}
 }
 
-// frame gives the bus a frame of flow at t. As in the network's event
+// frame gives the serialiser a frame of flow at t. As in the network's event
 // queue, frames that arrive at one instant all arrive before a wake-up
 // that their arrival asked for at that instant.
-func (r *busRig) frame(flow, size int, t time.Duration) {
+func (r *serialiserRig) frame(flow, size int, t time.Duration) {
 	r.run(func(w time.Duration) bool { return w < t })
-	r.b.enter(&Frame{Flow: flow, Size: size, Sent: t}, t)
+	r.s.Enter(&Frame{Flow: flow, Size: size, Sent: t}, t)
 }
 
 // TestOneStationNeverCollides: frames of one station, however close,

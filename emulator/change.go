@@ -26,9 +26,10 @@ func (n *Network) ApplyNow(changes ...Scheduled) error {
 			perOccurrence++
 		}
 		// The product can pass 2^64 (a change every nanosecond for a
-		// century, with its undo), and liveRank is at most the bound.
+		// century, with its undo), and liveRank can pass the bound by the
+		// flows' starts, ranked after a schedule that took nearly all of it.
 		hi, all := bits.Mul64(perOccurrence, uint64(s.occurrences()))
-		if hi != 0 || all > MaxScheduledChanges-n.liveRank {
+		if hi != 0 || n.liveRank > MaxScheduledChanges || all > MaxScheduledChanges-n.liveRank {
 			return fmt.Errorf("the run has made more than %d changes", uint64(MaxScheduledChanges))
 		}
 		n.schedule = append(n.schedule, scheduleEntry{Scheduled: s, first: n.liveRank, stride: perOccurrence})

@@ -7,10 +7,14 @@
 // of timed changes. Frames enter a flow at a time t; the engine decides when
 // each frame leaves the last hop, or that it is dropped and why.
 //
-// A hop's impairments (loss, duplication, corruption, reordering, a
-// recorded delay, jitter) are Stages: each is one file with its
-// parameters' type, its behaviour and its registration under its hop key,
-// and a hop runs those its parameters turn on, in order.
+// A hop is an ordered list of parts (serialiser.go): the Stages that act
+// as a frame enters it, its Serialiser, the Stages that decide its delay,
+// and its exit. A hop's impairments (loss, duplication, corruption,
+// reordering, a recorded delay, jitter) are Stages: each is one file with
+// its parameters' type, its behaviour and its registration under its hop
+// key, and a hop runs those its parameters turn on, in order. Its
+// Serialiser is a point-to-point link (rate, flap, overhead, time per
+// frame, queue) or a shared bus.
 //
 // The engine is pure: it never reads the wall clock and never does I/O. Time
 // is a time.Duration measured from the start of the run. The same code is

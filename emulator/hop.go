@@ -91,35 +91,16 @@ type HopStats struct {
 	Corrupted  uint64 // frames corrupted here
 }
 
-// OutageMode is what a hop does with frames that would leave it during an
-// outage.
-type OutageMode uint8
-
-// Outage modes.
-const (
-	NoOutage OutageMode = iota
-	OutageDropMode
-	OutageHoldMode
-)
-
 type hop struct {
 	name string
 	HopParams
 
-	waiting    fifo   // frames waiting for the serialiser
-	sending    *Frame // frame being serialised, nil when idle
-	carry      uint64 // serialisation remainder, kept while back to back
-	lastFinish time.Duration
+	// What a frame goes through, in order (see Serialiser): the entering
+	// stages, the serialiser, the propagating stages, the exit.
+	stages     hopStages // the impairments, which read HopParams
+	serialiser Serialiser
+	outage     outage
 
-	bus *bus // a shared bus's stations and channel, or nil
-
-	outage    OutageMode
-	holdLimit Limit
-	held      fifo // frames that left during a hold outage
-
-	stages hopStages // the impairments, which read HopParams
-	// flapSince is when the flap took effect: its windows count from it.
-	flapSince time.Duration
 	// planned is the parameters as the configuration and its schedule
 	// set them, without ApplyNow's changes (Network.Planned).
 	planned HopParams
@@ -130,29 +111,6 @@ type hop struct {
 	stats HopStats
 }
 
-// serialises reports whether frames take time to leave h's serialiser,
-// and so may queue.
-func (h *hop) serialises() bool { return h.HopParams.serialises() }
-
+// serialises reports whether frames take time to leave a hop's serialiser
+// with these parameters, and so may queue.
 func (p *HopParams) serialises() bool { return p.Rate > 0 || p.PerFrame > 0 || p.Flap.active() }
-
-// serialise starts sending f at t and returns when it finishes.
-func (h *hop) serialise(f *Frame, t time.Duration) time.Duration {
-	if t != h.lastFinish {
-		h.carry = 0 // the link went idle: nothing to carry
-	}
-	var d time.Duration
-	switch {
-	case h.Flap.active():
-		// Windows' edges fall on whole nanoseconds; nothing to carry.
-		d, h.carry = h.Flap.sendTime(int64(f.Size+h.Overhead), h.Rate, t-h.flapSince), 0
-	case h.Rate > 0:
-		d, h.carry = transmitTime(int64(f.Size+h.Overhead), h.Rate, h.carry)
-	}
-	d += h.PerFrame
-	h.sending = f
-	// A long queue at a slow rate can be sent past the last instant of
-	// any run: it is in flight at the end.
-	h.lastFinish = later(t, d)
-	return h.lastFinish
-}

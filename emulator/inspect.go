@@ -33,12 +33,9 @@ func (n *Network) HopNow(i int) HopState {
 	h := &n.hops[i]
 	s := HopState{
 		Name: h.name, Params: h.HopParams,
-		QueueBytes: h.waiting.bytes, QueueFrames: h.waiting.len(), Sending: h.sending != nil,
-		HeldFrames: h.held.len(), HeldBytes: h.held.bytes, Outage: h.outage, Changes: h.changes,
+		HeldFrames: h.outage.held.len(), HeldBytes: h.outage.held.bytes, Outage: h.outage.mode, Changes: h.changes,
 	}
-	if h.bus != nil {
-		s.QueueBytes, s.QueueFrames, s.Sending = h.bus.holding()
-	}
+	s.QueueBytes, s.QueueFrames, s.Sending = h.serialiser.Holding()
 	return s
 }
 

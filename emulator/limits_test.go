@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -138,6 +139,25 @@ func TestApplyNowCountsEveryChange(t *testing.T) {
 	}
 	if err := n.ApplyNow(Scheduled{For: 1, Every: 2, Count: 1e18, Change: Outage{Hop: 0, Mode: OutageDropMode}}); err != nil {
 		t.Errorf("2·10^18 changes: %v", err)
+	}
+}
+
+// The flows' starts are ranked after the schedule's changes, so with a
+// schedule of nearly MaxScheduledChanges the next live change's rank is
+// past the bound: it is refused, not counted from a difference that wrapped.
+func TestApplyNowPastTheBoundWithFlows(t *testing.T) {
+	cfg := oneHop(HopParams{})
+	for i := range 10 {
+		cfg.Flows = append(cfg.Flows, FlowConfig{Name: fmt.Sprint("f", i), Route: []int{0}})
+	}
+	drop := Outage{Hop: 0, Mode: OutageDropMode}
+	cfg.Schedule = []Scheduled{
+		{At: 1, Every: 1, Count: 3e18, Change: drop},
+		{At: 1, Every: 1, Count: MaxScheduledChanges - 3e18 - 3, Change: drop},
+	}
+	n := mustNew(t, cfg, nil)
+	if err := n.ApplyNow(Scheduled{Change: drop}); err == nil || !strings.Contains(err.Error(), "more than 4611686018427387904 changes") {
+		t.Errorf("%v, want it refused as too many changes", err)
 	}
 }
 

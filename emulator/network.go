@@ -86,9 +86,28 @@ type flowHop struct {
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
+// checkIndexable refuses a configuration whose hops, flows or schedule
+// entries an event could not name (see event.ref).
+func checkIndexable(hops, flows, entries int) error {
+	for _, c := range []struct {
+		what string
+		n    int
+	}{{"hops", hops}, {"flows", flows}, {"schedule entries", entries}} {
+		if c.n > maxIndexed {
+			return errorf("%d %s: at most %d", c.n, c.what, maxIndexed)
+		}
+	}
+	return nil
+}
+
 // New builds a network. obs may be nil.
 func New(cfg Config, obs Observer) (*Network, error) {
-	n := &Network{seed: cfg.Seed, observer: obs}
+	// Sized at once: a run may have tens of thousands of flows, and
+	// growing the slice by appending would allocate twice what it keeps.
+	if err := checkIndexable(len(cfg.Hops), len(cfg.Flows), len(cfg.Schedule)); err != nil {
+		return nil, err
+	}
+	n := &Network{seed: cfg.Seed, observer: obs, hops: make([]hop, 0, len(cfg.Hops)), flows: make([]flow, 0, len(cfg.Flows))}
 	var errs []error
 	for i := range cfg.Hops {
 		hc := &cfg.Hops[i] // a copy would escape to the heap: the stages check it through an interface
@@ -98,19 +117,23 @@ func New(cfg Config, obs Observer) (*Network, error) {
 		n.hops = append(n.hops, hop{name: hc.Name, HopParams: hc.HopParams, planned: hc.HopParams})
 	}
 	initStages(n.hops)
+	crossed := make([]int32, len(n.hops)) // by hop, how often the route so far crossed it
 	for _, fc := range cfg.Flows {
 		f := flow{name: fc.Name, route: slices.Clone(fc.Route), traffic: fc.Traffic, lead: fc.Lead}
 		if len(f.route) == 0 {
 			errs = append(errs, errorf("flow %q: empty route", fc.Name))
 		}
-		seen := map[int]int{}
+		f.at = make([]flowHop, 0, len(f.route))
 		for _, h := range f.route {
 			if h < 0 || h >= len(n.hops) {
 				errs = append(errs, errorf("flow %q: route names hop %d of %d", fc.Name, h, len(n.hops)))
 				continue
 			}
-			f.at = append(f.at, flowHop{hop: int32(h), occurrence: int32(seen[h])})
-			seen[h]++
+			f.at = append(f.at, flowHop{hop: int32(h), occurrence: crossed[h]})
+			crossed[h]++
+		}
+		for _, at := range f.at {
+			crossed[at.hop] = 0
 		}
 		if fc.Traffic != nil {
 			f.src = fc.Traffic.newSource()
@@ -121,7 +144,7 @@ func New(cfg Config, obs Observer) (*Network, error) {
 		}
 		n.flows = append(n.flows, f)
 	}
-	errs = append(errs, n.buildBuses(cfg)...)
+	errs = append(errs, n.buildSerialisers(cfg)...)
 	startRank, scheduleErrs := n.buildSchedule(cfg.Schedule)
 	n.plannedSaved = make([]HopParams, len(cfg.Schedule))
 	if err := errors.Join(append(errs, scheduleErrs...)...); err != nil {
@@ -135,7 +158,7 @@ func New(cfg Config, obs Observer) (*Network, error) {
 		if f := &n.flows[i]; f.traffic != nil {
 			start, stop := f.traffic.Window()
 			f.stop = stop
-			n.events.pushControl(event{at: start, kind: evStart, index: int32(i)}, startRank+uint64(i))
+			n.events.pushControl(start, evStart, i, startRank+uint64(i))
 		}
 	}
 	n.liveRank = startRank + uint64(len(n.flows))
@@ -209,23 +232,21 @@ func (n *Network) newFrame(flowIndex, size int) *Frame {
 }
 
 func (n *Network) dispatch(ev *event) {
-	switch ev.kind {
+	switch ev.kind() {
 	case evEmit:
-		n.emit(int(ev.index), ev.order)
-	case evSerialised:
-		n.serialised(int(ev.index))
+		n.emit(ev.index(), ev.order)
+	case evSerialiser:
+		n.hops[ev.index()].serialiser.Wake(n.now)
 	case evExit:
 		n.exit(ev.frame)
 	case evApply:
-		n.applyScheduled(int(ev.index))
+		n.applyScheduled(ev.index())
 	case evRevert:
-		s := &n.schedule[ev.index]
+		s := &n.schedule[ev.index()]
 		s.Change.revert(n, &s.saved)
-		n.plan(int(ev.index), false)
+		n.plan(ev.index(), false)
 	case evStart:
-		n.switchSource(int(ev.index), true)
-	case evBus:
-		n.hops[ev.index].bus.wake(n.now)
+		n.switchSource(ev.index(), true)
 	}
 }
 
@@ -235,7 +256,7 @@ func (n *Network) queueEmit(flowIndex int, at time.Duration) {
 		fl.on = false
 		return
 	}
-	fl.pending = n.events.push(event{at: at, kind: evEmit, index: int32(flowIndex)}, classTraffic)
+	fl.pending = n.events.push(at, evEmit, flowIndex, nil)
 }
 
 // emit makes a flow's next frame, planned by the event of the given order.
@@ -268,17 +289,14 @@ func (n *Network) arrive(f *Frame, t time.Duration) {
 	h := &n.hops[hopIndex]
 	f.Hop = hopIndex
 	h.stats.Frames++
-	n.enter(f, h, hopIndex, 0, t)
+	n.enter(f, h, 0, t)
 }
 
 // enter runs the hop's entering stages on f from the first'th on (loss,
-// duplication, corruption), and then puts it on the serialiser, in the
-// queue, or drops it when the queue is full. A copy a stage makes enters
-// right behind f, through the stages after that one. A hop without a rate
-// passes f on at once, unless the schedule removed the rate while a frame
-// was being serialised: then f queues behind it, as the frames already
-// waiting do.
-func (n *Network) enter(f *Frame, h *hop, hopIndex, first int, t time.Duration) {
+// duplication, corruption), and then hands it to the hop's serialiser. A
+// copy a stage makes enters right behind f, through the stages after that
+// one.
+func (n *Network) enter(f *Frame, h *hop, first int, t time.Duration) {
 	var dup *Frame
 	var dupFirst int
 	lost := false
@@ -298,21 +316,11 @@ stages:
 			h.stats.Corrupted++
 		}
 	}
-	switch {
-	case lost:
-	case h.bus != nil:
-		h.bus.enter(f, t)
-	case !h.serialises() && h.sending == nil:
-		n.propagate(f, h, t)
-	case h.sending == nil:
-		n.events.push(event{at: h.serialise(f, t), kind: evSerialised, index: int32(hopIndex)}, classTraffic)
-	case h.Queue.Admits(h.waiting.bytes, int64(h.waiting.len()), f.Size):
-		h.waiting.push(f)
-	default:
-		n.drop(f, QueueDrop, t)
+	if !lost {
+		h.serialiser.Enter(f, t)
 	}
 	if dup != nil {
-		n.enter(dup, h, hopIndex, dupFirst, t)
+		n.enter(dup, h, dupFirst, t)
 	}
 }
 
@@ -325,68 +333,18 @@ func (n *Network) duplicate(f *Frame) *Frame {
 	return c
 }
 
-// serialised is called when a hop's serialiser finishes its frame.
-func (n *Network) serialised(hopIndex int) {
-	h := &n.hops[hopIndex]
-	f := h.sending
-	h.sending = nil
-	if h.waiting.len() > 0 && h.serialises() {
-		next := h.waiting.pop()
-		n.events.push(event{at: h.serialise(next, n.now), kind: evSerialised, index: int32(hopIndex)}, classTraffic)
-	}
-	n.propagate(f, h, n.now)
-	// The schedule made the rate unlimited: what waited goes now, in order.
-	for !h.serialises() && h.waiting.len() > 0 {
-		n.propagate(h.waiting.pop(), h, n.now)
-	}
-}
-
-// propagate sends f, which left h's serialiser at t, on its way out of the
-// hop after the propagation delay and jitter. Unless the hop allows
-// reordering, a frame never leaves before the previous frame of its flow
-// did: jitter, or a delay shortened by the schedule, cannot reorder a flow.
+// propagate sends f, which left h's serialiser at t, through the hop's
+// propagating stages, which decide its delay, to the hop's exit.
 func (n *Network) propagate(f *Frame, h *hop, t time.Duration) {
-	at := &n.flows[f.Flow].at[f.pos]
 	delay := h.Delay
 	for _, st := range h.stages.propagating {
 		var v Verdict
 		if delay, v = st.Propagate(f, n.stageState(f, h, st), delay); v == LeaveNow {
-			f.due = t
-			n.events.push(event{at: t, kind: evExit, frame: f}, classTraffic)
+			n.leaveNow(f, t)
 			return
 		}
 	}
-	exit := later(t, delay)
-	if h.Reorder.Mode != ReorderAllowed {
-		exit = max(exit, at.lastExit)
-		at.lastExit = exit
-	}
-	f.due = exit
-	release := exit
-	if fl := &n.flows[f.Flow]; fl.lead != nil && f.pos == len(fl.at)-1 {
-		// Start the egress line early by its transmission time, but never
-		// before the frame got here, nor before the frame ahead of it.
-		release = max(t, exit-fl.lead(f.Size), at.lastRelease)
-		at.lastRelease = release
-	}
-	n.events.push(event{at: release, kind: evExit, frame: f}, classTraffic)
-}
-
-// exit is the moment f would leave its hop; an outage stops it here.
-func (n *Network) exit(f *Frame) {
-	h := &n.hops[f.Hop]
-	switch h.outage {
-	case OutageDropMode:
-		n.drop(f, OutageDrop, n.now)
-	case OutageHoldMode:
-		if !h.holdLimit.Admits(h.held.bytes, int64(h.held.len()), f.Size) {
-			n.drop(f, OutageDrop, n.now)
-			return
-		}
-		h.held.push(f)
-	default:
-		n.forward(f, n.now)
-	}
+	n.leaveAt(f, h, t, later(t, delay))
 }
 
 // forward moves f, which has left its hop at t, to the next hop or delivers it.
@@ -435,18 +393,12 @@ func (n *Network) Finish() {
 			inside = append(inside, ev.frame)
 		}
 	}
+	put := func(f *Frame) { inside = append(inside, f) }
 	for i := range n.hops {
 		h := &n.hops[i]
-		if h.sending != nil {
-			inside = append(inside, h.sending)
-		}
-		for _, q := range []*fifo{&h.waiting, &h.held} {
-			for q.len() > 0 {
-				inside = append(inside, q.pop())
-			}
-		}
-		if h.bus != nil {
-			h.bus.drain(func(f *Frame) { inside = append(inside, f) })
+		h.serialiser.Drain(put)
+		for h.outage.held.len() > 0 {
+			inside = append(inside, h.outage.held.pop())
 		}
 	}
 	slices.SortFunc(inside, func(a, b *Frame) int {

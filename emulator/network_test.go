@@ -317,6 +317,24 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}
 }
 
+// An event names its hop, flow or schedule entry in the 29 bits above its
+// kind: one more than they hold is refused, not wrapped onto another.
+func TestNewRefusesWhatAnEventCannotName(t *testing.T) {
+	for _, n := range [][3]int{{maxIndexed + 1, 0, 0}, {0, maxIndexed + 1, 0}, {0, 0, maxIndexed + 1}} {
+		if err := checkIndexable(n[0], n[1], n[2]); err == nil {
+			t.Errorf("%v hops, flows, entries: no error", n)
+		}
+	}
+	if err := checkIndexable(maxIndexed, maxIndexed, maxIndexed); err != nil {
+		t.Errorf("at the limit: %v", err)
+	}
+	var e event
+	e.ref = uint32(maxIndexed)<<kindBits | uint32(evExit)
+	if e.index() != maxIndexed || e.kind() != evExit {
+		t.Errorf("ref at the limit reads index %d kind %d", e.index(), e.kind())
+	}
+}
+
 // bottleneck is the topology of profiles/bottleneck.yaml, built by hand.
 func bottleneck(seed uint64, cross Traffic) Config {
 	edge := HopParams{Rate: 100 * Mbitps, Delay: ms, Queue: Limit{30000, Bytes}}

@@ -137,26 +137,52 @@ func TestHistogramQuantiles(t *testing.T) {
 	}
 }
 
+// TestEventQueueOrder runs the queue as a run does, each event queued
+// after the one being handled: they come out by time, control events
+// before traffic events at the same time, each class in its order (rank or
+// queueing), each with the kind and index it was queued with, up to the
+// largest index an event holds.
 func TestEventQueueOrder(t *testing.T) {
 	var q eventQueue
 	s := NewStream(9, "heap")
-	for i := range 5000 {
-		class := classTraffic
-		if i%7 == 0 {
-			class = classControl
-		}
-		q.push(event{at: time.Duration(s.Uint64() % 50), index: int32(i)}, class)
+	kinds := []eventKind{evEmit, evSerialiser, evExit, evApply, evRevert, evStart}
+	const maxIndex = 1<<(32-kindBits) - 1
+	type queued struct {
+		kind  eventKind
+		index int
 	}
-	prev := q.pop()
-	for q.len() > 0 {
-		e := q.pop()
-		if e.before(&prev) {
-			t.Fatalf("popped %v/%x after %v/%x", e.at, e.order, prev.at, prev.order)
+	sent := map[uint64]queued{} // by order
+	var now event
+	check := func(e event) {
+		if e.before(&now) {
+			t.Fatalf("popped %v/%x after %v/%x", e.at, e.order, now.at, now.order)
 		}
-		if e.at == prev.at && prev.order&classTraffic != 0 && e.order&classTraffic == 0 {
+		if e.at == now.at && now.order&classTraffic != 0 && e.order&classTraffic == 0 {
 			t.Fatal("a control event came after a traffic event at the same time")
 		}
-		prev = e
+		if want := sent[e.order]; e.kind() != want.kind || e.index() != want.index {
+			t.Fatalf("event queued as kind %d of %d came out as kind %d of %d", want.kind, want.index, e.kind(), e.index())
+		}
+		now = e
+	}
+	for i := range 20000 {
+		want := queued{kinds[i%len(kinds)], int(s.Uint64() % (maxIndex + 1))}
+		if i%10 == 0 {
+			want.index = maxIndex
+		}
+		at := now.at + 1 + time.Duration(s.Uint64()%50)
+		if i%7 == 0 {
+			q.pushControl(at, want.kind, want.index, uint64(i)) // the rank is the order
+			sent[uint64(i)] = want
+		} else {
+			sent[q.push(at, want.kind, want.index, nil)] = want
+		}
+		if i%3 == 0 { // the queue grows, to some thousands
+			check(q.pop())
+		}
+	}
+	for q.len() > 0 {
+		check(q.pop())
 	}
 }
 
@@ -176,5 +202,39 @@ func TestTransmitTime(t *testing.T) {
 		if got, _ := transmitTime(tc.bytes, tc.rate, 0); got != tc.want {
 			t.Errorf("%d B at %v: %v, want %v", tc.bytes, tc.rate, got, tc.want)
 		}
+	}
+}
+
+// TestTransmitCacheIsTransmitTime: the cache gives transmitTime's time
+// and remainder, bit for bit, whether the size and rate repeat (a busy
+// link carrying its remainder) or change, and for any carry.
+func TestTransmitCacheIsTransmitTime(t *testing.T) {
+	s := NewStream(3, "transmit")
+	sizes := []int64{1, 100, 1000, 1500, MaxFrameSize}
+	rates := []Rate{1, 3 * Mbitps, 4 * Mbitps, 7_777_777, Gbitps, 1 << 62}
+	var c transmitCache
+	var carry uint64
+	for i := range 200_000 {
+		size, rate := sizes[s.Intn(len(sizes))], rates[s.Intn(len(rates))]
+		if i%4 != 0 { // mostly the same frame again, as on a busy link
+			size, rate = c.nbytes, c.rate
+		}
+		switch {
+		case c.rate == 0:
+			carry = 0
+		case i%97 == 0: // any carry, a remainder at this rate or not
+			carry = s.Uint64() % (2 * uint64(rate))
+		case rate != c.rate:
+			carry = 0
+		}
+		if rate == 0 {
+			size, rate = sizes[0], rates[0]
+		}
+		wantD, wantRem := transmitTime(size, rate, carry)
+		gotD, gotRem := c.time(size, rate, carry)
+		if gotD != wantD || gotRem != wantRem {
+			t.Fatalf("%d B at %v carrying %d: %v rem %d, want %v rem %d", size, rate, carry, gotD, gotRem, wantD, wantRem)
+		}
+		carry = gotRem
 	}
 }

@@ -131,7 +131,7 @@ func withinTime(t, every time.Duration, k int64) bool {
 func (n *Network) queueSchedule() {
 	for i := range n.schedule {
 		s := &n.schedule[i]
-		n.events.pushControl(event{at: s.At, kind: evApply, index: int32(i)}, s.first)
+		n.events.pushControl(s.At, evApply, i, s.first)
 	}
 }
 
@@ -145,10 +145,10 @@ func (n *Network) applyScheduled(i int) {
 	s.Change.apply(n, &s.saved)
 	n.plan(i, true)
 	if s.For > 0 {
-		n.events.pushControl(event{at: start + s.For, kind: evRevert, index: int32(i)}, rank+1)
+		n.events.pushControl(start+s.For, evRevert, i, rank+1)
 	}
 	if s.applied < s.occurrences() {
-		n.events.pushControl(event{at: start + s.Every, kind: evApply, index: int32(i)}, rank+s.stride)
+		n.events.pushControl(start+s.Every, evApply, i, rank+s.stride)
 	}
 }
 
@@ -217,7 +217,7 @@ func (c SetHop) check(n *Network) error {
 	if err := n.checkHop(c.Hop); err != nil {
 		return err
 	}
-	if n.hops[c.Hop].bus != nil && c.Set&(FieldRate|FieldQueue|FieldOverhead|FieldPerFrame|FieldFlap) != 0 {
+	if _, isBus := n.hops[c.Hop].serialiser.(*bus); isBus && c.Set&busOwnFields != 0 {
 		return errorf("hop %q is a bus: its rate, queue, overhead, time per frame and flap are the bus's own", n.hops[c.Hop].name)
 	}
 	return c.Params.check()
@@ -228,42 +228,9 @@ func (c SetHop) check(n *Network) error {
 func (h *hop) set(src *HopParams, fields HopField, now time.Duration) {
 	h.HopParams.copyFields(src, fields)
 	h.changes++
-	if fields&(FieldRate|FieldOverhead) != 0 {
-		h.carry = 0 // the remainder was in units of the old rate
-	}
 	h.stages.update(&h.HopParams, fields)
-	if fields&FieldFlap != 0 {
-		h.flapSince = now
-	}
+	h.serialiser.Changed(fields, now)
 }
-
-// Outage takes a hop's output down. Mode OutageDropMode drops every frame
-// that would leave the hop while it lasts; OutageHoldMode holds them and,
-// when the outage ends, releases them all at that instant in their original
-// order. Held frames have left the serialiser, so the queue limit does not
-// apply to them; HoldLimit, when set, bounds the hold buffer and frames over
-// it are dropped as outage_drop. An outage without a duration lasts until
-// the end of the run.
-type Outage struct {
-	Hop       int
-	Mode      OutageMode
-	HoldLimit Limit
-}
-
-func (c Outage) apply(n *Network, _ *savedState) {
-	h := &n.hops[c.Hop]
-	h.outage, h.holdLimit = c.Mode, c.HoldLimit
-}
-
-func (c Outage) revert(n *Network, _ *savedState) {
-	h := &n.hops[c.Hop]
-	h.outage = NoOutage
-	for h.held.len() > 0 {
-		n.forward(h.held.pop(), n.now)
-	}
-}
-
-func (c Outage) check(n *Network) error { return n.checkHop(c.Hop) }
 
 // SwitchTraffic switches a flow's source on or off. Switching off cancels
 // its next frame; switching on starts it afresh (a CBR source sends at once,

@@ -108,21 +108,19 @@ func (n *Network) Summary() Summary {
 	for i := range n.hops {
 		h := &n.hops[i]
 		dropped, _ := dropCounts(&h.stats.Dropped)
-		sum.Hops = append(sum.Hops, HopSummary{
-			Name:            h.name,
-			Frames:          h.stats.Frames,
-			Dropped:         dropped,
-			Duplicated:      h.stats.Duplicated,
-			Corrupted:       h.stats.Corrupted,
-			PeakQueueBytes:  h.waiting.peakBytes,
-			PeakQueueFrames: h.waiting.peakFrames,
-			PeakHeldFrames:  h.held.peakFrames,
-		})
-		if h.bus != nil {
-			last := &sum.Hops[len(sum.Hops)-1]
-			last.Bus = h.bus.summary(n.now)
-			last.PeakQueueBytes, last.PeakQueueFrames = h.bus.peak()
+		hs := HopSummary{
+			Name:           h.name,
+			Frames:         h.stats.Frames,
+			Dropped:        dropped,
+			Duplicated:     h.stats.Duplicated,
+			Corrupted:      h.stats.Corrupted,
+			PeakHeldFrames: h.outage.held.peakFrames,
 		}
+		hs.PeakQueueBytes, hs.PeakQueueFrames = h.serialiser.Peak()
+		if b, ok := h.serialiser.(*bus); ok {
+			hs.Bus = b.summary(n.now)
+		}
+		sum.Hops = append(sum.Hops, hs)
 	}
 	return sum
 }

@@ -92,6 +92,7 @@ type spacing struct {
 	size     int
 	rate     Rate
 	carry    uint64
+	transmit transmitCache
 }
 
 func (s *spacing) restart() { s.carry = 0 }
@@ -100,7 +101,7 @@ func (s *spacing) step() time.Duration {
 	if s.interval > 0 {
 		return s.interval
 	}
-	d, carry := transmitTime(int64(s.size), s.rate, s.carry)
+	d, carry := s.transmit.time(int64(s.size), s.rate, s.carry)
 	s.carry = carry
 	return d
 }
