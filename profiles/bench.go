@@ -29,7 +29,7 @@ type Endpoint struct {
 	Replay *ReplayEndpoint `yaml:"replay" doc:"an endpoint played from a recording of an earlier run (hilrig run --record): the frames its device sent then, at the times they came"`
 }
 
-func (*Endpoint) oneOf() {}
+func (*Endpoint) OneOf() {}
 
 // IsModel reports whether the rig computes the endpoint's frames from a
 // model it runs (a model or an FMU), rather than exchanging them with a
@@ -49,8 +49,8 @@ func (e *Endpoint) frames() *FrameSettings {
 	return e.Device.Frames()
 }
 
-func (Endpoint) typeInfo() typeInfo {
-	return typeInfo{"an endpoint", "{serial: {device: /dev/ttyUSB0, baud: 115200, framing: line}}"}
+func (Endpoint) TypeInfo() TypeInfo {
+	return TypeInfo{"an endpoint", "{serial: {device: /dev/ttyUSB0, baud: 115200, framing: line}}"}
 }
 
 // Binding carries a flow from one endpoint to another.
@@ -59,12 +59,12 @@ type Binding struct {
 	To   EndpointName `yaml:"to,required" doc:"the endpoint the flow's frames are written to"`
 }
 
-func (Binding) typeInfo() typeInfo { return typeInfo{"a binding", "{from: controller, to: plant}"} }
+func (Binding) TypeInfo() TypeInfo { return TypeInfo{"a binding", "{from: controller, to: plant}"} }
 
 // EndpointName refers to an endpoint by name.
 type EndpointName string
 
-func (EndpointName) typeInfo() typeInfo { return typeInfo{"an endpoint name", ""} }
+func (EndpointName) TypeInfo() TypeInfo { return TypeInfo{"an endpoint name", ""} }
 
 // LoadedBench is a bench that parsed and was checked against a profile.
 type LoadedBench struct {
@@ -130,16 +130,16 @@ func LoadBench(path string, profile *Loaded) (*LoadedBench, error) {
 // ParseBench is LoadBench on text; source names it in messages.
 func ParseBench(source string, data []byte, profile *Loaded) (*LoadedBench, error) {
 	b := &Bench{}
-	d, err := decodeFile(source, data, b)
+	d, err := DecodeFile(source, data, b)
 	if err != nil {
 		return nil, err
 	}
 	if b.Name == "" {
-		b.Name = nameOf(source)
+		b.Name = NameOf(source)
 	}
 	bound := b.resolveBindings(d, profile)
 	models := b.check(d, source, bound)
-	if err := d.err(); err != nil {
+	if err := d.Err(); err != nil {
 		return nil, err
 	}
 	return &LoadedBench{Bench: b, Source: source, Models: models, Bound: bound}, nil
@@ -148,7 +148,7 @@ func ParseBench(source string, data []byte, profile *Loaded) (*LoadedBench, erro
 // resolveBindings finds the profile's flow each bind key names: the flow of
 // that name, else, for a role, the flow that has the role. Without a
 // profile a key is taken as a flow's name.
-func (b *Bench) resolveBindings(d *decoder, profile *Loaded) []BoundFlow {
+func (b *Bench) resolveBindings(d *Decoder, profile *Loaded) []BoundFlow {
 	var bound []BoundFlow
 	boundBy := map[string]string{} // flow → the key that binds it
 	for i, key := range b.Bind.Names {
@@ -156,20 +156,20 @@ func (b *Bench) resolveBindings(d *decoder, profile *Loaded) []BoundFlow {
 		bf := BoundFlow{Flow: key, Key: key, From: string(bind.From), To: string(bind.To)}
 		path := "bind." + key
 		if profile != nil && profile.Flows.Index(key) < 0 {
-			if slices.Contains(roles, key) {
+			if slices.Contains(FlowRoles, key) {
 				if bf.Flow = profile.FlowWithRole(FlowRole(key)); bf.Flow == "" {
-					d.errorAt(path, "profile %s has no flow with role %s (its flows are %s): give one of them role: %s, or bind a flow by its name", profile.Name, key, listed(profile.Flows.Names), key)
+					d.ErrorAt(path, "profile %s has no flow with role %s (its flows are %s): give one of them role: %s, or bind a flow by its name", profile.Name, key, Listed(profile.Flows.Names), key)
 				}
 			} else {
-				hint := didYouMean(key, slices.Concat(profile.Flows.Names, roles)).String()
+				hint := DidYouMean(key, slices.Concat(profile.Flows.Names, FlowRoles)).String()
 				if hint == "" {
-					hint = "; its flows are " + listed(profile.Flows.Names) + ", and a bench may bind a role: " + strings.Join(roles, " or ")
+					hint = "; its flows are " + Listed(profile.Flows.Names) + ", and a bench may bind a role: " + strings.Join(FlowRoles, " or ")
 				}
-				d.errorAt(path, "profile %s has no flow %q%s", profile.Name, key, hint)
+				d.ErrorAt(path, "profile %s has no flow %q%s", profile.Name, key, hint)
 			}
 		}
 		if other, twice := boundBy[bf.Flow]; twice && bf.Flow != "" {
-			d.errorAt(path, "binds flow %s, which bind.%s binds already", bf.Flow, other)
+			d.ErrorAt(path, "binds flow %s, which bind.%s binds already", bf.Flow, other)
 		}
 		boundBy[bf.Flow] = key
 		bound = append(bound, bf)
@@ -177,7 +177,7 @@ func (b *Bench) resolveBindings(d *decoder, profile *Loaded) []BoundFlow {
 	return bound
 }
 
-func (b *Bench) check(d *decoder, source string, bound []BoundFlow) map[string]*BenchModel {
+func (b *Bench) check(d *Decoder, source string, bound []BoundFlow) map[string]*BenchModel {
 	models := map[string]*BenchModel{}
 	devices := &deviceCheck{d: d, listening: map[string]string{}}
 	for i, name := range b.Endpoints.Names {
@@ -206,22 +206,22 @@ func (b *Bench) check(d *decoder, source string, bound []BoundFlow) map[string]*
 		from, to := bf.From, bf.To
 		for _, end := range []struct{ key, name string }{{"from", from}, {"to", to}} {
 			if end.name != "" && b.Endpoints.Index(end.name) < 0 {
-				d.errorAt(path+"."+end.key, "no endpoint named %q%s", end.name, didYouMean(end.name, b.Endpoints.Names))
+				d.ErrorAt(path+"."+end.key, "no endpoint named %q%s", end.name, DidYouMean(end.name, b.Endpoints.Names))
 			}
 			used[end.name] = true
 		}
 		if from != "" && from == to {
-			d.errorAt(path+".to", "a flow must go to another endpoint than the one it comes from")
+			d.ErrorAt(path+".to", "a flow must go to another endpoint than the one it comes from")
 		}
 		if other, taken := sources[from]; taken && from != "" {
-			d.errorAt(path+".from", "%s already feeds flow %s; an endpoint feeds one flow", from, other)
+			d.ErrorAt(path+".from", "%s already feeds flow %s; an endpoint feeds one flow", from, other)
 		}
 		sources[from] = bf.Flow
 		b.checkDeviceBinding(d, path, from, to)
 	}
 	for _, name := range b.Endpoints.Names {
 		if !used[name] {
-			d.errorAt("endpoints."+name, "is not used by any binding")
+			d.ErrorAt("endpoints."+name, "is not used by any binding")
 		}
 	}
 	b.checkModelBindings(d, models, bound)
@@ -230,7 +230,7 @@ func (b *Bench) check(d *decoder, source string, bound []BoundFlow) map[string]*
 
 // checkDeviceBinding lets the device at either end of a flow whose frames
 // need a certain device at the other end check it.
-func (b *Bench) checkDeviceBinding(d *decoder, path, from, to string) {
+func (b *Bench) checkDeviceBinding(d *Decoder, path, from, to string) {
 	fi, ti := b.Endpoints.Index(from), b.Endpoints.Index(to)
 	if fi < 0 || ti < 0 {
 		return
@@ -245,4 +245,4 @@ func (b *Bench) checkDeviceBinding(d *decoder, path, from, to string) {
 
 // BenchReference is the key reference of bench files, generated from the
 // schema like the profile reference.
-func BenchReference() string { return reference(reflect.TypeFor[Bench](), "top level") }
+func BenchReference() string { return ReferenceOf(reflect.TypeFor[Bench](), "top level") }

@@ -132,18 +132,18 @@ func schemaOf(kinds []DeviceKind) reflect.Type {
 	return reflect.StructOf(fields)
 }
 
-func (*Endpoint) schemaType() reflect.Type { return endpointSchema() }
+func (*Endpoint) SchemaType() reflect.Type { return endpointSchema() }
 
-// decodeNode decodes an endpoint through its schema, then keeps the one
+// DecodeNode decodes an endpoint through its schema, then keeps the one
 // alternative given.
-func (e *Endpoint) decodeNode(d *decoder, n *yaml.Node, path string) {
+func (e *Endpoint) DecodeNode(d *Decoder, n *yaml.Node, path string) {
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, path, "want %s, got %s", wantOf(reflect.TypeFor[Endpoint]()), describe(n))
+		d.Errorf(n, path, "want %s, got %s", WantOf(reflect.TypeFor[Endpoint]()), Describe(n))
 		return
 	}
 	schema := endpointSchema()
 	s := reflect.New(schema).Elem()
-	d.decodeFields(n, s, path, fieldsOf(schema), true)
+	d.DecodeFields(n, s, path, FieldsOf(schema), true)
 	own := reflect.ValueOf(e).Elem()
 	for i := range schema.NumField() {
 		v := s.Field(i)
@@ -162,7 +162,7 @@ func (e *Endpoint) decodeNode(d *decoder, n *yaml.Node, path string) {
 
 // deviceCheck is what a kind's check needs of the bench around it.
 type deviceCheck struct {
-	d         *decoder
+	d         *Decoder
 	endpoint  string            // the endpoint's name
 	listening map[string]string // "udp ADDR" → the endpoint listening there
 }
@@ -173,7 +173,7 @@ func (c *deviceCheck) listenOnce(path, proto string, addr *string) {
 		return
 	}
 	if other, taken := c.listening[proto+" "+*addr]; taken {
-		c.d.errorAt(path, "%s listens on %s %s already; one socket per address", other, proto, *addr)
+		c.d.ErrorAt(path, "%s listens on %s %s already; one socket per address", other, proto, *addr)
 		return
 	}
 	c.listening[proto+" "+*addr] = c.endpoint
@@ -182,7 +182,7 @@ func (c *deviceCheck) listenOnce(path, proto string, addr *string) {
 // A bindingChecker is a device whose frames need a certain kind of device
 // at the other end of a flow (GPIO edges need pins to replay them on).
 type bindingChecker interface {
-	checkBinding(d *decoder, b *Bench, path, from, to string)
+	checkBinding(d *Decoder, b *Bench, path, from, to string)
 }
 
 // byteKinds lists the kinds a model's frames may go to, for messages.
@@ -206,9 +206,9 @@ func orList(words []string) string {
 
 // checkAddresses checks a socket's listen or dial address, exactly one of
 // which it has.
-func checkAddresses(d *decoder, path string, listen, dial *string) {
+func checkAddresses(d *Decoder, path string, listen, dial *string) {
 	if (listen == nil) == (dial == nil) {
-		d.errorAt(path, "give listen or dial")
+		d.ErrorAt(path, "give listen or dial")
 		return
 	}
 	key, addr := "listen", listen
@@ -220,24 +220,24 @@ func checkAddresses(d *decoder, path string, listen, dial *string) {
 
 // checkHostPort checks an address as the run will use it: host:port, the
 // port a number up to 65535 (a host name is looked up at the run).
-func checkHostPort(d *decoder, path, addr string) bool {
+func checkHostPort(d *Decoder, path, addr string) bool {
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		d.errorAt(path, "%q is not host:port", addr)
+		d.ErrorAt(path, "%q is not host:port", addr)
 		return false
 	}
 	if n, err := strconv.ParseUint(port, 10, 16); err != nil || port == "" {
-		d.errorAt(path, "%q: the port must be a number from 0 to 65535", addr)
+		d.ErrorAt(path, "%q: the port must be a number from 0 to 65535", addr)
 		return false
 	} else if n == 0 && !strings.HasSuffix(path, ".listen") {
-		d.errorAt(path, "%q: port 0 is only for listen (any free port)", addr)
+		d.ErrorAt(path, "%q: port 0 is only for listen (any free port)", addr)
 		return false
 	}
 	return true
 }
 
-func positiveDuration(d *decoder, path string, v *Duration) {
+func positiveDuration(d *Decoder, path string, v *Duration) {
 	if v != nil && *v <= 0 {
-		d.errorAt(path, "must be positive")
+		d.ErrorAt(path, "must be positive")
 	}
 }

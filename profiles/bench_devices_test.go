@@ -17,7 +17,7 @@ type loopPort struct {
 func (l *loopPort) check(c *deviceCheck, path string) {
 	l.FrameSettings.check(c.d, path)
 	if l.Name == "" {
-		c.d.errorAt(path+".name", "must not be empty")
+		c.d.ErrorAt(path+".name", "must not be empty")
 	}
 }
 

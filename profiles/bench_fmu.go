@@ -45,20 +45,20 @@ type FMUHardware struct {
 // FMUInterface is cs or me.
 type FMUInterface string
 
-func (v *FMUInterface) parseScalar(s string) error {
-	return parseEnum(v, s, "an FMU interface", "cs", "me")
+func (v *FMUInterface) ParseScalar(s string) error {
+	return ParseEnum(v, s, "an FMU interface", "cs", "me")
 }
 
-func (FMUInterface) typeInfo() typeInfo { return typeInfo{"cs or me", ""} }
+func (FMUInterface) TypeInfo() TypeInfo { return TypeInfo{"cs or me", ""} }
 
 // FailureAction is stop or continue.
 type FailureAction string
 
-func (v *FailureAction) parseScalar(s string) error {
-	return parseEnum(v, s, "what to do on failure", "stop", "continue")
+func (v *FailureAction) ParseScalar(s string) error {
+	return ParseEnum(v, s, "what to do on failure", "stop", "continue")
 }
 
-func (FailureAction) typeInfo() typeInfo { return typeInfo{"stop or continue", ""} }
+func (FailureAction) TypeInfo() TypeInfo { return TypeInfo{"stop or continue", ""} }
 
 // FMUModel is what the rig needs of an FMU endpoint to start its FMU and
 // to act when it fails.
@@ -105,14 +105,14 @@ const DefaultFMUBudget = time.Second
 // checkFMU resolves an FMU endpoint into a model endpoint whose plant is
 // the FMU and what stands in for the hardware, cut between them; it
 // returns nil after reporting a problem.
-func checkFMU(d *decoder, path, benchSource string, e *FMUEndpoint) *BenchModel {
+func checkFMU(d *Decoder, path, benchSource string, e *FMUEndpoint) *BenchModel {
 	file := e.File
 	if !filepath.IsAbs(file) {
 		file = filepath.Join(filepath.Dir(benchSource), file)
 	}
 	archive, err := ReadFMU(file)
 	if err != nil {
-		d.errorAt(path+".file", "%v", err)
+		d.ErrorAt(path+".file", "%v", err)
 		return nil
 	}
 	fm := fmuSettings(d, path, e, file, archive)
@@ -126,12 +126,12 @@ func checkFMU(d *decoder, path, benchSource string, e *FMUEndpoint) *BenchModel 
 	}
 	_, step := e.PartSettings.steps()
 	if step <= 0 {
-		d.errorAt(path+".step", "must be positive")
+		d.ErrorAt(path+".step", "must be positive")
 		return nil
 	}
 	block, err := fmi.NewBlock(c.desc, FMUSubsystem, slices.Concat(sig.takes, sig.stimulated), c.outputs(sig.sends), step)
 	if err != nil {
-		d.errorAt(path, "%v", err)
+		d.ErrorAt(path, "%v", err)
 		return nil
 	}
 	fm.Block = block
@@ -146,7 +146,7 @@ func checkFMU(d *decoder, path, benchSource string, e *FMUEndpoint) *BenchModel 
 // fmuSettings is what an FMU endpoint says of how the FMU runs (its
 // interface, process, budget), checked against what the archive offers;
 // nil after a problem that leaves nothing to check.
-func fmuSettings(d *decoder, path string, e *FMUEndpoint, file string, archive *fmi.Archive) *FMUModel {
+func fmuSettings(d *Decoder, path string, e *FMUEndpoint, file string, archive *fmi.Archive) *FMUModel {
 	desc := archive.Description
 	fm := &FMUModel{File: file, Description: desc, Params: map[string]float64{}, Isolate: true, Budget: DefaultFMUBudget}
 	fm.Kind = fmi.CS
@@ -157,11 +157,11 @@ func fmuSettings(d *decoder, path string, e *FMUEndpoint, file string, archive *
 		fm.Kind = map[FMUInterface]fmi.Kind{"cs": fmi.CS, "me": fmi.ME}[*e.Interface]
 	}
 	if desc.Interface(fm.Kind) == nil {
-		d.errorAt(path+".interface", "%s offers no %s interface", e.File, fm.Kind)
+		d.ErrorAt(path+".interface", "%s offers no %s interface", e.File, fm.Kind)
 		return nil
 	}
 	if _, _, err := archive.Library(fm.Kind, runtime.GOOS, runtime.GOARCH); err != nil {
-		d.errorAt(path+".file", "%v", err)
+		d.ErrorAt(path+".file", "%v", err)
 		return nil
 	}
 	if e.Isolate != nil {
@@ -169,9 +169,9 @@ func fmuSettings(d *decoder, path string, e *FMUEndpoint, file string, archive *
 	}
 	if e.Budget != nil {
 		if fm.Budget = time.Duration(*e.Budget); fm.Budget < 0 {
-			d.errorAt(path+".budget", "must not be negative")
+			d.ErrorAt(path+".budget", "must not be negative")
 		} else if !fm.Isolate && fm.Budget > 0 {
-			d.errorAt(path+".budget", "a budget is kept only for an isolated FMU (isolate: true): in the rig's process a step that hangs cannot be stopped")
+			d.ErrorAt(path+".budget", "a budget is kept only for an isolated FMU (isolate: true): in the rig's process a step that hangs cannot be stopped")
 		}
 	}
 	if !fm.Isolate && e.Budget == nil {
@@ -183,7 +183,7 @@ func fmuSettings(d *decoder, path string, e *FMUEndpoint, file string, archive *
 
 // fmuCheck checks an FMU endpoint's values against the FMU's description.
 type fmuCheck struct {
-	d    *decoder
+	d    *Decoder
 	path string
 	e    *FMUEndpoint
 	desc *fmi.Description
@@ -201,11 +201,11 @@ type fmuSignals struct {
 func (c *fmuCheck) resolve(at, name string, want ...fmi.Causality) (fmi.Signal, bool) {
 	s, err := c.desc.Value(name)
 	if err != nil {
-		c.d.errorAt(at, "%v", err)
+		c.d.ErrorAt(at, "%v", err)
 		return s, false
 	}
 	if cz := c.desc.Variables[s.Variable].Causality; len(want) > 0 && !slices.Contains(want, cz) {
-		c.d.errorAt(at, "%s is a variable of causality %s, not %s", name, cz, causalities(want))
+		c.d.ErrorAt(at, "%s is a variable of causality %s, not %s", name, cz, causalities(want))
 		return s, false
 	}
 	return s, true
@@ -223,7 +223,7 @@ func (c *fmuCheck) signals(fm *FMUModel) (fmuSignals, bool) {
 		sig.sends = append(sig.sends, s.Name)
 	}
 	if len(e.Sends) == 0 {
-		d.errorAt(path+".sends", "an FMU endpoint sends at least one of the FMU's outputs to the hardware")
+		d.ErrorAt(path+".sends", "an FMU endpoint sends at least one of the FMU's outputs to the hardware")
 		ok = false
 	}
 	for i, name := range e.Takes {
@@ -235,13 +235,13 @@ func (c *fmuCheck) signals(fm *FMUModel) (fmuSignals, bool) {
 		at := path + ".inputs." + name
 		s, good := c.resolve(at, name, fmi.Input)
 		if good && slices.Contains(sig.takes, s.Name) {
-			d.errorAt(at, "%s is taken from the hardware's frames (takes)", name)
+			d.ErrorAt(at, "%s is taken from the hardware's frames (takes)", name)
 			good = false
 		}
 		ok = ok && good
-		e.Inputs.Values[i].check(d, at)
+		e.Inputs.Values[i].Check(d, at)
 		sig.stimulated = append(sig.stimulated, s.Name)
-		sig.inputs = append(sig.inputs, plant.Input{Name: fmi.SignalName(s.Name), Stimulus: e.Inputs.Values[i].stimulus()})
+		sig.inputs = append(sig.inputs, plant.Input{Name: fmi.SignalName(s.Name), Stimulus: e.Inputs.Values[i].PlantStimulus()})
 	}
 	for i, name := range e.Params.Names {
 		s, good := c.resolve(path+".params."+name, name)
@@ -251,7 +251,7 @@ func (c *fmuCheck) signals(fm *FMUModel) (fmuSignals, bool) {
 	for _, list := range [][]string{sig.sends, sig.takes, sig.stimulated} {
 		for i, name := range list {
 			if slices.Index(list, name) < i {
-				d.errorAt(path, "%s is listed twice", name)
+				d.ErrorAt(path, "%s is listed twice", name)
 				ok = false
 			}
 		}
@@ -288,7 +288,7 @@ func (c *fmuCheck) safeValues(fm *FMUModel, sends []string) {
 			k = slices.Index(sends, s.Name)
 		}
 		if k < 0 {
-			c.d.errorAt(c.path+".safe."+name, "is not a value the FMU sends (sends: %s)", strings.Join(c.e.Sends, ", "))
+			c.d.ErrorAt(c.path+".safe."+name, "is not a value the FMU sends (sends: %s)", strings.Join(c.e.Sends, ", "))
 			continue
 		}
 		fm.Safe[k] = *c.e.Safe.Values[i]
@@ -320,25 +320,25 @@ func (c *fmuCheck) plant(benchSource, file string, fm *FMUModel, sig fmuSignals)
 	m.Cuts = []plant.Cut{{Name: FMUCut, Hardware: hardware, Description: "between the FMU and the hardware"}}
 	p, err := plant.New(m)
 	if err != nil {
-		d.errorAt(path, "the FMU and the hardware part do not fit together: %v", err)
+		d.ErrorAt(path, "the FMU and the hardware part do not fit together: %v", err)
 		return nil
 	}
 	bm := &BenchModel{LoadedModel: &LoadedModel{Plant: p, Source: file}, Cut: FMUCut, FMU: fm}
 	if bm.Simulated, bm.Hardware, err = p.Cut(FMUCut); err != nil {
-		d.errorAt(path, "%v", err)
+		d.ErrorAt(path, "%v", err)
 		return nil
 	}
 	// What crosses is what the bench says, in its order: the hardware
 	// part reads all the FMU sends and gives all it takes.
 	if got, want := bm.Simulated.Out(), names(sig.sends); !slices.Equal(got, want) {
-		d.errorAt(path+".sends", "the FMU sends %s; the hardware part reads %s of them: a stand-in reads each value sent", strings.Join(want, ", "), list(got))
+		d.ErrorAt(path+".sends", "the FMU sends %s; the hardware part reads %s of them: a stand-in reads each value sent", strings.Join(want, ", "), list(got))
 		return nil
 	}
 	if got, want := bm.Simulated.In(), names(sig.takes); !slices.Equal(got, want) {
 		if slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
-			d.errorAt(path+".takes", "the hardware part gives %s in this order: list takes so", strings.Join(got, ", "))
+			d.ErrorAt(path+".takes", "the hardware part gives %s in this order: list takes so", strings.Join(got, ", "))
 		} else {
-			d.errorAt(path+".takes", "the FMU takes %s; the hardware part gives %s of what it reads", list(want), list(got))
+			d.ErrorAt(path+".takes", "the FMU takes %s; the hardware part gives %s of what it reads", list(want), list(got))
 		}
 		return nil
 	}
@@ -348,14 +348,14 @@ func (c *fmuCheck) plant(benchSource, file string, fm *FMUModel, sig fmuSignals)
 // standIn is the hardware part of the model h names, for an FMU's plant
 // whose inputs are taken already: its subsystems, the model inputs they
 // read, the subsystems' names and the model's file ("" for a built-in).
-func standIn(d *decoder, path, benchSource string, h *FMUHardware, taken []plant.Input) (*plant.Model, []string, string) {
+func standIn(d *Decoder, path, benchSource string, h *FMUHardware, taken []plant.Input) (*plant.Model, []string, string) {
 	lm := loadBenchModel(d, path, benchSource, "model", h.Model, h.Params, h.Inputs)
 	if lm == nil {
 		return nil, nil, ""
 	}
 	_, hw, err := lm.Plant.Cut(h.Cut)
 	if err != nil {
-		d.errorAt(path+".cut", "%v", err)
+		d.ErrorAt(path+".cut", "%v", err)
 		return nil, nil, ""
 	}
 	out := &plant.Model{}
@@ -363,7 +363,7 @@ func standIn(d *decoder, path, benchSource string, h *FMUHardware, taken []plant
 	for _, s := range lm.Model.Subsystems {
 		if slices.Contains(names, s.Name) {
 			if s.Name == FMUSubsystem {
-				d.errorAt(path+".cut", "the hardware part has a subsystem named %s, which is the FMU's", FMUSubsystem)
+				d.ErrorAt(path+".cut", "the hardware part has a subsystem named %s, which is the FMU's", FMUSubsystem)
 				return nil, nil, ""
 			}
 			out.Subsystems = append(out.Subsystems, s)

@@ -28,7 +28,7 @@ func init() {
 // PinName names a GPIO pin.
 type PinName string
 
-func (PinName) typeInfo() typeInfo { return typeInfo{"a pin name", "GPIO17"} }
+func (PinName) TypeInfo() TypeInfo { return TypeInfo{"a pin name", "GPIO17"} }
 
 // Enumerations of a GPIO endpoint.
 type (
@@ -37,29 +37,29 @@ type (
 	LevelName string
 )
 
-func (v *PullName) parseScalar(s string) error {
-	return parseEnum(v, s, "a pull", "none", "up", "down")
+func (v *PullName) ParseScalar(s string) error {
+	return ParseEnum(v, s, "a pull", "none", "up", "down")
 }
-func (v *EdgeName) parseScalar(s string) error {
-	return parseEnum(v, s, "an edge", "rising", "falling", "both")
+func (v *EdgeName) ParseScalar(s string) error {
+	return ParseEnum(v, s, "an edge", "rising", "falling", "both")
 }
-func (v *LevelName) parseScalar(s string) error {
-	return parseEnum(v, s, "a level", "low", "high")
+func (v *LevelName) ParseScalar(s string) error {
+	return ParseEnum(v, s, "a level", "low", "high")
 }
 
-func (PullName) typeInfo() typeInfo  { return typeInfo{"none, up or down", ""} }
-func (EdgeName) typeInfo() typeInfo  { return typeInfo{"rising, falling or both", ""} }
-func (LevelName) typeInfo() typeInfo { return typeInfo{"low or high", ""} }
+func (PullName) TypeInfo() TypeInfo  { return TypeInfo{"none, up or down", ""} }
+func (EdgeName) TypeInfo() TypeInfo  { return TypeInfo{"rising, falling or both", ""} }
+func (LevelName) TypeInfo() TypeInfo { return TypeInfo{"low or high", ""} }
 
 func (g *GPIOPins) check(c *deviceCheck, path string) {
 	d := c.d
 	if len(g.Inputs) == 0 && len(g.Outputs) == 0 {
-		d.errorAt(path, "has no inputs and no outputs")
+		d.ErrorAt(path, "has no inputs and no outputs")
 	}
 	seen := map[PinName]string{}
 	note := func(pin PinName, at string) {
 		if other, dup := seen[pin]; dup && pin != "" {
-			d.errorAt(at, "pin %s is already used at %s", pin, other)
+			d.ErrorAt(at, "pin %s is already used at %s", pin, other)
 		}
 		seen[pin] = at
 	}
@@ -79,15 +79,15 @@ func (g *GPIOPins) Wire() bool { return false }
 
 // checkBinding checks that edge frames go between GPIO endpoints that have
 // the pins for them.
-func (*GPIOPins) checkBinding(d *decoder, b *Bench, path, from, to string) {
+func (*GPIOPins) checkBinding(d *Decoder, b *Bench, path, from, to string) {
 	src, _ := b.Endpoints.Values[b.Endpoints.Index(from)].Device.(*GPIOPins)
 	dst, _ := b.Endpoints.Values[b.Endpoints.Index(to)].Device.(*GPIOPins)
 	switch {
 	case src == nil || dst == nil:
-		d.errorAt(path, "GPIO edge frames go between gpio endpoints; %s and %s are not both gpio", from, to)
+		d.ErrorAt(path, "GPIO edge frames go between gpio endpoints; %s and %s are not both gpio", from, to)
 	case len(src.Inputs) == 0:
-		d.errorAt(path+".from", "%s has no inputs to read edges from", from)
+		d.ErrorAt(path+".from", "%s has no inputs to read edges from", from)
 	case len(dst.Outputs) < len(src.Inputs):
-		d.errorAt(path+".to", "%s has %d outputs for the %d inputs of %s", to, len(dst.Outputs), len(src.Inputs), from)
+		d.ErrorAt(path+".to", "%s has %d outputs for the %d inputs of %s", to, len(dst.Outputs), len(src.Inputs), from)
 	}
 }

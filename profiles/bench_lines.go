@@ -32,37 +32,37 @@ type (
 	StopBitSpec string
 )
 
-func (v *ParityName) parseScalar(s string) error {
-	return parseEnum(v, s, "a parity", "none", "odd", "even", "mark", "space")
+func (v *ParityName) ParseScalar(s string) error {
+	return ParseEnum(v, s, "a parity", "none", "odd", "even", "mark", "space")
 }
-func (v *FramingName) parseScalar(s string) error {
-	return parseEnum(v, s, "a framing", "line", "slip", "cobs", "fixed", "idle")
+func (v *FramingName) ParseScalar(s string) error {
+	return ParseEnum(v, s, "a framing", "line", "slip", "cobs", "fixed", "idle")
 }
-func (v *LineCodec) parseScalar(s string) error {
-	return parseEnum(v, s, "a line codec", "wire")
+func (v *LineCodec) ParseScalar(s string) error {
+	return ParseEnum(v, s, "a line codec", "wire")
 }
-func (v *StopBitSpec) parseScalar(s string) error {
-	return parseEnum(v, s, "a number of stop bits", "1", "1.5", "2")
+func (v *StopBitSpec) ParseScalar(s string) error {
+	return ParseEnum(v, s, "a number of stop bits", "1", "1.5", "2")
 }
 
-func (ParityName) typeInfo() typeInfo  { return typeInfo{"none, odd, even, mark or space", ""} }
-func (FramingName) typeInfo() typeInfo { return typeInfo{"line, slip, cobs, fixed or idle", ""} }
-func (LineCodec) typeInfo() typeInfo   { return typeInfo{"wire", ""} }
-func (StopBitSpec) typeInfo() typeInfo { return typeInfo{"1, 1.5 or 2", ""} }
+func (ParityName) TypeInfo() TypeInfo  { return TypeInfo{"none, odd, even, mark or space", ""} }
+func (FramingName) TypeInfo() TypeInfo { return TypeInfo{"line, slip, cobs, fixed or idle", ""} }
+func (LineCodec) TypeInfo() TypeInfo   { return TypeInfo{"wire", ""} }
+func (StopBitSpec) TypeInfo() TypeInfo { return TypeInfo{"1, 1.5 or 2", ""} }
 
-func (s *LineSettings) check(d *decoder, path string) {
+func (s *LineSettings) check(d *Decoder, path string) {
 	if s.Baud != nil && *s.Baud <= 0 {
-		d.errorAt(path+".baud", "must be positive")
+		d.ErrorAt(path+".baud", "must be positive")
 	}
 	if s.DataBits != nil && (*s.DataBits < 5 || *s.DataBits > 8) {
-		d.errorAt(path+".data_bits", "must be 5, 6, 7 or 8")
+		d.ErrorAt(path+".data_bits", "must be 5, 6, 7 or 8")
 	}
 }
 
 // framingKeys says which framing each framing-specific key belongs to.
 var framingKeys = []struct{ key, framing string }{{"delimiter", "line"}, {"frame_size", "fixed"}, {"gap", "idle"}}
 
-func (s *FrameSettings) check(d *decoder, path string) {
+func (s *FrameSettings) check(d *Decoder, path string) {
 	framing := "line"
 	if s.Codec != nil {
 		framing = "cobs" // the wire protocol's
@@ -70,26 +70,26 @@ func (s *FrameSettings) check(d *decoder, path string) {
 	if s.Framing != nil {
 		framing = string(*s.Framing)
 		if s.Codec != nil && framing != "cobs" {
-			d.errorAt(path+".framing", "codec wire carries COBS frames; leave framing out or make it cobs")
+			d.ErrorAt(path+".framing", "codec wire carries COBS frames; leave framing out or make it cobs")
 		}
 	}
 	given := map[string]bool{"delimiter": s.Delimiter != nil, "frame_size": s.FrameSize != nil, "gap": s.Gap != nil}
 	for _, k := range framingKeys {
 		if given[k.key] && k.framing != framing {
-			d.errorAt(path+"."+k.key, "%s goes with framing: %s", k.key, k.framing)
+			d.ErrorAt(path+"."+k.key, "%s goes with framing: %s", k.key, k.framing)
 		}
 	}
 	switch {
 	case framing == "fixed" && s.FrameSize == nil:
-		d.errorAt(path, "framing fixed needs frame_size")
+		d.ErrorAt(path, "framing fixed needs frame_size")
 	case s.FrameSize != nil && (*s.FrameSize <= 0 || *s.FrameSize > 1<<20):
-		d.errorAt(path+".frame_size", "must be between 1B and 1MiB")
+		d.ErrorAt(path+".frame_size", "must be between 1B and 1MiB")
 	case s.Delimiter != nil && *s.Delimiter == "":
-		d.errorAt(path+".delimiter", "must not be empty")
+		d.ErrorAt(path+".delimiter", "must not be empty")
 	case s.Gap != nil && *s.Gap <= 0:
-		d.errorAt(path+".gap", "must be positive")
+		d.ErrorAt(path+".gap", "must be positive")
 	case s.MaxFrame != nil && (*s.MaxFrame <= 0 || *s.MaxFrame > 1<<20):
-		d.errorAt(path+".max_frame", "must be between 1B and 1MiB")
+		d.ErrorAt(path+".max_frame", "must be between 1B and 1MiB")
 	}
 }
 

@@ -28,11 +28,11 @@ type ModelEndpoint struct {
 // PartName is model or hardware.
 type PartName string
 
-func (v *PartName) parseScalar(s string) error {
-	return parseEnum(v, s, "a side of the cut", "model", "hardware")
+func (v *PartName) ParseScalar(s string) error {
+	return ParseEnum(v, s, "a side of the cut", "model", "hardware")
 }
 
-func (PartName) typeInfo() typeInfo { return typeInfo{"model or hardware", ""} }
+func (PartName) TypeInfo() TypeInfo { return TypeInfo{"model or hardware", ""} }
 
 // PartSettings are how the rig's part of a model endpoint (a model, an
 // FMU) exchanges and steps.
@@ -62,11 +62,11 @@ func (e *PartSettings) steps() (exchange, step time.Duration) {
 // SolverName is rk4 or trapezoidal.
 type SolverName string
 
-func (v *SolverName) parseScalar(s string) error {
-	return parseEnum(v, s, "a solver", string(plant.RK4), string(plant.Trapezoidal))
+func (v *SolverName) ParseScalar(s string) error {
+	return ParseEnum(v, s, "a solver", string(plant.RK4), string(plant.Trapezoidal))
 }
 
-func (SolverName) typeInfo() typeInfo { return typeInfo{"rk4 or trapezoidal", ""} }
+func (SolverName) TypeInfo() TypeInfo { return TypeInfo{"rk4 or trapezoidal", ""} }
 
 // CodecSpec is one of the codecs, written as its name or with settings.
 type CodecSpec struct {
@@ -75,14 +75,14 @@ type CodecSpec struct {
 	Wire   *WireCodec   `yaml:"wire" doc:"the rig wire protocol (firmware/README.md): numbered, time-stamped samples or commands with a CRC, in COBS frames, their values laid out as struct's"`
 }
 
-func (*CodecSpec) oneOf() {}
+func (*CodecSpec) OneOf() {}
 
-func (CodecSpec) typeInfo() typeInfo {
-	return typeInfo{"a codec", "csv, struct, wire, {struct: {fields: {v2: f32le}}}"}
+func (CodecSpec) TypeInfo() TypeInfo {
+	return TypeInfo{"a codec", "csv, struct, wire, {struct: {fields: {v2: f32le}}}"}
 }
 
-func (c *CodecSpec) decodeNode(d *decoder, n *yaml.Node, path string) {
-	if n.Kind == yaml.ScalarNode && !isNull(n) {
+func (c *CodecSpec) DecodeNode(d *Decoder, n *yaml.Node, path string) {
+	if n.Kind == yaml.ScalarNode && !IsNull(n) {
 		switch n.Value {
 		case "csv":
 			c.CSV = &CSVCodec{}
@@ -91,12 +91,12 @@ func (c *CodecSpec) decodeNode(d *decoder, n *yaml.Node, path string) {
 		case "wire":
 			c.Wire = &WireCodec{}
 		default:
-			d.errorf(n, path, "%q is not a codec (want csv, struct or wire, or a mapping with settings)%s", n.Value, didYouMean(n.Value, []string{"csv", "struct", "wire"}))
+			d.Errorf(n, path, "%q is not a codec (want csv, struct or wire, or a mapping with settings)%s", n.Value, DidYouMean(n.Value, []string{"csv", "struct", "wire"}))
 		}
 		return
 	}
 	type plain CodecSpec
-	d.decodeStruct(n, reflect.ValueOf((*plain)(c)).Elem(), path)
+	d.DecodeStruct(n, reflect.ValueOf((*plain)(c)).Elem(), path)
 }
 
 // CSVCodec sets the csv codec.
@@ -118,11 +118,11 @@ type WireCodec struct {
 // WireSends is sample or command.
 type WireSends string
 
-func (v *WireSends) parseScalar(s string) error {
-	return parseEnum(v, s, "a message type", "sample", "command")
+func (v *WireSends) ParseScalar(s string) error {
+	return ParseEnum(v, s, "a message type", "sample", "command")
 }
 
-func (WireSends) typeInfo() typeInfo { return typeInfo{"sample or command", ""} }
+func (WireSends) TypeInfo() TypeInfo { return TypeInfo{"sample or command", ""} }
 
 // FieldSpec lays out one variable: a type name, or {type, scale, offset}.
 type FieldSpec struct {
@@ -131,25 +131,25 @@ type FieldSpec struct {
 	Offset *float64      `yaml:"offset" doc:"value = raw·scale + offset" default:"0"`
 }
 
-func (FieldSpec) typeInfo() typeInfo { return typeInfo{"a field", "f32le, {type: i16be, scale: 0.01}"} }
+func (FieldSpec) TypeInfo() TypeInfo { return TypeInfo{"a field", "f32le, {type: i16be, scale: 0.01}"} }
 
-func (f *FieldSpec) decodeNode(d *decoder, n *yaml.Node, path string) {
+func (f *FieldSpec) DecodeNode(d *Decoder, n *yaml.Node, path string) {
 	type plain FieldSpec
-	d.scalarOr(n, path, &f.Type, (*plain)(f))
+	d.ScalarOr(n, path, &f.Type, (*plain)(f))
 }
 
 // FieldTypeName is one of wire.FieldTypes.
 type FieldTypeName string
 
-func (v *FieldTypeName) parseScalar(s string) error {
+func (v *FieldTypeName) ParseScalar(s string) error {
 	var names []string
 	for _, t := range wire.FieldTypes {
 		names = append(names, string(t))
 	}
-	return parseEnum(v, s, "a field type", names...)
+	return ParseEnum(v, s, "a field type", names...)
 }
 
-func (FieldTypeName) typeInfo() typeInfo { return typeInfo{"a field type", "f32le, i16be"} }
+func (FieldTypeName) TypeInfo() TypeInfo { return TypeInfo{"a field type", "f32le, i16be"} }
 
 // BenchModel is a model endpoint, resolved and checked.
 type BenchModel struct {
@@ -174,7 +174,7 @@ type BenchModel struct {
 
 // checkModel resolves a model endpoint; it returns nil after reporting a
 // problem.
-func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchModel {
+func checkModel(d *Decoder, path, benchSource string, e *ModelEndpoint) *BenchModel {
 	lm := loadBenchModel(d, path, benchSource, "name", e.Name, e.Params, e.Inputs)
 	if lm == nil {
 		return nil
@@ -182,7 +182,7 @@ func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchMo
 	bm := &BenchModel{LoadedModel: lm, Cut: e.Cut}
 	var err error
 	if bm.Simulated, bm.Hardware, err = lm.Plant.Cut(e.Cut); err != nil {
-		d.errorAt(path+".cut", "%v", err)
+		d.ErrorAt(path+".cut", "%v", err)
 		return nil
 	}
 	if e.Part != nil && *e.Part == "hardware" {
@@ -197,7 +197,7 @@ func checkModel(d *decoder, path, benchSource string, e *ModelEndpoint) *BenchMo
 // params and inputs): a built-in or a model file relative to the bench,
 // with the bench's parameters and stimuli; nameKey is the key that names
 // it. It returns nil after reporting a problem.
-func loadBenchModel(d *decoder, path, benchSource, nameKey, name string, paramMap Map[float64], inputs Map[Stimulus]) *LoadedModel {
+func loadBenchModel(d *Decoder, path, benchSource, nameKey, name string, paramMap Map[float64], inputs Map[Stimulus]) *LoadedModel {
 	ref := name
 	if _, builtin := plant.LookupBuiltin(ref); !builtin && !filepath.IsAbs(ref) && strings.ContainsAny(ref, "/.") {
 		ref = filepath.Join(filepath.Dir(benchSource), ref)
@@ -210,28 +210,28 @@ func loadBenchModel(d *decoder, path, benchSource, nameKey, name string, paramMa
 		if _, err := b.Model(params); err != nil {
 			var bad plant.ParamErrors
 			if !errors.As(err, &bad) {
-				d.errorAt(path+".params", "%v", err)
+				d.ErrorAt(path+".params", "%v", err)
 			}
 			for _, e := range bad { // each at the first of its parameters the bench gives
 				at := path + ".params"
 				if i := slices.IndexFunc(e.Params, func(name string) bool { _, given := params[name]; return given }); i >= 0 {
 					at += "." + e.Params[i]
 				}
-				d.errorAt(at, "%v", e)
+				d.ErrorAt(at, "%v", e)
 			}
 			return nil
 		}
 	} else if len(params) > 0 {
-		d.errorAt(path+".params", "params change a built-in model's parameters; %s is a model file, whose numbers are in the file", name)
+		d.ErrorAt(path+".params", "params change a built-in model's parameters; %s is a model file, whose numbers are in the file", name)
 		return nil
 	}
 	lm, err := LoadModel(ref, params)
 	if err != nil {
 		var list ErrorList
 		if errors.As(err, &list) {
-			d.add(list...) // at their places in the model file
+			d.Add(list...) // at their places in the model file
 		} else {
-			d.errorAt(path+"."+nameKey, "%v", err)
+			d.ErrorAt(path+"."+nameKey, "%v", err)
 		}
 		return nil
 	}
@@ -246,14 +246,14 @@ func loadBenchModel(d *decoder, path, benchSource, nameKey, name string, paramMa
 				for _, in := range m.Inputs {
 					names = append(names, in.Name)
 				}
-				d.errorAt(path+".inputs."+name, "model %s has no input %s%s (its inputs: %s)", m.Name, name, didYouMean(name, names), strings.Join(names, ", "))
+				d.ErrorAt(path+".inputs."+name, "model %s has no input %s%s (its inputs: %s)", m.Name, name, DidYouMean(name, names), strings.Join(names, ", "))
 				continue
 			}
-			inputs.Values[i].check(d, path+".inputs."+name)
-			m.Inputs[at].Stimulus = inputs.Values[i].stimulus()
+			inputs.Values[i].Check(d, path+".inputs."+name)
+			m.Inputs[at].Stimulus = inputs.Values[i].PlantStimulus()
 		}
 		if lm.Plant, err = plant.New(m); err != nil {
-			reportModelProblems(d, path, err) // a stimulus that is not finite, at its input
+			ReportModelProblems(d, path, err) // a stimulus that is not finite, at its input
 			return nil
 		}
 	}
@@ -263,7 +263,7 @@ func loadBenchModel(d *decoder, path, benchSource, nameKey, name string, paramMa
 // finish sets what the settings say of bm's part, its plant already cut,
 // and checks that its parts step and its codecs code what crosses the
 // cut; it returns nil after reporting a problem.
-func (e *PartSettings) finish(d *decoder, path string, bm *BenchModel) *BenchModel {
+func (e *PartSettings) finish(d *Decoder, path string, bm *BenchModel) *BenchModel {
 	ok := e.setSteps(d, path, bm)
 	e.setCodecs(d, path, bm)
 	if !ok || bm.Send == nil || bm.Receive == nil {
@@ -279,24 +279,24 @@ func (e *PartSettings) finish(d *decoder, path string, bm *BenchModel) *BenchMod
 // setSteps sets bm's exchange and integration steps, how often it sends
 // and its solver, and checks that its parts can be stepped so; false
 // after a problem.
-func (e *PartSettings) setSteps(d *decoder, path string, bm *BenchModel) bool {
+func (e *PartSettings) setSteps(d *Decoder, path string, bm *BenchModel) bool {
 	bm.SendEvery, bm.Solver = 1, plant.Trapezoidal
 	bm.Exchange, bm.Step = e.steps()
 	ok := true
 	if bm.Exchange <= 0 {
-		d.errorAt(path+".exchange", "must be positive")
+		d.ErrorAt(path+".exchange", "must be positive")
 		ok = false
 	}
 	if bm.Step <= 0 {
-		d.errorAt(path+".step", "must be positive")
+		d.ErrorAt(path+".step", "must be positive")
 		ok = false
 	} else if bm.Exchange > 0 && bm.Exchange%bm.Step != 0 {
-		d.errorAt(path+".step", "the exchange step %v is not a whole number of steps of %v", bm.Exchange, bm.Step)
+		d.ErrorAt(path+".step", "the exchange step %v is not a whole number of steps of %v", bm.Exchange, bm.Step)
 		ok = false
 	}
 	if e.SendEvery != nil && bm.Exchange > 0 {
 		if every := time.Duration(*e.SendEvery); every <= 0 || every%bm.Exchange != 0 {
-			d.errorAt(path+".send_every", "must be a whole number of exchanges of %v", bm.Exchange)
+			d.ErrorAt(path+".send_every", "must be a whole number of exchanges of %v", bm.Exchange)
 			ok = false
 		} else {
 			bm.SendEvery = int(every / bm.Exchange)
@@ -308,7 +308,7 @@ func (e *PartSettings) setSteps(d *decoder, path string, bm *BenchModel) bool {
 	if ok {
 		for _, part := range []*plant.Part{bm.Simulated, bm.Hardware} {
 			if _, err := plant.NewIntegrator(part, bm.Solver, bm.Step); err != nil {
-				d.errorAt(path+".solver", "%v", err)
+				d.ErrorAt(path+".solver", "%v", err)
 				ok = false
 				break
 			}
@@ -319,13 +319,13 @@ func (e *PartSettings) setSteps(d *decoder, path string, bm *BenchModel) bool {
 
 // setCodecs sets how bm's values cross the cut in frames, each way; a
 // codec left nil had a problem, reported.
-func (e *PartSettings) setCodecs(d *decoder, path string, bm *BenchModel) {
+func (e *PartSettings) setCodecs(d *Decoder, path string, bm *BenchModel) {
 	switch {
 	case e.Codec == nil || e.Codec.CSV != nil:
 		c := wire.CSV{}
 		if e.Codec != nil && e.Codec.CSV.Precision != nil {
 			if p := *e.Codec.CSV.Precision; p < 1 || p > 17 {
-				d.errorAt(path+".codec.csv.precision", "must be from 1 to 17")
+				d.ErrorAt(path+".codec.csv.precision", "must be from 1 to 17")
 			} else {
 				c.Precision = p
 			}
@@ -338,7 +338,7 @@ func (e *PartSettings) setCodecs(d *decoder, path string, bm *BenchModel) {
 
 // setBinaryCodecs sets a struct or wire codec: one binary field per value
 // crossing the cut, as the fields say (else a float64).
-func (e *PartSettings) setBinaryCodecs(d *decoder, path string, bm *BenchModel) {
+func (e *PartSettings) setBinaryCodecs(d *Decoder, path string, bm *BenchModel) {
 	crossing := append(bm.Simulated.Out(), bm.Simulated.In()...)
 	fields, key := Map[FieldSpec]{}, "struct"
 	if e.Codec.Struct != nil {
@@ -348,7 +348,7 @@ func (e *PartSettings) setBinaryCodecs(d *decoder, path string, bm *BenchModel) 
 	}
 	for _, name := range fields.Names {
 		if !slices.Contains(crossing, name) {
-			d.errorAt(path+".codec."+key+".fields."+name, "is not a variable that crosses cut %s (they are: %s)", bm.Cut, strings.Join(crossing, ", "))
+			d.ErrorAt(path+".codec."+key+".fields."+name, "is not a variable that crosses cut %s (they are: %s)", bm.Cut, strings.Join(crossing, ", "))
 		}
 	}
 	send, receive := structLayout(fields, bm.Simulated.Out()), structLayout(fields, bm.Simulated.In())
@@ -364,7 +364,7 @@ func (e *PartSettings) setBinaryCodecs(d *decoder, path string, bm *BenchModel) 
 		}
 		for _, l := range []*wire.Struct{send, receive} {
 			if err := wire.CheckValues(l, 0); err != nil { // a message no receiver would take
-				d.errorAt(path+".codec", "%v", err)
+				d.ErrorAt(path+".codec", "%v", err)
 			}
 		}
 		bm.Send = &wire.Protocol{Layout: send, Sends: sends}
@@ -374,7 +374,7 @@ func (e *PartSettings) setBinaryCodecs(d *decoder, path string, bm *BenchModel) 
 	}
 	for i, name := range fields.Names {
 		if s := fields.Values[i].Scale; s != nil && *s == 0 {
-			d.errorAt(path+".codec."+key+".fields."+name+".scale", "must not be zero")
+			d.ErrorAt(path+".codec."+key+".fields."+name+".scale", "must not be zero")
 		}
 	}
 }
@@ -406,7 +406,7 @@ func structLayout(fields Map[FieldSpec], signals []string) *wire.Struct {
 
 // checkModelBindings checks that each model endpoint sends and receives
 // through exactly the flows its cut needs, to endpoints that carry bytes.
-func (b *Bench) checkModelBindings(d *decoder, models map[string]*BenchModel, bound []BoundFlow) {
+func (b *Bench) checkModelBindings(d *Decoder, models map[string]*BenchModel, bound []BoundFlow) {
 	for i, name := range b.Endpoints.Names {
 		if !b.Endpoints.Values[i].IsModel() {
 			continue
@@ -419,14 +419,14 @@ func (b *Bench) checkModelBindings(d *decoder, models map[string]*BenchModel, bo
 			}
 			if bf.To == name {
 				if len(to) > 0 {
-					d.errorAt("bind."+bf.Key+".to", "%s already receives flow %s; a model receives one flow", name, to[0].Flow)
+					d.ErrorAt("bind."+bf.Key+".to", "%s already receives flow %s; a model receives one flow", name, to[0].Flow)
 				}
 				to = append(to, bf)
 			}
 			for _, peer := range []string{bf.From, bf.To} {
 				if k := b.Endpoints.Index(peer); peer != name && k >= 0 && (bf.From == name || bf.To == name) {
 					if b.Endpoints.Values[k].IsModel() {
-						d.errorAt("bind."+bf.Key, "a model's frames go to hardware: a %s endpoint, not another model (%s)", byteKinds(), peer)
+						d.ErrorAt("bind."+bf.Key, "a model's frames go to hardware: a %s endpoint, not another model (%s)", byteKinds(), peer)
 					}
 				}
 			}
@@ -443,15 +443,15 @@ func (b *Bench) checkModelBindings(d *decoder, models map[string]*BenchModel, bo
 		out, in := bm.Simulated.Out(), bm.Simulated.In()
 		switch {
 		case len(out) > 0 && len(from) == 0:
-			d.errorAt(path, "cut %s sends %s to the hardware: bind a flow from %s", bm.Cut, strings.Join(out, ", "), name)
+			d.ErrorAt(path, "cut %s sends %s to the hardware: bind a flow from %s", bm.Cut, strings.Join(out, ", "), name)
 		case len(out) == 0 && len(from) > 0:
-			d.errorAt("bind."+from[0].Key+".from", "cut %s sends nothing to the hardware", bm.Cut)
+			d.ErrorAt("bind."+from[0].Key+".from", "cut %s sends nothing to the hardware", bm.Cut)
 		}
 		switch {
 		case len(in) > 0 && len(to) == 0:
-			d.errorAt(path, "cut %s receives %s from the hardware: bind a flow to %s", bm.Cut, strings.Join(in, ", "), name)
+			d.ErrorAt(path, "cut %s receives %s from the hardware: bind a flow to %s", bm.Cut, strings.Join(in, ", "), name)
 		case len(in) == 0 && len(to) > 0:
-			d.errorAt("bind."+to[0].Key+".to", "cut %s receives nothing from the hardware", bm.Cut)
+			d.ErrorAt("bind."+to[0].Key+".to", "cut %s receives nothing from the hardware", bm.Cut)
 		}
 	}
 }
@@ -460,10 +460,10 @@ func (b *Bench) checkModelBindings(d *decoder, models map[string]*BenchModel, bo
 // bound to no device that does: the device's messages would reach the
 // model as frames it cannot decode, and its own frames the device as
 // garbage.
-func (b *Bench) checkPlainPeers(d *decoder, model string, bound []BoundFlow) {
+func (b *Bench) checkPlainPeers(d *Decoder, model string, bound []BoundFlow) {
 	for _, p := range peersOf(model, bound) {
 		if k := b.Endpoints.Index(p.peer); k >= 0 && b.Endpoints.Values[k].SpeaksWire() {
-			d.errorAt("bind."+p.key, "endpoint %s speaks the wire protocol (codec: wire); give %s codec: wire too (codec: {wire: {sends: command}} for a plant node on the bench), or %s another codec", p.peer, model, p.peer)
+			d.ErrorAt("bind."+p.key, "endpoint %s speaks the wire protocol (codec: wire); give %s codec: wire too (codec: {wire: {sends: command}} for a plant node on the bench), or %s another codec", p.peer, model, p.peer)
 			return
 		}
 	}
@@ -489,7 +489,7 @@ func peersOf(model string, bound []BoundFlow) []peerBinding {
 
 // checkWirePeers checks that the byte streams a model speaking the wire
 // protocol is bound to carry its COBS frames.
-func (b *Bench) checkWirePeers(d *decoder, model string, bound []BoundFlow) {
+func (b *Bench) checkWirePeers(d *Decoder, model string, bound []BoundFlow) {
 	for _, p := range peersOf(model, bound) {
 		peer := p.peer
 		k := b.Endpoints.Index(peer)
@@ -497,7 +497,7 @@ func (b *Bench) checkWirePeers(d *decoder, model string, bound []BoundFlow) {
 			continue
 		}
 		if fs := b.Endpoints.Values[k].frames(); fs != nil && fs.Spec().Name != "cobs" {
-			d.errorAt("bind."+p.key, "model %s speaks the wire protocol, in COBS frames; give endpoint %s codec: wire", model, peer)
+			d.ErrorAt("bind."+p.key, "model %s speaks the wire protocol, in COBS frames; give endpoint %s codec: wire", model, peer)
 		}
 	}
 }

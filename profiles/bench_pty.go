@@ -22,7 +22,7 @@ func (p *PtyPort) check(c *deviceCheck, path string) {
 	p.LineSettings.check(c.d, path)
 	p.FrameSettings.check(c.d, path)
 	if p.Reconnect != nil && *p.Reconnect < 0 {
-		c.d.errorAt(path+".reconnect", "must not be negative (0s: stop the run)")
+		c.d.ErrorAt(path+".reconnect", "must not be negative (0s: stop the run)")
 	}
 }
 

@@ -24,4 +24,4 @@ func (s *SerialPort) Frames() *FrameSettings { return &s.FrameSettings }
 // DevicePath is a device file.
 type DevicePath string
 
-func (DevicePath) typeInfo() typeInfo { return typeInfo{"a device path", "/dev/ttyUSB0"} }
+func (DevicePath) TypeInfo() TypeInfo { return TypeInfo{"a device path", "/dev/ttyUSB0"} }

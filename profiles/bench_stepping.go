@@ -21,20 +21,20 @@ type ModelStepping struct {
 // StandInName is clock or reply.
 type StandInName string
 
-func (v *StandInName) parseScalar(s string) error {
-	return parseEnum(v, s, "a way to send", "clock", "reply")
+func (v *StandInName) ParseScalar(s string) error {
+	return ParseEnum(v, s, "a way to send", "clock", "reply")
 }
 
-func (StandInName) typeInfo() typeInfo { return typeInfo{"clock or reply", ""} }
+func (StandInName) TypeInfo() TypeInfo { return TypeInfo{"clock or reply", ""} }
 
 // SteppingName is hold or wait.
 type SteppingName string
 
-func (v *SteppingName) parseScalar(s string) error {
-	return parseEnum(v, s, "a stepping mode", "hold", "wait")
+func (v *SteppingName) ParseScalar(s string) error {
+	return ParseEnum(v, s, "a stepping mode", "hold", "wait")
 }
 
-func (SteppingName) typeInfo() typeInfo { return typeInfo{"hold or wait", ""} }
+func (SteppingName) TypeInfo() TypeInfo { return TypeInfo{"hold or wait", ""} }
 
 // SupervisorSpec configures paper 004's time-discrepancy supervisor.
 type SupervisorSpec struct {
@@ -49,11 +49,11 @@ type SupervisorSpec struct {
 // OutOfSyncName is shadow, stop or notify.
 type OutOfSyncName string
 
-func (v *OutOfSyncName) parseScalar(s string) error {
-	return parseEnum(v, s, "an action", "shadow", "stop", "notify")
+func (v *OutOfSyncName) ParseScalar(s string) error {
+	return ParseEnum(v, s, "an action", "shadow", "stop", "notify")
 }
 
-func (OutOfSyncName) typeInfo() typeInfo { return typeInfo{"shadow, stop or notify", ""} }
+func (OutOfSyncName) TypeInfo() TypeInfo { return TypeInfo{"shadow, stop or notify", ""} }
 
 // Stepping is a model endpoint's stepping, resolved and checked.
 type Stepping struct {
@@ -80,7 +80,7 @@ type Supervisor struct {
 
 // check resolves the stepping of a model endpoint at path; nil when it
 // is a plain hold without supervisor. ok is false after a problem.
-func (s ModelStepping) check(d *decoder, path string, bm *BenchModel) (*Stepping, bool) {
+func (s ModelStepping) check(d *Decoder, path string, bm *BenchModel) (*Stepping, bool) {
 	c := &steppingCheck{d: d, path: path, ok: true}
 	wait := s.Stepping != nil && *s.Stepping == "wait"
 	replies := s.StandIn != nil && *s.StandIn == "reply"
@@ -117,13 +117,13 @@ func (s ModelStepping) check(d *decoder, path string, bm *BenchModel) (*Stepping
 // steppingCheck checks the stepping keys of a model endpoint at path; ok
 // is false after a problem.
 type steppingCheck struct {
-	d    *decoder
+	d    *Decoder
 	path string
 	ok   bool
 }
 
 func (c *steppingCheck) errorAt(key, format string, args ...any) {
-	c.d.errorAt(c.path+"."+key, format, args...)
+	c.d.ErrorAt(c.path+"."+key, format, args...)
 	c.ok = false
 }
 
@@ -189,7 +189,7 @@ func (c *steppingCheck) safeValues(safe Map[float64], bm *BenchModel) []float64 
 	for i, name := range safe.Names {
 		at := slices.Index(sends, name)
 		if at < 0 {
-			c.errorAt("supervisor.safe."+name, "is not a variable the rig sends across cut %s (it sends %s)%s", bm.Cut, strings.Join(sends, ", "), didYouMean(name, sends))
+			c.errorAt("supervisor.safe."+name, "is not a variable the rig sends across cut %s (it sends %s)%s", bm.Cut, strings.Join(sends, ", "), DidYouMean(name, sends))
 			continue
 		}
 		values[at] = *safe.Values[i]

@@ -18,10 +18,10 @@ func (t *TCPSocket) check(c *deviceCheck, path string) {
 	checkAddresses(d, path, t.Listen, t.Dial)
 	t.FrameSettings.check(d, path)
 	if f := t.Framing; f != nil && *f == "idle" && t.Gap == nil {
-		d.errorAt(path+".framing", "idle framing over TCP needs a gap: a stream has no character time to count from")
+		d.ErrorAt(path+".framing", "idle framing over TCP needs a gap: a stream has no character time to count from")
 	}
 	if t.Reconnect != nil && t.Dial == nil {
-		d.errorAt(path+".reconnect", "reconnect goes with dial; a listening endpoint always waits for the next connection")
+		d.ErrorAt(path+".reconnect", "reconnect goes with dial; a listening endpoint always waits for the next connection")
 	}
 	positiveDuration(d, path+".reconnect", t.Reconnect)
 }

@@ -23,11 +23,11 @@ func init() {
 // PeerLostName is stop or continue.
 type PeerLostName string
 
-func (v *PeerLostName) parseScalar(s string) error {
-	return parseEnum(v, s, "an action", "stop", "continue")
+func (v *PeerLostName) ParseScalar(s string) error {
+	return ParseEnum(v, s, "an action", "stop", "continue")
 }
 
-func (PeerLostName) typeInfo() typeInfo { return typeInfo{"stop or continue", ""} }
+func (PeerLostName) TypeInfo() TypeInfo { return TypeInfo{"stop or continue", ""} }
 
 // DefaultPeerTimeout is how long a wire peer may be silent before it is
 // lost: fifty exchanges at paper 001's 500 Hz, far beyond its link's
@@ -50,24 +50,24 @@ func (u *UDPSocket) check(c *deviceCheck, path string) {
 	checkAddresses(d, path, u.Listen, u.Dial)
 	if u.Peer != nil {
 		if u.Listen == nil {
-			d.errorAt(path+".peer", "peer goes with listen; a dialed socket answers its own address")
+			d.ErrorAt(path+".peer", "peer goes with listen; a dialed socket answers its own address")
 		} else if checkHostPort(d, path+".peer", *u.Peer) {
 			if _, err := netip.ParseAddrPort(*u.Peer); err != nil {
-				d.errorAt(path+".peer", "%q: give the peer's IP address (e.g. 127.0.0.1:9000), not a name: datagrams go to exactly it", *u.Peer)
+				d.ErrorAt(path+".peer", "%q: give the peer's IP address (e.g. 127.0.0.1:9000), not a name: datagrams go to exactly it", *u.Peer)
 			}
 		}
 	}
 	positiveDuration(d, path+".peer_timeout", u.PeerTimeout)
 	if !u.Wire() {
 		if u.PeerTimeout != nil {
-			d.errorAt(path+".peer_timeout", "goes with codec: wire: only the wire protocol's messages tell the peer is there")
+			d.ErrorAt(path+".peer_timeout", "goes with codec: wire: only the wire protocol's messages tell the peer is there")
 		}
 		if u.OnPeerLost != nil {
-			d.errorAt(path+".on_peer_lost", "goes with codec: wire: only the wire protocol's messages tell the peer is there")
+			d.ErrorAt(path+".on_peer_lost", "goes with codec: wire: only the wire protocol's messages tell the peer is there")
 		}
 	}
 	if m := u.MaxFrame; m != nil && (*m <= 0 || *m > 65507) {
-		d.errorAt(path+".max_frame", "must be between 1B and 65507B, the largest UDP payload")
+		d.ErrorAt(path+".max_frame", "must be between 1B and 65507B, the largest UDP payload")
 	}
 }
 

@@ -12,10 +12,10 @@ import (
 // build checks what the types alone cannot (references, ranges, overlaps)
 // and turns the profile into the engine's configuration. Problems are
 // reported through d, at the position of the value at fault.
-func (p *Profile) build(d *decoder) emulator.Config {
+func (p *Profile) build(d *Decoder) emulator.Config {
 	cfg := emulator.Config{Seed: p.Seed}
 	if p.Duration <= 0 {
-		d.errorAt("duration", "must be positive")
+		d.ErrorAt("duration", "must be positive")
 	}
 	for i, name := range p.Hops.Names {
 		h := p.Hops.Values[i]
@@ -23,7 +23,7 @@ func (p *Profile) build(d *decoder) emulator.Config {
 		hc := emulator.HopConfig{Name: name}
 		hc.HopParams, _ = h.HopSettings.apply(d, path, hc.HopParams)
 		if h.Reorder != nil && h.Reorder.Mode == "gap" && h.Delay == nil && h.Jitter == nil {
-			d.errorAt(path+".reorder", "sending some frames at once needs a delay to overtake; give the hop a delay")
+			d.ErrorAt(path+".reorder", "sending some frames at once needs a delay to overtake; give the hop a delay")
 		}
 		if h.Bus != nil {
 			for _, given := range []struct {
@@ -31,15 +31,15 @@ func (p *Profile) build(d *decoder) emulator.Config {
 				set bool
 			}{{"rate", h.Rate != nil}, {"queue", h.Queue != nil}, {"overhead", h.Overhead != nil}, {"per_frame", h.PerFrame != nil}, {"flap", h.Flap != nil}} {
 				if given.set {
-					d.errorAt(path+"."+given.key, "a bus has its own %s: give it under bus", given.key)
+					d.ErrorAt(path+"."+given.key, "a bus has its own %s: give it under bus", given.key)
 				}
 			}
-		} else if h.Rate == nil || h.Rate.none {
+		} else if h.Rate == nil || h.Rate.None {
 			if h.Queue != nil && h.PerFrame == nil {
-				d.errorAt(path+".queue", "a hop without a rate or a time per frame has no queue; give it one or remove the queue")
+				d.ErrorAt(path+".queue", "a hop without a rate or a time per frame has no queue; give it one or remove the queue")
 			}
 			if h.Overhead != nil {
-				d.errorAt(path+".overhead", "overhead only counts when serialising; give the hop a rate")
+				d.ErrorAt(path+".overhead", "overhead only counts when serialising; give the hop a rate")
 			}
 		}
 		cfg.Hops = append(cfg.Hops, hc)
@@ -49,12 +49,12 @@ func (p *Profile) build(d *decoder) emulator.Config {
 		path := "flows." + name
 		fc := emulator.FlowConfig{Name: name}
 		if len(f.Route) == 0 {
-			d.errorAt(path+".route", "must name at least one hop")
+			d.ErrorAt(path+".route", "must name at least one hop")
 		}
 		for j, hopName := range f.Route {
 			h := p.Hops.Index(string(hopName))
 			if h < 0 {
-				d.errorAt(fmt.Sprintf("%s.route[%d]", path, j), "no hop named %q%s", hopName, didYouMean(string(hopName), p.Hops.Names))
+				d.ErrorAt(fmt.Sprintf("%s.route[%d]", path, j), "no hop named %q%s", hopName, DidYouMean(string(hopName), p.Hops.Names))
 			}
 			fc.Route = append(fc.Route, h)
 		}
@@ -65,10 +65,10 @@ func (p *Profile) build(d *decoder) emulator.Config {
 	}
 	// Both are required: given empty, they describe no network.
 	if p.Hops.Len() == 0 {
-		d.errorAt("hops", "a profile needs at least one hop")
+		d.ErrorAt("hops", "a profile needs at least one hop")
 	}
 	if p.Flows.Len() == 0 {
-		d.errorAt("flows", "a profile needs at least one flow")
+		d.ErrorAt("flows", "a profile needs at least one flow")
 	}
 	for i, h := range p.Hops.Values {
 		if h.Bus != nil {
@@ -80,10 +80,10 @@ func (p *Profile) build(d *decoder) emulator.Config {
 }
 
 // apply sets the parameters given in s on base and says which it set.
-func (s *HopSettings) apply(d *decoder, path string, base emulator.HopParams) (emulator.HopParams, emulator.HopField) {
+func (s *HopSettings) apply(d *Decoder, path string, base emulator.HopParams) (emulator.HopParams, emulator.HopField) {
 	var set emulator.HopField
 	if s.Rate != nil {
-		base.Rate, set = s.Rate.engine(), set|emulator.FieldRate
+		base.Rate, set = s.Rate.Engine(), set|emulator.FieldRate
 	}
 	if s.Delay != nil {
 		base.Delay, base.DelayTrace = s.Delay.build(d, path+".delay")
@@ -94,13 +94,13 @@ func (s *HopSettings) apply(d *decoder, path string, base emulator.HopParams) (e
 	}
 	if s.Overhead != nil {
 		if *s.Overhead > emulator.MaxFrameSize {
-			d.errorAt(path+".overhead", "must be at most %d bytes", emulator.MaxFrameSize)
+			d.ErrorAt(path+".overhead", "must be at most %d bytes", emulator.MaxFrameSize)
 		}
 		base.Overhead, set = int(*s.Overhead), set|emulator.FieldOverhead
 	}
 	if s.PerFrame != nil {
 		if *s.PerFrame < 0 {
-			d.errorAt(path+".per_frame", "must not be negative")
+			d.ErrorAt(path+".per_frame", "must not be negative")
 		}
 		base.PerFrame, set = time.Duration(*s.PerFrame), set|emulator.FieldPerFrame
 	}
@@ -123,17 +123,17 @@ func (s *HopSettings) apply(d *decoder, path string, base emulator.HopParams) (e
 		base.Flap, set = emulator.Flap{}, set|emulator.FieldFlap
 	} else if f != nil {
 		if f.Every <= 0 {
-			d.errorAt(path+".flap.every", "must be positive")
+			d.ErrorAt(path+".flap.every", "must be positive")
 		}
 		if f.Every > 0 && (f.For <= 0 || f.For > f.Every) {
-			d.errorAt(path+".flap.for", "must be positive and at most every (%v)", f.Every)
+			d.ErrorAt(path+".flap.for", "must be positive and at most every (%v)", f.Every)
 		}
 		base.Flap, set = emulator.Flap{Rate: emulator.Rate(f.Rate), Every: time.Duration(f.Every), For: time.Duration(f.For)}, set|emulator.FieldFlap
 	}
 	return base, set
 }
 
-func (l *Loss) build(d *decoder, path string) emulator.LossModel {
+func (l *Loss) build(d *Decoder, path string) emulator.LossModel {
 	switch {
 	case l.none:
 		return nil
@@ -146,14 +146,14 @@ func (l *Loss) build(d *decoder, path string) emulator.LossModel {
 		m := l.Markov4
 		out := emulator.Markov4{P13: float64(m.P13), P31: float64(*m.P31), P32: float64(*m.P32), P23: float64(*m.P23), P14: float64(*m.P14)}
 		if out.P13+out.P14 > 1 {
-			d.errorAt(path+".markov4", "p13 + p14 is %.4g; leaving state 1 cannot be more likely than 100%%", out.P13+out.P14)
+			d.ErrorAt(path+".markov4", "p13 + p14 is %.4g; leaving state 1 cannot be more likely than 100%%", out.P13+out.P14)
 		}
 		if out.P31+out.P32 > 1 {
-			d.errorAt(path+".markov4", "p31 + p32 is %.4g; leaving state 3 cannot be more likely than 100%%", out.P31+out.P32)
+			d.ErrorAt(path+".markov4", "p31 + p32 is %.4g; leaving state 3 cannot be more likely than 100%%", out.P31+out.P32)
 		}
 		return out
 	case l.Trace != nil:
-		return d.buildLossTrace(l.Trace, path+".trace")
+		return buildLossTrace(d, l.Trace, path+".trace")
 	}
 	return nil
 }
@@ -167,7 +167,7 @@ var jitterKeys = map[JitterDist]struct{ needs, accepts []string }{
 	"empirical":    {needs: []string{"file"}, accepts: []string{"unit"}},
 }
 
-func (j *Jitter) build(d *decoder, path string) emulator.Jitter {
+func (j *Jitter) build(d *Decoder, path string) emulator.Jitter {
 	var out emulator.Jitter
 	if j.none {
 		return out
@@ -182,13 +182,13 @@ func (j *Jitter) build(d *decoder, path string) emulator.Jitter {
 	given := map[string]bool{"spread": j.Spread != nil, "sigma": j.Sigma != nil, "mean": j.Mean != nil, "file": j.File != nil, "unit": j.Unit != nil}
 	for _, key := range []string{"spread", "sigma", "mean", "file", "unit"} {
 		if given[key] && !slices.Contains(keys.needs, key) && !slices.Contains(keys.accepts, key) {
-			d.errorAt(path+"."+key, "%s jitter takes no %s (it takes %s)", j.Dist, key, strings.Join(keys.needs, " and "))
+			d.ErrorAt(path+"."+key, "%s jitter takes no %s (it takes %s)", j.Dist, key, strings.Join(keys.needs, " and "))
 		}
 	}
 	missing := false
 	for _, key := range keys.needs {
 		if !given[key] {
-			d.errorAt(path, "%s jitter needs %s", j.Dist, key)
+			d.ErrorAt(path, "%s jitter needs %s", j.Dist, key)
 			missing = true
 		}
 	}
@@ -197,7 +197,7 @@ func (j *Jitter) build(d *decoder, path string) emulator.Jitter {
 	}
 	positive := func(key string, v *Duration) time.Duration {
 		if *v <= 0 {
-			d.errorAt(path+"."+key, "must be positive")
+			d.ErrorAt(path+"."+key, "must be positive")
 		}
 		return time.Duration(*v)
 	}
@@ -211,7 +211,7 @@ func (j *Jitter) build(d *decoder, path string) emulator.Jitter {
 	case "paretonormal":
 		out.Dist = emulator.ParetoNormal{Mean: time.Duration(*j.Mean), Sigma: positive("sigma", j.Sigma)}
 	case "empirical":
-		samples, file := d.readDelays(*j.File, j.Unit, path+".file")
+		samples, file := readDelays(d, *j.File, j.Unit, path+".file")
 		if len(samples) > 0 {
 			out.Dist = emulator.NewEmpirical(samples)
 		}
@@ -220,13 +220,13 @@ func (j *Jitter) build(d *decoder, path string) emulator.Jitter {
 	return out
 }
 
-func (r *Reorder) build(d *decoder, path string) emulator.Reorder {
+func (r *Reorder) build(d *Decoder, path string) emulator.Reorder {
 	switch r.Mode {
 	case "allowed":
 		return emulator.Reorder{Mode: emulator.ReorderAllowed}
 	case "gap":
 		if *r.Gap < 1 {
-			d.errorAt(path+".gap", "must be at least 1")
+			d.ErrorAt(path+".gap", "must be at least 1")
 		}
 		return emulator.Reorder{Mode: emulator.ReorderGap, P: float64(r.P), Gap: *r.Gap}
 	}
@@ -245,24 +245,24 @@ func (c *Corrupt) build() emulator.Corruption {
 	return emulator.Corruption{}
 }
 
-func checkFrameSize(d *decoder, path string, size Size) int {
+func checkFrameSize(d *Decoder, path string, size Size) int {
 	if size <= 0 || size > emulator.MaxFrameSize {
-		d.errorAt(path, "must be between 1B and %dB", emulator.MaxFrameSize)
+		d.ErrorAt(path, "must be between 1B and %dB", emulator.MaxFrameSize)
 	}
 	return int(size)
 }
 
-func checkWindow(d *decoder, path string, start Duration, stop *Duration) time.Duration {
+func checkWindow(d *Decoder, path string, start Duration, stop *Duration) time.Duration {
 	if stop == nil {
 		return 0
 	}
 	if *stop <= start {
-		d.errorAt(path+".stop", "must be after start (%v)", start)
+		d.ErrorAt(path+".stop", "must be after start (%v)", start)
 	}
 	return time.Duration(*stop)
 }
 
-func (t *Traffic) build(d *decoder, path string) emulator.Traffic {
+func (t *Traffic) build(d *Decoder, path string) emulator.Traffic {
 	switch {
 	case t.CBR != nil:
 		c, path := t.CBR, path+".cbr"
@@ -270,9 +270,9 @@ func (t *Traffic) build(d *decoder, path string) emulator.Traffic {
 		out.Stop = checkWindow(d, path, c.Start, c.Stop)
 		switch {
 		case (c.Interval == nil) == (c.Rate == nil):
-			d.errorAt(path, "give either interval or rate")
+			d.ErrorAt(path, "give either interval or rate")
 		case c.Interval != nil && *c.Interval <= 0:
-			d.errorAt(path+".interval", "must be positive")
+			d.ErrorAt(path+".interval", "must be positive")
 		case c.Interval != nil:
 			out.Interval = time.Duration(*c.Interval)
 		default:
@@ -299,10 +299,10 @@ func (t *Traffic) build(d *decoder, path string) emulator.Traffic {
 	return nil
 }
 
-func (p *Period) build(d *decoder, path string) emulator.Period {
+func (p *Period) build(d *Decoder, path string) emulator.Period {
 	out := emulator.Period{Mean: time.Duration(p.Mean)}
 	if p.Mean <= 0 {
-		d.errorAt(path, "must be positive")
+		d.ErrorAt(path, "must be positive")
 	}
 	switch p.Dist {
 	case "exponential":
@@ -311,11 +311,11 @@ func (p *Period) build(d *decoder, path string) emulator.Period {
 		out.Kind = emulator.ParetoPeriod
 		out.Shape = *p.Shape
 		if out.Shape <= 1 {
-			d.errorAt(path+".shape", "must be greater than 1 (the mean is infinite otherwise)")
+			d.ErrorAt(path+".shape", "must be greater than 1 (the mean is infinite otherwise)")
 		}
 	}
 	if p.Dist != "pareto" && p.Shape != nil {
-		d.errorAt(path+".shape", "only a pareto period has a shape")
+		d.ErrorAt(path+".shape", "only a pareto period has a shape")
 	}
 	return out
 }

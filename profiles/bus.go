@@ -35,34 +35,34 @@ type BusStation struct {
 	Flows []FlowName `yaml:"flows,required" doc:"the flows sent from this station, in one queue"`
 }
 
-func (Bus) typeInfo() typeInfo {
-	return typeInfo{"a bus", "{kind: csma-cd, rate: 10Mbit}"}
+func (Bus) TypeInfo() TypeInfo {
+	return TypeInfo{"a bus", "{kind: csma-cd, rate: 10Mbit}"}
 }
 
 // BusKind is how a bus is shared.
 type BusKind string
 
-func (k *BusKind) parseScalar(s string) error { return parseEnum(k, s, "a bus kind", "csma-cd", "can") }
+func (k *BusKind) ParseScalar(s string) error { return ParseEnum(k, s, "a bus kind", "csma-cd", "can") }
 
-func (BusKind) typeInfo() typeInfo { return typeInfo{"csma-cd or can", ""} }
+func (BusKind) TypeInfo() TypeInfo { return TypeInfo{"csma-cd or can", ""} }
 
 // BackOffRule is how a CSMA/CD station backs off.
 type BackOffRule string
 
-func (r *BackOffRule) parseScalar(s string) error {
-	return parseEnum(r, s, "a back-off", "exponential", "linear")
+func (r *BackOffRule) ParseScalar(s string) error {
+	return ParseEnum(r, s, "a back-off", "exponential", "linear")
 }
 
-func (BackOffRule) typeInfo() typeInfo { return typeInfo{"exponential or linear", ""} }
+func (BackOffRule) TypeInfo() TypeInfo { return TypeInfo{"exponential or linear", ""} }
 
 // FrameTimeRule is how long a frame occupies a CSMA/CD bus.
 type FrameTimeRule string
 
-func (r *FrameTimeRule) parseScalar(s string) error {
-	return parseEnum(r, s, "a frame time", "exact", "slots")
+func (r *FrameTimeRule) ParseScalar(s string) error {
+	return ParseEnum(r, s, "a frame time", "exact", "slots")
 }
 
-func (FrameTimeRule) typeInfo() typeInfo { return typeInfo{"exact or slots", ""} }
+func (FrameTimeRule) TypeInfo() TypeInfo { return TypeInfo{"exact or slots", ""} }
 
 // CANID is a CAN 2.0A identifier, 11 bits: the engine's frame times are
 // those of 2.0A data frames (a 29-bit identifier of the extended format
@@ -70,7 +70,7 @@ func (FrameTimeRule) typeInfo() typeInfo { return typeInfo{"exact or slots", ""}
 // bit), so larger identifiers are refused rather than timed wrong.
 type CANID uint32
 
-func (c *CANID) parseScalar(s string) error {
+func (c *CANID) ParseScalar(s string) error {
 	v, err := strconv.ParseUint(strings.TrimSpace(s), 0, 32)
 	if err != nil {
 		return errors.New("is not a CAN identifier (want a whole number from 0 to 0x7ff, e.g. 0x100 or 256)")
@@ -82,14 +82,14 @@ func (c *CANID) parseScalar(s string) error {
 	return nil
 }
 
-func (CANID) typeInfo() typeInfo { return typeInfo{"a CAN identifier", "0x100, 256"} }
+func (CANID) TypeInfo() TypeInfo { return TypeInfo{"a CAN identifier", "0x100, 256"} }
 
 // String writes an identifier in hexadecimal, as CAN tools show them.
 func (c CANID) String() string { return fmt.Sprintf("%#x", uint32(c)) }
 
 // buildBus turns a hop's bus into the engine's, once the flows are known;
 // path is the hop's.
-func (p *Profile) buildBus(d *decoder, path string, hopIndex int, h *Hop) *emulator.Bus {
+func (p *Profile) buildBus(d *Decoder, path string, hopIndex int, h *Hop) *emulator.Bus {
 	b := h.Bus
 	path += ".bus"
 	out := b.settings(d, path)
@@ -119,7 +119,7 @@ func (p *Profile) buildBus(d *decoder, path string, hopIndex int, h *Hop) *emula
 
 // settings is the engine's bus of the kind and rate b gives, with the
 // timing and limits b sets; a key of the other kind's is refused.
-func (b *Bus) settings(d *decoder, path string) emulator.Bus {
+func (b *Bus) settings(d *Decoder, path string) emulator.Bus {
 	kind := emulator.CSMACD
 	if b.Kind == "can" {
 		kind = emulator.CANBus
@@ -127,7 +127,7 @@ func (b *Bus) settings(d *decoder, path string) emulator.Bus {
 	var rate emulator.Rate
 	if b.Rate != nil {
 		if rate = emulator.Rate(*b.Rate); rate <= 0 {
-			d.errorAt(path+".rate", "must be positive")
+			d.ErrorAt(path+".rate", "must be positive")
 		}
 	}
 	out := emulator.StandardBus(kind, rate)
@@ -139,7 +139,7 @@ func (b *Bus) settings(d *decoder, path string) emulator.Bus {
 	}{{"slot", b.Slot, &out.Slot}, {"jam", b.Jam, &out.Jam}, {"gap", b.Gap, &out.Gap}, {"propagation", b.Propagation, &out.Propagation}} {
 		if dur.v != nil {
 			if *dur.v < 0 || dur.key == "slot" && *dur.v == 0 {
-				d.errorAt(path+"."+dur.key, "must be positive")
+				d.ErrorAt(path+"."+dur.key, "must be positive")
 			}
 			*dur.to = time.Duration(*dur.v)
 		}
@@ -149,13 +149,13 @@ func (b *Bus) settings(d *decoder, path string) emulator.Bus {
 	}
 	if b.BackOffCap != nil {
 		if *b.BackOffCap < 1 || *b.BackOffCap > 30 {
-			d.errorAt(path+".backoff_cap", "must be 1 to 30")
+			d.ErrorAt(path+".backoff_cap", "must be 1 to 30")
 		}
 		out.BackOffCap = *b.BackOffCap
 	}
 	if b.Attempts != nil {
 		if *b.Attempts < 1 {
-			d.errorAt(path+".attempts", "must be at least 1")
+			d.ErrorAt(path+".attempts", "must be at least 1")
 		}
 		out.MaxAttempts = *b.Attempts
 	}
@@ -174,10 +174,10 @@ func (b *Bus) settings(d *decoder, path string) emulator.Bus {
 // checkKeysOfKind refuses the keys of a bus of the other kind: a CAN
 // bus's arbitration has no slots, jams or back-off, and a CSMA/CD bus no
 // identifiers.
-func (b *Bus) checkKeysOfKind(d *decoder, path string, kind emulator.BusKind) {
+func (b *Bus) checkKeysOfKind(d *Decoder, path string, kind emulator.BusKind) {
 	csmaOnly := func(key string, given bool) {
 		if given && kind != emulator.CSMACD {
-			d.errorAt(path+"."+key, "only a csma-cd bus has a %s", strings.ReplaceAll(key, "_", " "))
+			d.ErrorAt(path+"."+key, "only a csma-cd bus has a %s", strings.ReplaceAll(key, "_", " "))
 		}
 	}
 	csmaOnly("slot", b.Slot != nil)
@@ -188,31 +188,31 @@ func (b *Bus) checkKeysOfKind(d *decoder, path string, kind emulator.BusKind) {
 	csmaOnly("attempts", b.Attempts != nil)
 	csmaOnly("frame_time", b.FrameTime != nil)
 	if kind == emulator.CSMACD && b.IDs.Len() > 0 {
-		d.errorAt(path+".ids", "only a can bus has identifiers")
+		d.ErrorAt(path+".ids", "only a can bus has identifiers")
 	}
 }
 
 // busStations is the named station each flow is sent from (-1: a station
 // of its own), by flow index, checking that each flow a station lists
 // crosses the bus and is listed once.
-func (p *Profile) busStations(d *decoder, path string, b *Bus, crosses func(int) bool) []int {
+func (p *Profile) busStations(d *Decoder, path string, b *Bus, crosses func(int) bool) []int {
 	stations := make([]int, p.Flows.Len())
 	for f := range stations {
 		stations[f] = -1
 	}
 	for s, name := range b.Stations.Names {
 		if p.Flows.Index(name) >= 0 && !slices.Contains(b.Stations.Values[s].Flows, FlowName(name)) {
-			d.errorAt(join(path+".stations", name), "is the name of a flow that is not in it: a flow not listed is a station of its own, of its name")
+			d.ErrorAt(Join(path+".stations", name), "is the name of a flow that is not in it: a flow not listed is a station of its own, of its name")
 		}
 		for j, fl := range b.Stations.Values[s].Flows {
-			at := fmt.Sprintf("%s.flows[%d]", join(path+".stations", name), j)
+			at := fmt.Sprintf("%s.flows[%d]", Join(path+".stations", name), j)
 			switch f := p.Flows.Index(string(fl)); {
 			case f < 0:
-				d.errorAt(at, "no flow named %q%s", fl, didYouMean(string(fl), p.Flows.Names))
+				d.ErrorAt(at, "no flow named %q%s", fl, DidYouMean(string(fl), p.Flows.Names))
 			case !crosses(f):
-				d.errorAt(at, "flow %q does not cross this bus", fl)
+				d.ErrorAt(at, "flow %q does not cross this bus", fl)
 			case stations[f] >= 0:
-				d.errorAt(at, "flow %q is already sent from station %q", fl, b.Stations.Names[stations[f]])
+				d.ErrorAt(at, "flow %q is already sent from station %q", fl, b.Stations.Names[stations[f]])
 			default:
 				stations[f] = s
 			}
@@ -223,7 +223,7 @@ func (p *Profile) busStations(d *decoder, path string, b *Bus, crosses func(int)
 
 // canIDs is the identifier of each station of a CAN bus, by names (the
 // stations in order): its index unless ids gives one, each unique.
-func (b *Bus) canIDs(d *decoder, path string, names []string) []uint32 {
+func (b *Bus) canIDs(d *Decoder, path string, names []string) []uint32 {
 	ids := make([]uint32, len(names))
 	given := map[uint32]string{}
 	for i, name := range names {
@@ -231,14 +231,14 @@ func (b *Bus) canIDs(d *decoder, path string, names []string) []uint32 {
 		if k := b.IDs.Index(name); k >= 0 {
 			ids[i] = uint32(*b.IDs.Values[k])
 			if other, dup := given[ids[i]]; dup {
-				d.errorAt(join(path+".ids", name), "identifier %#x is %q's too: identifiers on a CAN bus are unique", ids[i], other)
+				d.ErrorAt(Join(path+".ids", name), "identifier %#x is %q's too: identifiers on a CAN bus are unique", ids[i], other)
 			}
 			given[ids[i]] = name
 		}
 	}
 	for _, name := range b.IDs.Names {
 		if !slices.Contains(names, name) {
-			d.errorAt(join(path+".ids", name), "no station named %q on this bus%s", name, didYouMean(name, names))
+			d.ErrorAt(Join(path+".ids", name), "no station named %q on this bus%s", name, DidYouMean(name, names))
 		}
 	}
 	return ids

@@ -31,33 +31,33 @@ const changePath = "change"
 // left for the caller to fill. Problems are an ErrorList whose paths are
 // the change's keys (loss.random), positioned in source.
 func (l *Loaded) ParseChange(source string, body []byte, hop string) ([]emulator.Scheduled, ScheduleEntry, error) {
-	d := newDecoder()
-	root, err := d.parseYAML(source, body)
+	d := NewDecoder()
+	root, err := d.ParseYAML(source, body)
 	if err != nil {
 		return nil, ScheduleEntry{}, err
 	}
 	var c LiveChange
 	if root.Kind != yaml.MappingNode {
-		d.errorf(root, changePath, "want a mapping of a hop's parameters (or an outage), got %s", describe(root))
+		d.Errorf(root, changePath, "want a mapping of a hop's parameters (or an outage), got %s", Describe(root))
 	} else {
-		d.decode(root, reflect.ValueOf(&c).Elem(), changePath)
+		d.Decode(root, reflect.ValueOf(&c).Elem(), changePath)
 	}
 	var entry ScheduleEntry
 	var made []emulator.Change
-	if d.problems() == 0 {
+	if d.Problems() == 0 {
 		entry = ScheduleEntry{For: c.For, Hop: HopName(hop), Outage: c.Outage, HoldLimit: c.HoldLimit, HopSettings: c.HopSettings}
 		// Its defaults, as a profile's schedule entry has them (a
 		// gilbert loss given only p takes netem's r, 1-h and 1-k).
 		entry.HopSettings.resolveDefaults()
 		made, _ = l.scheduleChanges(d, &entry, changePath) // no ramps: a live change has none
 		if c.For != nil && *c.For <= 0 {
-			d.errorAt(changePath+".for", "must be positive")
+			d.ErrorAt(changePath+".for", "must be positive")
 		}
-		if len(made) == 0 && d.problems() == 0 {
-			d.errorAt(changePath, "changes nothing: give some of %s", keyList(fieldsOf(reflect.TypeFor[LiveChange]())))
+		if len(made) == 0 && d.Problems() == 0 {
+			d.ErrorAt(changePath, "changes nothing: give some of %s", KeyList(FieldsOf(reflect.TypeFor[LiveChange]())))
 		}
 	}
-	if err := d.err(); err != nil {
+	if err := d.Err(); err != nil {
 		for _, e := range err.(ErrorList) {
 			e.Path = strings.TrimPrefix(strings.TrimPrefix(e.Path, changePath), ".")
 		}

@@ -3,7 +3,6 @@ package profiles
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -29,17 +28,14 @@ import (
 // Nodes are copied on write, so anchors and the base's own tree are never
 // changed, and every node keeps the file it came from for messages.
 
-// discriminated is implemented by schema structs whose variants are named by
+// Discriminated is implemented by schema structs whose variants are named by
 // one key (dist), so that overlaying another variant replaces the value.
-type discriminated interface{ discriminator() string }
-
-func (Jitter) discriminator() string { return "dist" }
-func (Period) discriminator() string { return "dist" }
+type Discriminated interface{ Discriminator() string }
 
 // overlay lays over on base, for a value of type t at path.
-func (d *decoder) overlay(base, over *yaml.Node, t reflect.Type, path string) *yaml.Node {
-	base, over = resolve(base), resolve(over)
-	t = derefType(t)
+func (d *Decoder) overlay(base, over *yaml.Node, t reflect.Type, path string) *yaml.Node {
+	base, over = Resolve(base), Resolve(over)
+	t = DerefType(t)
 	if t == nil || base.Kind != yaml.MappingNode || over.Kind != yaml.MappingNode || !mergeable(t) || replaces(t, base, over) {
 		return over
 	}
@@ -49,10 +45,10 @@ func (d *decoder) overlay(base, over *yaml.Node, t reflect.Type, path string) *y
 		key, value := over.Content[i], over.Content[i+1]
 		at := keys.find(key.Value)
 		switch {
-		case isNull(resolve(value)):
+		case IsNull(Resolve(value)):
 			if at >= 0 {
 				keys.remove(at)
-				d.noteRemoval(join(path, key.Value), d.posOf(value))
+				d.noteRemoval(Join(path, key.Value), d.PosOf(value))
 			}
 		case at >= 0:
 			if key.HeadComment != "" || key.FootComment != "" {
@@ -62,7 +58,7 @@ func (d *decoder) overlay(base, over *yaml.Node, t reflect.Type, path string) *y
 				k.FootComment = joinComments(k.FootComment, key.FootComment)
 				merged.Content[at] = k
 			}
-			merged.Content[at+1] = d.overlay(merged.Content[at+1], value, fieldType(t, key.Value), join(path, key.Value))
+			merged.Content[at+1] = d.overlay(merged.Content[at+1], value, FieldType(t, key.Value), Join(path, key.Value))
 		default:
 			keys.append(key, value)
 		}
@@ -93,7 +89,7 @@ func newKeyIndex(n *yaml.Node) *keyIndex {
 	if len(n.Content) >= 2*indexedKeys {
 		k.index = make(map[string]int, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			key := resolve(n.Content[i]).Value
+			key := Resolve(n.Content[i]).Value
 			if _, seen := k.index[key]; seen {
 				k.dups = true
 				continue
@@ -107,7 +103,7 @@ func newKeyIndex(n *yaml.Node) *keyIndex {
 // find returns the index in the node's Content of key's first pair, or -1.
 func (k *keyIndex) find(key string) int {
 	if k.index == nil {
-		return mappingIndex(k.n, key)
+		return MappingIndex(k.n, key)
 	}
 	if i, ok := k.index[key]; ok {
 		return i
@@ -120,13 +116,13 @@ func (k *keyIndex) remove(at int) {
 		k.n.Content = append(k.n.Content[:at], k.n.Content[at+2:]...)
 		return
 	}
-	key := resolve(k.n.Content[at]).Value
+	key := Resolve(k.n.Content[at]).Value
 	k.n.Content[at], k.n.Content[at+1] = nil, nil
 	k.holes = true
 	delete(k.index, key)
 	if k.dups { // the next pair of that key is found now, as it would be
 		for i := at + 2; i+1 < len(k.n.Content); i += 2 {
-			if c := k.n.Content[i]; c != nil && resolve(c).Value == key {
+			if c := k.n.Content[i]; c != nil && Resolve(c).Value == key {
 				k.index[key] = i
 				break
 			}
@@ -137,8 +133,8 @@ func (k *keyIndex) remove(at int) {
 func (k *keyIndex) append(key, value *yaml.Node) {
 	k.n.Content = append(k.n.Content, key, value)
 	if k.index != nil {
-		if _, there := k.index[resolve(key).Value]; !there {
-			k.index[resolve(key).Value] = len(k.n.Content) - 2
+		if _, there := k.index[Resolve(key).Value]; !there {
+			k.index[Resolve(key).Value] = len(k.n.Content) - 2
 		}
 	}
 }
@@ -164,7 +160,7 @@ func joinComments(blocks ...string) string {
 // dropKey removes the pair at index i of a mapping d owns, passing the
 // key's head comment to the key after it: a file's header is the head
 // comment of its first key, and must not go with that key.
-func (d *decoder) dropKey(n *yaml.Node, i int) {
+func (d *Decoder) dropKey(n *yaml.Node, i int) {
 	if head := n.Content[i].HeadComment; head != "" && i+2 < len(n.Content) {
 		next := d.copyNode(n.Content[i+2])
 		next.HeadComment = joinComments(head, next.HeadComment)
@@ -173,7 +169,7 @@ func (d *decoder) dropKey(n *yaml.Node, i int) {
 	n.Content = append(n.Content[:i], n.Content[i+2:]...)
 }
 
-func derefType(t reflect.Type) reflect.Type {
+func DerefType(t reflect.Type) reflect.Type {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -183,23 +179,23 @@ func derefType(t reflect.Type) reflect.Type {
 // mergeable reports whether values of type t merge key by key: schema
 // structs and named maps, not values written as scalars.
 func mergeable(t reflect.Type) bool {
-	if _, scalar := reflect.New(t).Interface().(scalarParser); scalar {
+	if _, scalar := reflect.New(t).Interface().(ScalarParser); scalar {
 		return false
 	}
-	_, isMap := reflect.New(t).Interface().(interface{ elemType() reflect.Type })
+	_, isMap := reflect.New(t).Interface().(interface{ ElemType() reflect.Type })
 	return isMap || t.Kind() == reflect.Struct
 }
 
 // replaces reports whether over names a different alternative than base.
 func replaces(t reflect.Type, base, over *yaml.Node) bool {
 	v := reflect.New(t).Interface()
-	if _, alternatives := v.(oneOf); alternatives {
+	if _, alternatives := v.(OneOf); alternatives {
 		return !sameKeys(base, over)
 	}
-	if dk, ok := v.(discriminated); ok {
-		if i := mappingIndex(over, dk.discriminator()); i >= 0 {
-			j := mappingIndex(base, dk.discriminator())
-			return j < 0 || resolve(base.Content[j+1]).Value != resolve(over.Content[i+1]).Value
+	if dk, ok := v.(Discriminated); ok {
+		if i := MappingIndex(over, dk.Discriminator()); i >= 0 {
+			j := MappingIndex(base, dk.Discriminator())
+			return j < 0 || Resolve(base.Content[j+1]).Value != Resolve(over.Content[i+1]).Value
 		}
 	}
 	return false
@@ -210,34 +206,34 @@ func sameKeys(a, b *yaml.Node) bool {
 		return false
 	}
 	for i := 0; i < len(a.Content); i += 2 {
-		if mappingIndex(b, a.Content[i].Value) < 0 {
+		if MappingIndex(b, a.Content[i].Value) < 0 {
 			return false
 		}
 	}
 	return true
 }
 
-// fieldType is the type of key's value in a value of type t, or nil.
-func fieldType(t reflect.Type, key string) reflect.Type {
-	t = derefType(t)
+// FieldType is the type of key's value in a value of type t, or nil.
+func FieldType(t reflect.Type, key string) reflect.Type {
+	t = DerefType(t)
 	if t == nil {
 		return nil
 	}
-	if m, ok := reflect.New(t).Interface().(interface{ elemType() reflect.Type }); ok {
-		return m.elemType()
+	if m, ok := reflect.New(t).Interface().(interface{ ElemType() reflect.Type }); ok {
+		return m.ElemType()
 	}
 	if t.Kind() == reflect.Struct {
-		if f := fieldNamed(fieldsOf(t), key); f != nil {
-			return f.typ
+		if f := fieldNamed(FieldsOf(t), key); f != nil {
+			return f.Type
 		}
 	}
 	return nil
 }
 
-// mappingIndex returns the index in n.Content of key, or -1.
-func mappingIndex(n *yaml.Node, key string) int {
+// MappingIndex returns the index in n.Content of key, or -1.
+func MappingIndex(n *yaml.Node, key string) int {
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if resolve(n.Content[i]).Value == key {
+		if Resolve(n.Content[i]).Value == key {
 			return i
 		}
 	}
@@ -245,11 +241,11 @@ func mappingIndex(n *yaml.Node, key string) int {
 }
 
 // copyNode returns a shallow copy of n with its own Content.
-func (d *decoder) copyNode(n *yaml.Node) *yaml.Node {
+func (d *Decoder) copyNode(n *yaml.Node) *yaml.Node {
 	c := *n
 	c.Content = append([]*yaml.Node(nil), n.Content...)
-	if file, ok := d.files[n]; ok { // else it is d.file's, as n is
-		d.files[&c] = file
+	if file, ok := d.Files[n]; ok { // else it is d.file's, as n is
+		d.Files[&c] = file
 	}
 	return &c
 }
@@ -257,36 +253,36 @@ func (d *decoder) copyNode(n *yaml.Node) *yaml.Node {
 // maxExtends bounds a chain of extends, against runaway recursion.
 const maxExtends = 16
 
-// resolveExtends replaces a profile that extends another by the overlay of
+// ResolveExtends replaces a profile that extends another by the overlay of
 // it on its (recursively resolved) base. chain lists the sources seen.
-func (d *decoder) resolveExtends(root *yaml.Node, source string, chain []string) (*yaml.Node, error) {
-	root = resolve(root)
+func (d *Decoder) ResolveExtends(root *yaml.Node, source string, chain []string) (*yaml.Node, error) {
+	root = Resolve(root)
 	if root.Kind != yaml.MappingNode {
 		return root, nil
 	}
-	i := mappingIndex(root, "extends")
+	i := MappingIndex(root, "extends")
 	if i < 0 {
 		return root, nil
 	}
-	refNode := resolve(root.Content[i+1])
+	refNode := Resolve(root.Content[i+1])
 	fail := func(format string, args ...any) error {
-		return ErrorList{{Pos: d.posOf(refNode), Path: "extends", Msg: message(format, args)}}
+		return ErrorList{{Pos: d.PosOf(refNode), Path: "extends", Msg: message(format, args)}}
 	}
 	// Only the first is taken out and resolved: a second would be left in
 	// the result, as if it were the merged profile's own.
 	for j := i + 2; j+1 < len(root.Content); j += 2 {
-		if k := resolve(root.Content[j]); k.Value == "extends" {
-			return nil, ErrorList{{Pos: d.posOf(k), Path: "extends", Msg: "given twice"}}
+		if k := Resolve(root.Content[j]); k.Value == "extends" {
+			return nil, ErrorList{{Pos: d.PosOf(k), Path: "extends", Msg: "given twice"}}
 		}
 	}
-	if refNode.Kind != yaml.ScalarNode || isNull(refNode) || refNode.Value == "" {
-		return nil, fail("want the name or path of a profile, got %s", describe(refNode))
+	if refNode.Kind != yaml.ScalarNode || IsNull(refNode) || refNode.Value == "" {
+		return nil, fail("want the name or path of a profile, got %s", Describe(refNode))
 	}
-	data, baseSource, err := readProfileRef(refNode.Value, source)
+	data, baseSource, err := d.ReadRef(refNode.Value, source)
 	if err != nil {
 		hint := ""
 		if ref := refNode.Value; !strings.ContainsAny(ref, `/\`) && filepath.Ext(ref) == "" {
-			hint = didYouMean(ref, Shipped()).String() // a shipped profile's name, mistyped
+			hint = DidYouMean(ref, d.RefNames()).String() // a shipped profile's name, mistyped
 		}
 		return nil, fail("%v%s", err, hint)
 	}
@@ -304,11 +300,11 @@ func (d *decoder) resolveExtends(root *yaml.Node, source string, chain []string)
 	if len(chain) >= maxExtends {
 		return nil, fail("more than %d profiles extend each other", maxExtends)
 	}
-	base, err := d.parseYAML(baseSource, data)
+	base, err := d.ParseYAML(baseSource, data)
 	if err != nil {
 		return nil, err
 	}
-	base, err = d.resolveExtends(base, baseSource, append(chain, baseSource))
+	base, err = d.ResolveExtends(base, baseSource, append(chain, baseSource))
 	if err != nil {
 		return nil, err
 	}
@@ -320,11 +316,11 @@ func (d *decoder) resolveExtends(root *yaml.Node, source string, chain []string)
 	own.Content[0] = d.copyNode(own.Content[0])
 	own.Content[0].HeadComment = ""
 	own.Content = append(own.Content[:i], own.Content[i+2:]...)
-	merged := d.copyNode(d.overlay(base, own, reflect.TypeFor[Profile](), ""))
-	if mappingIndex(own, "name") < 0 {
+	merged := d.copyNode(d.overlay(base, own, d.Schema, ""))
+	if MappingIndex(own, "name") < 0 {
 		// A variant is not its base: without a name of its own it is named
 		// after its file.
-		if j := mappingIndex(merged, "name"); j >= 0 {
+		if j := MappingIndex(merged, "name"); j >= 0 {
 			d.dropKey(merged, j)
 		}
 	}
@@ -360,74 +356,42 @@ func displayName(source string) string {
 	return source
 }
 
-// readProfileRef finds the profile named by ref from a profile at source: a
-// path relative to it, or the name of a shipped profile.
-func readProfileRef(ref, source string) ([]byte, string, error) {
-	if strings.HasPrefix(source, "shipped:") && !filepath.IsAbs(ref) {
-		name := strings.TrimSuffix(ref, ".yaml")
-		if data, err := library.ReadFile(name + ".yaml"); err == nil {
-			return data, "shipped:" + name, nil
-		}
-		return nil, "", fmt.Errorf("no shipped profile %q", ref)
-	}
-	path := ref
-	if !filepath.IsAbs(ref) {
-		path = filepath.Join(filepath.Dir(source), ref)
-	}
-	data, err := ReadFile(path, MaxFileBytes)
-	if err == nil {
-		if abs, absErr := filepath.Abs(path); absErr == nil {
-			path = abs
-		}
-		return data, path, nil
-	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return nil, "", err
-	}
-	if !strings.ContainsAny(ref, `/\`) && filepath.Ext(ref) == "" {
-		if data, err := library.ReadFile(ref + ".yaml"); err == nil {
-			return data, "shipped:" + ref, nil
-		}
-	}
-	return nil, "", fmt.Errorf("cannot find %q: no such file next to this profile, and no shipped profile by that name", ref)
-}
-
 // SetFile is the name --set overrides go by in messages: an error in the
 // n-th --set is reported at --set:n:column, the column counted in its
 // argument.
 const SetFile = "--set"
 
-var setSegmentRE = regexp.MustCompile(`^([A-Za-z0-9_-]+)(?:\[([0-9]+)\])?$`)
+var SetSegmentRE = regexp.MustCompile(`^([A-Za-z0-9_-]+)(?:\[([0-9]+)\])?$`)
 
-// pathStep is one step of a --set path: a key, maybe with a list index.
-type pathStep struct {
-	key   string
-	index int // -1: none
-	col   int // column of the key in the argument
+// PathStep is one step of a --set path: a key, maybe with a list index.
+type PathStep struct {
+	Key   string
+	Index int // -1: none
+	Col   int // column of the key in the argument
 }
 
-// applySet lays `path=value`, the n-th --set, on root.
-func (d *decoder) applySet(root *yaml.Node, arg string, n int) *yaml.Node {
+// ApplySet lays `path=value`, the n-th --set, on root.
+func (d *Decoder) ApplySet(root *yaml.Node, arg string, n int) *yaml.Node {
 	at := func(col int) Pos { return Pos{File: SetFile, Line: n, Col: col} }
 	fail := func(col int, path, format string, args ...any) *yaml.Node {
-		d.fail(path)
-		d.report(at(col), path, format, args...)
+		d.Fail(path)
+		d.Report(at(col), path, format, args...)
 		return root
 	}
 	path, text, ok := strings.Cut(arg, "=")
 	if !ok || path == "" {
 		return fail(1, "", "want path=value, e.g. hops.core-up.rate=2Mbit")
 	}
-	var steps []pathStep
+	var steps []PathStep
 	col := 1
 	for _, seg := range strings.Split(path, ".") {
-		m := setSegmentRE.FindStringSubmatch(seg)
+		m := SetSegmentRE.FindStringSubmatch(seg)
 		if m == nil {
 			return fail(col, path, "%q is not a key (want keys and list indices, e.g. schedule[0].at)", seg)
 		}
-		step := pathStep{key: m[1], index: -1, col: col}
+		step := PathStep{Key: m[1], Index: -1, Col: col}
 		if m[2] != "" {
-			step.index, _ = strconv.Atoi(m[2])
+			step.Index, _ = strconv.Atoi(m[2])
 		}
 		steps = append(steps, step)
 		col += len(seg) + 1
@@ -450,12 +414,12 @@ func (d *decoder) applySet(root *yaml.Node, arg string, n int) *yaml.Node {
 		value = doc.Content[0]
 	}
 	d.markSet(value, n, valueCol)
-	return d.setPath(root, reflect.TypeFor[Profile](), steps, "", value, at)
+	return d.SetPath(root, d.Schema, steps, "", value, at)
 }
 
 // markSet places the nodes of a --set value in its argument.
-func (d *decoder) markSet(v *yaml.Node, n, col int) {
-	d.files[v] = SetFile
+func (d *Decoder) markSet(v *yaml.Node, n, col int) {
+	d.Files[v] = SetFile
 	v.Column += col - 1
 	v.Line = n
 	for _, c := range v.Content {
@@ -463,8 +427,8 @@ func (d *decoder) markSet(v *yaml.Node, n, col int) {
 	}
 }
 
-// setPath returns n with the value at steps replaced (overlaid) by value.
-func (d *decoder) setPath(n *yaml.Node, t reflect.Type, steps []pathStep, done string, value *yaml.Node, at func(int) Pos) *yaml.Node {
+// SetPath returns n with the value at steps replaced (overlaid) by value.
+func (d *Decoder) SetPath(n *yaml.Node, t reflect.Type, steps []PathStep, done string, value *yaml.Node, at func(int) Pos) *yaml.Node {
 	if len(steps) == 0 {
 		if n == nil {
 			return value
@@ -472,34 +436,34 @@ func (d *decoder) setPath(n *yaml.Node, t reflect.Type, steps []pathStep, done s
 		return d.overlay(n, value, t, done)
 	}
 	step := steps[0]
-	path := join(done, step.key)
+	path := Join(done, step.Key)
 	if n != nil {
-		n = resolve(n)
+		n = Resolve(n)
 	}
-	if n == nil || isNull(n) {
-		n = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: at(step.col).Line, Column: step.col}
-		d.files[n] = SetFile
+	if n == nil || IsNull(n) {
+		n = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: at(step.Col).Line, Column: step.Col}
+		d.Files[n] = SetFile
 	}
 	if n.Kind != yaml.MappingNode {
-		d.fail(done)
-		d.report(at(step.col), done, "is %s, not a mapping with keys", describe(n))
+		d.Fail(done)
+		d.Report(at(step.Col), done, "is %s, not a mapping with keys", Describe(n))
 		return n
 	}
 	n = d.copyNode(n)
-	i := mappingIndex(n, step.key)
-	last := len(steps) == 1 && step.index < 0
-	if mt := derefType(t); mt != nil && mergeable(mt) && !(last && isNull(value)) {
+	i := MappingIndex(n, step.Key)
+	last := len(steps) == 1 && step.Index < 0
+	if mt := DerefType(t); mt != nil && mergeable(mt) && !(last && IsNull(value)) {
 		// Naming another alternative (a loss model, a jitter distribution)
 		// replaces the value, as in extends: the same question, asked of a
 		// mapping of the one key set.
-		probe := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: step.key}, {Kind: yaml.MappingNode}}}
+		probe := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: step.Key}, {Kind: yaml.MappingNode}}}
 		if last {
 			probe.Content[1] = value
 		}
 		if replaces(mt, n, probe) {
 			d.forgetSets(done)
-			n = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: n.Style, Line: at(step.col).Line, Column: step.col}
-			d.files[n] = SetFile
+			n = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: n.Style, Line: at(step.Col).Line, Column: step.Col}
+			d.Files[n] = SetFile
 			i = -1
 		}
 	}
@@ -507,18 +471,18 @@ func (d *decoder) setPath(n *yaml.Node, t reflect.Type, steps []pathStep, done s
 	if i >= 0 {
 		child = n.Content[i+1]
 	}
-	childType := fieldType(t, step.key)
-	if mapOf := derefType(t); mapOf != nil && i < 0 && isNamedMap(mapOf) {
+	childType := FieldType(t, step.Key)
+	if mapOf := DerefType(t); mapOf != nil && i < 0 && IsNamedMap(mapOf) {
 		var names []string
 		for k := 0; k+1 < len(n.Content); k += 2 {
 			names = append(names, n.Content[k].Value)
 		}
-		d.added = append(d.added, addition{in: done, name: step.key, at: at(step.col), others: names})
+		d.Added = append(d.Added, addition{In: done, Name: step.Key, At: at(step.Col), Others: names})
 	}
-	if last && isNull(value) {
+	if last && IsNull(value) {
 		if i >= 0 {
 			n.Content = append(n.Content[:i], n.Content[i+2:]...)
-			d.noteRemoval(path, at(step.col))
+			d.noteRemoval(path, at(step.Col))
 		}
 		return n
 	}
@@ -526,18 +490,18 @@ func (d *decoder) setPath(n *yaml.Node, t reflect.Type, steps []pathStep, done s
 		if value.Kind != yaml.MappingNode {
 			d.forgetSets(path) // replaced whole
 		}
-		d.removed = append(d.removed, removal{path: path, by: at(step.col), set: true, setAt: at(step.col)})
+		d.Removed = append(d.Removed, removal{path: path, By: at(step.Col), set: true, setAt: at(step.Col)})
 	}
-	if step.index >= 0 {
+	if step.Index >= 0 {
 		child = d.setIndex(child, childType, step, path, steps[1:], value, at)
 	} else {
-		child = d.setPath(child, childType, steps[1:], path, value, at)
+		child = d.SetPath(child, childType, steps[1:], path, value, at)
 	}
 	if i >= 0 {
 		n.Content[i+1] = child
 	} else {
-		key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: step.key, Line: at(step.col).Line, Column: step.col}
-		d.files[key] = SetFile
+		key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: step.Key, Line: at(step.Col).Line, Column: step.Col}
+		d.Files[key] = SetFile
 		n.Content = append(n.Content, key, child)
 	}
 	return n
@@ -545,11 +509,11 @@ func (d *decoder) setPath(n *yaml.Node, t reflect.Type, steps []pathStep, done s
 
 // setIndex sets, in the list n, the entry step.index, then the rest of the
 // path.
-func (d *decoder) setIndex(n *yaml.Node, t reflect.Type, step pathStep, path string, rest []pathStep, value *yaml.Node, at func(int) Pos) *yaml.Node {
+func (d *Decoder) setIndex(n *yaml.Node, t reflect.Type, step PathStep, path string, rest []PathStep, value *yaml.Node, at func(int) Pos) *yaml.Node {
 	if n != nil {
-		n = resolve(n)
+		n = Resolve(n)
 	}
-	if n == nil || n.Kind != yaml.SequenceNode || step.index >= len(n.Content) {
+	if n == nil || n.Kind != yaml.SequenceNode || step.Index >= len(n.Content) {
 		size := 0
 		if n != nil && n.Kind == yaml.SequenceNode {
 			size = len(n.Content)
@@ -558,16 +522,16 @@ func (d *decoder) setIndex(n *yaml.Node, t reflect.Type, step pathStep, path str
 		if size == 1 {
 			entries = "entry"
 		}
-		at := at(step.col + len(step.key) + 1) // the index, after the [
-		d.fail(path)
-		d.report(at, path, "has %d %s; [%d] is not one of them", size, entries, step.index)
+		at := at(step.Col + len(step.Key) + 1) // the index, after the [
+		d.Fail(path)
+		d.Report(at, path, "has %d %s; [%d] is not one of them", size, entries, step.Index)
 		return n
 	}
-	if t = derefType(t); t != nil && t.Kind() == reflect.Slice {
+	if t = DerefType(t); t != nil && t.Kind() == reflect.Slice {
 		t = t.Elem()
 	}
 	n = d.copyNode(n)
-	n.Content[step.index] = d.setPath(n.Content[step.index], t, rest, fmt.Sprintf("%s[%d]", path, step.index), value, at)
+	n.Content[step.Index] = d.SetPath(n.Content[step.Index], t, rest, fmt.Sprintf("%s[%d]", path, step.Index), value, at)
 	return n
 }
 
@@ -576,22 +540,22 @@ func (d *decoder) setIndex(n *yaml.Node, t reflect.Type, step pathStep, path str
 // what its overrides did to its own file.)
 type removal struct {
 	path  string
-	by    Pos
+	By    Pos
 	set   bool
 	setAt Pos // by, as the values the --set placed are (a suite moves by)
 }
 
-func (d *decoder) noteRemoval(path string, by Pos) {
-	d.removed = append(d.removed, removal{path: path, by: by})
+func (d *Decoder) noteRemoval(path string, by Pos) {
+	d.Removed = append(d.Removed, removal{path: path, By: by})
 }
 
 // forgetSets forgets the values earlier --sets gave at or inside path,
 // which a later one replaced: they cause nothing now.
-func (d *decoder) forgetSets(path string) {
-	d.removed = slices.DeleteFunc(d.removed, func(r removal) bool { return r.set && within(r.path, path) })
+func (d *Decoder) forgetSets(path string) {
+	d.Removed = slices.DeleteFunc(d.Removed, func(r removal) bool { return r.set && within(r.path, path) })
 }
 
-// citeRemovals adds to each error that a removal may have caused where
+// CiteRemovals adds to each error that a removal may have caused where
 // that removal was made, since the error itself points at the base that
 // lost the key (a required key now missing, a value that needed the key, a
 // reference to a hop that is gone). A removal is taken to be the cause when
@@ -602,22 +566,22 @@ func (d *decoder) forgetSets(path string) {
 // (in a file, or in another --set) is about the mapping the --set wrote
 // into, a key next to the one it set, or a value inside the one it set: a
 // csma-cd bus's slot, in the base, once a --set made the bus can.
-func (d *decoder) citeRemovals() {
-	for _, e := range d.errs {
+func (d *Decoder) CiteRemovals() {
+	for _, e := range d.Errs {
 		cited := map[Pos]bool{}
-		for _, r := range d.removed {
-			near := parentPath(r.path) == e.Path || parentPath(r.path) == parentPath(e.Path)
+		for _, r := range d.Removed {
+			near := ParentPath(r.path) == e.Path || ParentPath(r.path) == ParentPath(e.Path)
 			if r.set {
 				elsewhere := e.Pos.File != r.setAt.File || e.Pos.Line != r.setAt.Line
-				if elsewhere && e.Path != "" && (near || within(e.Path, r.path)) && !cited[r.by] {
-					e.Msg += fmt.Sprintf(" (%s sets %s)", r.by, clip(r.path, maxNamed))
-					cited[r.by] = true
+				if elsewhere && e.Path != "" && (near || within(e.Path, r.path)) && !cited[r.By] {
+					e.Msg += fmt.Sprintf(" (%s sets %s)", r.By, clip(r.path, MaxNamed))
+					cited[r.By] = true
 				}
 				continue
 			}
 			key := r.path[strings.LastIndexAny(r.path, ".[")+1:]
-			if namesWord(e.Msg, key) && near || strings.Contains(e.Msg, quoted(key)) {
-				e.Msg += fmt.Sprintf(" (%s removes %s)", r.by, clip(r.path, maxNamed))
+			if namesWord(e.Msg, key) && near || strings.Contains(e.Msg, Quoted(key)) {
+				e.Msg += fmt.Sprintf(" (%s removes %s)", r.By, clip(r.path, MaxNamed))
 			}
 		}
 	}
@@ -646,33 +610,35 @@ func namesWord(msg, word string) bool {
 // addition is an entry of a mapping of names (a hop, a flow) that a --set
 // created, and the names that were there.
 type addition struct {
-	in, name string
-	at       Pos
-	others   []string
+	In, Name string
+	At       Pos
+	Others   []string
 }
 
-// checkAdditions refuses a hop that a --set added but no flow crosses: it
-// is most likely a mistyped name (--set hops.core-upp.rate=2Mbit), which
-// would otherwise add a hop that changes nothing. Adding a hop and putting
-// it on a route, in another --set, is how a hop is added.
-func (d *decoder) checkAdditions(p *Profile) {
-	for _, a := range d.added {
-		if a.in != "hops" || p.Hops.Index(a.name) < 0 {
-			continue
-		}
-		crossed := false
-		for _, f := range p.Flows.Values {
-			crossed = crossed || slices.Contains(f.Route, HopName(a.name))
-		}
-		if !crossed {
-			d.report(a.at, join(a.in, a.name), "the profile has no hop %q, and no flow crosses the one this would add%s", a.name, didYouMean(a.name, a.others))
-		}
-	}
-}
-
-// isNamedMap reports whether t is a mapping of names to values (hops,
+// IsNamedMap reports whether t is a mapping of names to values (hops,
 // flows), not a schema struct.
-func isNamedMap(t reflect.Type) bool {
-	_, named := reflect.New(t).Interface().(interface{ elemType() reflect.Type })
+func IsNamedMap(t reflect.Type) bool {
+	_, named := reflect.New(t).Interface().(interface{ ElemType() reflect.Type })
 	return named
+}
+
+// Override is one path: value of a set.
+type Override struct {
+	Path  string
+	Value *yaml.Node
+	Pos   Pos // of the path
+	Steps []PathStep
+}
+
+// PlaceOverride copies an override's value for the profile decoder,
+// keeping its place in the suite (under SetFile until the errors are
+// placed back).
+func (d *Decoder) PlaceOverride(n *yaml.Node, files map[*yaml.Node]string) *yaml.Node {
+	c := *n
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, child := range n.Content {
+		c.Content[i] = d.PlaceOverride(child, files)
+	}
+	d.Files[&c] = SetFile
+	return &c
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -24,121 +25,127 @@ import (
 // can point at the line and column too. It reports every problem it finds,
 // not only the first.
 
-// scalarParser is implemented by the unit types: they parse a scalar and
+// ScalarParser is implemented by the unit types: they parse a scalar and
 // return an error that completes the sentence `"<value>" ...`.
-type scalarParser interface{ parseScalar(string) error }
+type ScalarParser interface{ ParseScalar(string) error }
 
-// nodeDecoder is implemented by types that decode themselves from a node:
+// NodeDecoder is implemented by types that decode themselves from a node:
 // maps that keep their key order, and values written either as a scalar or
 // as a mapping.
-type nodeDecoder interface {
-	decodeNode(d *decoder, n *yaml.Node, path string)
+type NodeDecoder interface {
+	DecodeNode(d *Decoder, n *yaml.Node, path string)
 }
 
-// absence is a key whose default is the absence of an impairment (no loss,
+// Absence is a key whose default is the absence of an impairment (no loss,
 // no jitter, no corruption, no flap): written none, it removes it, as a
 // schedule entry or a change made live (DELETE's reset) may need to.
-type absence interface {
-	setNone()
-	isNone() bool
+type Absence interface {
+	SetNone()
+	IsNone() bool
 }
 
-// oneOf marks a struct whose fields are alternatives: exactly one is given.
-type oneOf interface{ oneOf() }
+// OneOf marks a struct whose fields are alternatives: exactly one is given.
+type OneOf interface{ OneOf() }
 
-// schemaTyped is a struct whose keys are those of another struct, made at
+// SchemaTyped is a struct whose keys are those of another struct, made at
 // run time (an endpoint's, of the device kinds registered); it decodes
 // itself through it.
-type schemaTyped interface{ schemaType() reflect.Type }
+type SchemaTyped interface{ SchemaType() reflect.Type }
 
-type decoder struct {
-	// file is the source of the first file parsed (the profile, bench or
+type Decoder struct {
+	// File is the source of the first file parsed (the profile, bench or
 	// suite itself), and so of every node files does not name: files
 	// holds only the nodes of the others (a base it extends, a --set),
 	// not an entry for each of a large file's hundreds of thousands.
-	file    string
-	files   map[*yaml.Node]string
-	errs    ErrorList       // the problems found, up to maxErrors
-	omitted int             // problems found after errs was full
-	pos     map[string]Pos  // position of the value at each path decoded, unless tree is set
-	failed  map[string]bool // paths that already have an error
+	File      string
+	Files     map[*yaml.Node]string
+	Errs      ErrorList       // the problems found, up to maxErrors
+	omitted   int             // problems found after errs was full
+	Positions map[string]Pos  // position of the value at each path decoded, unless tree is set
+	Failed    map[string]bool // paths that already have an error
 	// failedBelow marks the paths that hold a path that failed, so that
 	// whether a value or anything in it failed is a few lookups.
 	failedBelow map[string]bool
-	removed     []removal  // keys an override (extends, --set) removed with null
-	added       []addition // named entries a --set created
-	// tree, when set, is the resolved tree of a profile: the positions of
+	Removed     []removal  // keys an override (extends, --set) removed with null
+	Added       []addition // named entries a --set created
+	// Tree, when set, is the resolved tree of a profile: the positions of
 	// its paths are looked for in it when a message or a check needs one,
 	// not recorded for each path decoded (16 MB for 10 000 hops and flows).
-	tree *yaml.Node
+	Tree *yaml.Node
 	keys map[*yaml.Node]map[string]int // the index of a large mapping of tree, see keyIndex
+	// The document's language, for extends and --set: its schema, how a
+	// reference to a document it extends is read, and the names of the
+	// shipped documents (for did-you-mean).
+	Schema   reflect.Type
+	ReadRef  func(ref, source string) ([]byte, string, error)
+	RefNames func() []string
 }
 
-func newDecoder() *decoder {
-	return &decoder{files: map[*yaml.Node]string{}, pos: map[string]Pos{}, failed: map[string]bool{}, failedBelow: map[string]bool{}}
+func NewDecoder() *Decoder {
+	return &Decoder{Files: map[*yaml.Node]string{}, Positions: map[string]Pos{}, Failed: map[string]bool{}, failedBelow: map[string]bool{}}
 }
 
-func (d *decoder) posOf(n *yaml.Node) Pos {
-	return Pos{File: d.fileOf(n), Line: n.Line, Col: n.Column}
+func (d *Decoder) PosOf(n *yaml.Node) Pos {
+	return Pos{File: d.FileOf(n), Line: n.Line, Col: n.Column}
 }
 
-// fileOf is the source file of node n (profiles merge several).
-func (d *decoder) fileOf(n *yaml.Node) string {
-	if file, ok := d.files[n]; ok {
+// FileOf is the source file of node n (profiles merge several).
+func (d *Decoder) FileOf(n *yaml.Node) string {
+	if file, ok := d.Files[n]; ok {
 		return file
 	}
-	return d.file
+	return d.File
 }
 
-// report adds a problem at pos, about the value at path. Once the list is
+// Report adds a problem at pos, about the value at path. Once the list is
 // full it only counts it: the message is not made.
-func (d *decoder) report(pos Pos, path, format string, args ...any) {
-	if len(d.errs) >= maxErrors {
+func (d *Decoder) Report(pos Pos, path, format string, args ...any) {
+	if len(d.Errs) >= MaxErrors {
 		d.omitted++
 		return
 	}
-	d.errs = append(d.errs, &Error{Pos: pos, Path: path, Msg: message(format, args)})
+	d.Errs = append(d.Errs, &Error{Pos: pos, Path: path, Msg: message(format, args)})
 }
 
-// add adds problems found elsewhere (in a file the one being read names),
+// Add adds problems found elsewhere (in a file the one being read names),
 // counting those over maxErrors, and those the list counted.
-func (d *decoder) add(list ...*Error) {
+func (d *Decoder) Add(list ...*Error) {
 	for _, e := range list {
 		switch {
 		case e.omitted > 0:
 			d.omitted += e.omitted
-		case len(d.errs) >= maxErrors:
+		case len(d.Errs) >= MaxErrors:
 			d.omitted++
 		default:
-			d.errs = append(d.errs, e)
+			d.Errs = append(d.Errs, e)
 		}
 	}
 }
 
-// problems is how many problems were found, listed or counted.
-func (d *decoder) problems() int { return len(d.errs) + d.omitted }
+// Problems is how many problems were found, listed or counted.
+func (d *Decoder) Problems() int { return len(d.Errs) + d.omitted }
 
-// err is the problems found, sorted, closed by the count of those not
+// Err is the problems found, sorted, closed by the count of those not
 // listed; nil when there are none.
-func (d *decoder) err() error {
-	if d.problems() == 0 {
+func (d *Decoder) Err() error {
+	if d.Problems() == 0 {
 		return nil
 	}
-	list := d.errs.sorted()
+	list := d.Errs.sorted()
 	if d.omitted > 0 {
 		list = append(list, omittedEntry(d.omitted))
 	}
 	return list
 }
 
-// fail marks the value at path as having an error.
-func (d *decoder) fail(path string) {
-	if d.failed[path] {
+// Fail marks the value at path as having an error.
+func (d *Decoder) Fail(path string) {
+	if d.Failed[path] {
 		return
 	}
-	d.failed[path] = true
+	d.Failed[path] = true
 	for q := path; q != ""; {
-		q = parentPath(q)
+		q = ParentPath(q)
 		if d.failedBelow[q] {
 			break // and so are the paths above it
 		}
@@ -148,12 +155,12 @@ func (d *decoder) fail(path string) {
 
 // failedAt reports whether the value at path, a value it is in, or one in
 // it has an error.
-func (d *decoder) failedAt(path string) bool {
+func (d *Decoder) failedAt(path string) bool {
 	if d.failedBelow[path] {
 		return true
 	}
-	for q := path; ; q = parentPath(q) {
-		if d.failed[q] {
+	for q := path; ; q = ParentPath(q) {
+		if d.Failed[q] {
 			return true
 		}
 		if q == "" {
@@ -162,49 +169,49 @@ func (d *decoder) failedAt(path string) bool {
 	}
 }
 
-func (d *decoder) errorf(n *yaml.Node, path, format string, args ...any) {
-	d.fail(path)
-	d.report(d.posOf(n), path, format, args...)
+func (d *Decoder) Errorf(n *yaml.Node, path, format string, args ...any) {
+	d.Fail(path)
+	d.Report(d.PosOf(n), path, format, args...)
 }
 
-// errorAt reports a problem found after decoding, at the position of path
+// ErrorAt reports a problem found after decoding, at the position of path
 // (or of its nearest decoded ancestor). A check on a value that already
 // failed to decode would only repeat that error, so it is skipped.
-func (d *decoder) errorAt(path, format string, args ...any) {
+func (d *Decoder) ErrorAt(path, format string, args ...any) {
 	if d.failedAt(path) {
 		return
 	}
-	d.fail(path)
-	d.report(d.posAt(path), path, format, args...)
+	d.Fail(path)
+	d.Report(d.PosAt(path), path, format, args...)
 }
 
-// posAt is the position of the value at path, or of its nearest decoded
+// PosAt is the position of the value at path, or of its nearest decoded
 // ancestor.
-func (d *decoder) posAt(path string) Pos {
-	for q := path; ; q = parentPath(q) {
-		if p, ok := d.at(q); ok || q == "" {
+func (d *Decoder) PosAt(path string) Pos {
+	for q := path; ; q = ParentPath(q) {
+		if p, ok := d.At(q); ok || q == "" {
 			return p
 		}
 	}
 }
 
-// at is the position of the value at path, if it was written.
-func (d *decoder) at(path string) (Pos, bool) {
-	if p, ok := d.pos[path]; ok {
+// At is the position of the value at path, if it was written.
+func (d *Decoder) At(path string) (Pos, bool) {
+	if p, ok := d.Positions[path]; ok {
 		return p, true
 	}
-	if d.tree != nil {
-		if n := d.nodeAt(d.tree, path); n != nil {
-			return d.posOf(n), true
+	if d.Tree != nil {
+		if n := d.NodeAt(d.Tree, path); n != nil {
+			return d.PosOf(n), true
 		}
 	}
 	return Pos{}, false
 }
 
-// nodeAt finds the node at a decoder path (hops.radio.jitter.file,
+// NodeAt finds the node at a decoder path (hops.radio.jitter.file,
 // schedule[2].jitter.file) in a tree, or nil.
-func (d *decoder) nodeAt(root *yaml.Node, path string) *yaml.Node {
-	n := resolve(root)
+func (d *Decoder) NodeAt(root *yaml.Node, path string) *yaml.Node {
+	n := Resolve(root)
 	if path == "" {
 		return n
 	}
@@ -217,7 +224,7 @@ func (d *decoder) nodeAt(root *yaml.Node, path string) *yaml.Node {
 		if i < 0 {
 			return nil
 		}
-		n = resolve(n.Content[i+1])
+		n = Resolve(n.Content[i+1])
 		for rest != "" {
 			var index string
 			index, rest, _ = strings.Cut(rest, "]")
@@ -226,7 +233,7 @@ func (d *decoder) nodeAt(root *yaml.Node, path string) *yaml.Node {
 			if err != nil || n.Kind != yaml.SequenceNode || k < 0 || k >= len(n.Content) {
 				return nil
 			}
-			n = resolve(n.Content[k])
+			n = Resolve(n.Content[k])
 		}
 	}
 	return n
@@ -235,16 +242,16 @@ func (d *decoder) nodeAt(root *yaml.Node, path string) *yaml.Node {
 // keyIndex is mappingIndex, through an index for a mapping of many keys
 // (the hops, the flows) made the first time it is looked in, so that
 // looking up a path in each of N hops is not N² comparisons.
-func (d *decoder) keyIndex(n *yaml.Node, key string) int {
+func (d *Decoder) keyIndex(n *yaml.Node, key string) int {
 	const scanned = 16 // keys: a struct's, or a few names
 	if len(n.Content) <= 2*scanned {
-		return mappingIndex(n, key)
+		return MappingIndex(n, key)
 	}
 	index, ok := d.keys[n]
 	if !ok {
 		index = make(map[string]int, len(n.Content)/2)
 		for i := len(n.Content) - 2; i >= 0; i -= 2 { // the first of a key given twice, as mappingIndex
-			index[resolve(n.Content[i]).Value] = i
+			index[Resolve(n.Content[i]).Value] = i
 		}
 		if d.keys == nil {
 			d.keys = map[*yaml.Node]map[string]int{}
@@ -262,78 +269,78 @@ func within(p, q string) bool {
 	return p == q || q == "" || strings.HasPrefix(p, q) && (p[len(q)] == '.' || p[len(q)] == '[')
 }
 
-func parentPath(p string) string {
+func ParentPath(p string) string {
 	if i := strings.LastIndexAny(p, ".["); i >= 0 {
 		return p[:i]
 	}
 	return ""
 }
 
-func join(path, key string) string {
+func Join(path, key string) string {
 	if path == "" {
 		return key
 	}
 	return path + "." + key
 }
 
-func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
+func IsNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
 
-func resolve(n *yaml.Node) *yaml.Node {
+func Resolve(n *yaml.Node) *yaml.Node {
 	for n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
 	}
 	return n
 }
 
-func describe(n *yaml.Node) string {
+func Describe(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
 		return "a mapping"
 	case yaml.SequenceNode:
 		return "a list"
 	}
-	if isNull(n) {
+	if IsNull(n) {
 		return "nothing"
 	}
 	return strconv.Quote(n.Value)
 }
 
-// decode fills v from n. path names v in messages, e.g. hops.core-up.rate.
-func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
-	n = resolve(n)
-	if d.tree == nil {
-		d.pos[path] = d.posOf(n)
+// Decode fills v from n. path names v in messages, e.g. hops.core-up.rate.
+func (d *Decoder) Decode(n *yaml.Node, v reflect.Value, path string) {
+	n = Resolve(n)
+	if d.Tree == nil {
+		d.Positions[path] = d.PosOf(n)
 	}
 	if v.CanAddr() {
 		switch p := v.Addr().Interface().(type) {
-		case nodeDecoder:
-			p.decodeNode(d, n, path)
+		case NodeDecoder:
+			p.DecodeNode(d, n, path)
 			return
-		case scalarParser:
-			if n.Kind != yaml.ScalarNode || isNull(n) {
-				d.errorf(n, path, "want %s, got %s", wantOf(v.Type()), describe(n))
+		case ScalarParser:
+			if n.Kind != yaml.ScalarNode || IsNull(n) {
+				d.Errorf(n, path, "want %s, got %s", WantOf(v.Type()), Describe(n))
 				return
 			}
-			if err := p.parseScalar(n.Value); err != nil {
-				d.errorf(n, path, "%q %s", n.Value, err)
+			if err := p.ParseScalar(n.Value); err != nil {
+				d.Errorf(n, path, "%q %s", n.Value, err)
 			}
 			return
 		}
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
-		if isNull(n) {
-			d.errorf(n, path, "want %s, got nothing", wantOf(v.Type().Elem()))
+		if IsNull(n) {
+			d.Errorf(n, path, "want %s, got nothing", WantOf(v.Type().Elem()))
 			return
 		}
 		v.Set(reflect.New(v.Type().Elem()))
-		if a, ok := v.Interface().(absence); ok && n.Kind == yaml.ScalarNode && n.Value == "none" {
-			a.setNone()
+		if a, ok := v.Interface().(Absence); ok && n.Kind == yaml.ScalarNode && n.Value == "none" {
+			a.SetNone()
 			return
 		}
-		d.decode(n, v.Elem(), path)
+		d.Decode(n, v.Elem(), path)
 	case reflect.Struct:
-		d.decodeStruct(n, v, path)
+		d.DecodeStruct(n, v, path)
 	case reflect.Slice:
 		d.decodeSlice(n, v, path)
 	default:
@@ -341,36 +348,36 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	}
 }
 
-// scalarOr decodes n into full, a struct whose decodeNode calls this (given
+// ScalarOr decodes n into full, a struct whose decodeNode calls this (given
 // as a pointer to a type without the method, so the struct decoder handles
 // it), or, when n is a scalar, into the field that scalar stands for: the
 // shorthand `key: value` for `key: {field: value}`. It reports which.
-func (d *decoder) scalarOr(n *yaml.Node, path string, scalar, full any) bool {
-	if n.Kind == yaml.ScalarNode && !isNull(n) {
-		d.decode(n, reflect.ValueOf(scalar).Elem(), path)
+func (d *Decoder) ScalarOr(n *yaml.Node, path string, scalar, full any) bool {
+	if n.Kind == yaml.ScalarNode && !IsNull(n) {
+		d.Decode(n, reflect.ValueOf(scalar).Elem(), path)
 		return true
 	}
-	d.decodeStruct(n, reflect.ValueOf(full).Elem(), path)
+	d.DecodeStruct(n, reflect.ValueOf(full).Elem(), path)
 	return false
 }
 
-func (d *decoder) decodeSlice(n *yaml.Node, v reflect.Value, path string) {
-	if isNull(n) {
+func (d *Decoder) decodeSlice(n *yaml.Node, v reflect.Value, path string) {
+	if IsNull(n) {
 		return
 	}
 	if n.Kind != yaml.SequenceNode {
-		d.errorf(n, path, "want a list, got %s", describe(n))
+		d.Errorf(n, path, "want a list, got %s", Describe(n))
 		return
 	}
 	v.Set(reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content)))
 	for i, item := range n.Content {
-		d.decode(item, v.Index(i), fmt.Sprintf("%s[%d]", path, i))
+		d.Decode(item, v.Index(i), fmt.Sprintf("%s[%d]", path, i))
 	}
 }
 
-func (d *decoder) decodeBasic(n *yaml.Node, v reflect.Value, path string) {
-	if n.Kind != yaml.ScalarNode || isNull(n) {
-		d.errorf(n, path, "want %s, got %s", wantOf(v.Type()), describe(n))
+func (d *Decoder) decodeBasic(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.ScalarNode || IsNull(n) {
+		d.Errorf(n, path, "want %s, got %s", WantOf(v.Type()), Describe(n))
 		return
 	}
 	var err error
@@ -393,7 +400,7 @@ func (d *decoder) decodeBasic(n *yaml.Node, v reflect.Value, path string) {
 		}
 		var i int64
 		if i, err = strconv.ParseInt(n.Value, 10, bits); errors.Is(err, strconv.ErrRange) {
-			d.errorf(n, path, "%s is out of range (from %d to %d)", n.Value, int64(-1)<<(bits-1), 1<<(bits-1)-1)
+			d.Errorf(n, path, "%s is out of range (from %d to %d)", n.Value, int64(-1)<<(bits-1), 1<<(bits-1)-1)
 			return
 		}
 		v.SetInt(i)
@@ -409,92 +416,92 @@ func (d *decoder) decodeBasic(n *yaml.Node, v reflect.Value, path string) {
 		panic("profiles: no decoder for " + v.Type().String())
 	}
 	if err != nil {
-		d.errorf(n, path, "%q is not %s", n.Value, wantOf(v.Type()))
+		d.Errorf(n, path, "%q is not %s", n.Value, WantOf(v.Type()))
 	}
 }
 
-func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
+func (d *Decoder) DecodeStruct(n *yaml.Node, v reflect.Value, path string) {
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, path, "want %s, got %s", wantOf(v.Type()), describe(n))
+		d.Errorf(n, path, "want %s, got %s", WantOf(v.Type()), Describe(n))
 		return
 	}
-	_, alternatives := v.Addr().Interface().(oneOf)
-	d.decodeFields(n, v, path, fieldsOf(v.Type()), alternatives)
+	_, alternatives := v.Addr().Interface().(OneOf)
+	d.DecodeFields(n, v, path, FieldsOf(v.Type()), alternatives)
 }
 
-// decodeFields decodes the mapping n into v's fields; with alternatives,
+// DecodeFields decodes the mapping n into v's fields; with alternatives,
 // exactly one of them must be given.
-func (d *decoder) decodeFields(n *yaml.Node, v reflect.Value, path string, fields []field, alternatives bool) {
+func (d *Decoder) DecodeFields(n *yaml.Node, v reflect.Value, path string, fields []Field, alternatives bool) {
 	seen := map[string]bool{}
-	forEachPair(d, n, path, func(key string, k, val *yaml.Node) {
+	ForEachPair(d, n, path, func(key string, k, val *yaml.Node) {
 		f := fieldNamed(fields, key)
 		switch {
 		case f == nil:
-			d.errorf(k, join(path, key), "unknown key%s (want %s)", hint{key: key, fields: fields}, keyNames(fields))
+			d.Errorf(k, Join(path, key), "unknown key%s (want %s)", hint{key: key, fields: fields}, keyNames(fields))
 		case seen[key]:
-			d.errorf(k, join(path, key), "given twice")
+			d.Errorf(k, Join(path, key), "given twice")
 		default:
 			seen[key] = true
-			d.decode(val, v.FieldByIndex(f.index), join(path, key))
+			d.Decode(val, v.FieldByIndex(f.Index), Join(path, key))
 		}
 	})
 	for _, f := range fields {
-		if f.required && !seen[f.name] {
-			d.errorf(n, path, "missing %s: want %s", f.name, wantOf(f.typ))
+		if f.Required && !seen[f.Name] {
+			d.Errorf(n, path, "missing %s: want %s", f.Name, WantOf(f.Type))
 		}
 	}
 	if alternatives && len(seen) != 1 {
 		if len(seen) == 0 {
-			d.errorf(n, path, "want one of %s", keyNames(fields))
+			d.Errorf(n, path, "want one of %s", keyNames(fields))
 		} else {
-			d.errorf(n, path, "give only one of %s", keyNames(fields))
+			d.Errorf(n, path, "give only one of %s", keyNames(fields))
 		}
 	}
 }
 
-// forEachPair calls fn for each key of a mapping, rejecting keys that are
+// ForEachPair calls fn for each key of a mapping, rejecting keys that are
 // not plain strings and YAML merge keys.
-func forEachPair(d *decoder, n *yaml.Node, path string, fn func(key string, k, v *yaml.Node)) {
+func ForEachPair(d *Decoder, n *yaml.Node, path string, fn func(key string, k, v *yaml.Node)) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := resolve(n.Content[i]), n.Content[i+1]
+		k, v := Resolve(n.Content[i]), n.Content[i+1]
 		switch {
 		case k.Kind != yaml.ScalarNode:
-			d.errorf(k, path, "a key must be a name, got %s", describe(k))
+			d.Errorf(k, path, "a key must be a name, got %s", Describe(k))
 		case k.Value == "<<" && k.Tag == "!!merge":
-			d.errorf(k, path, "merge keys (<<) are not supported; use extends")
+			d.Errorf(k, path, "merge keys (<<) are not supported; use extends")
 		default:
 			fn(k.Value, k, v)
 		}
 	}
 }
 
-// field is one key of a schema struct.
-type field struct {
-	name     string
-	index    []int
-	typ      reflect.Type
-	required bool
-	doc      string
-	def      string
+// Field is one key of a schema struct.
+type Field struct {
+	Name     string
+	Index    []int
+	Type     reflect.Type
+	Required bool
+	Doc      string
+	Default  string
 }
 
 var fieldCache sync.Map // reflect.Type → []field
 
-// fieldsOf lists a struct's keys from its yaml tags, flattening embedded
+// FieldsOf lists a struct's keys from its yaml tags, flattening embedded
 // structs into their parent.
-func fieldsOf(t reflect.Type) []field {
+func FieldsOf(t reflect.Type) []Field {
 	if fs, ok := fieldCache.Load(t); ok {
-		return fs.([]field)
+		return fs.([]Field)
 	}
-	if s, ok := reflect.New(t).Interface().(schemaTyped); ok {
-		return fieldsOf(s.schemaType())
+	if s, ok := reflect.New(t).Interface().(SchemaTyped); ok {
+		return FieldsOf(s.SchemaType())
 	}
-	var fs []field
+	var fs []Field
 	for i := range t.NumField() {
 		sf := t.Field(i)
 		if sf.Anonymous {
-			for _, inner := range fieldsOf(sf.Type) {
-				inner.index = append([]int{i}, inner.index...)
+			for _, inner := range FieldsOf(sf.Type) {
+				inner.Index = append([]int{i}, inner.Index...)
 				fs = append(fs, inner)
 			}
 			continue
@@ -513,56 +520,56 @@ func fieldsOf(t reflect.Type) []field {
 			}
 			doc, def = k.Doc, k.Default
 		}
-		fs = append(fs, field{
-			name:     name,
-			index:    []int{i},
-			typ:      sf.Type,
-			required: opts == "required",
-			doc:      doc,
-			def:      def,
+		fs = append(fs, Field{
+			Name:     name,
+			Index:    []int{i},
+			Type:     sf.Type,
+			Required: opts == "required",
+			Doc:      doc,
+			Default:  def,
 		})
 	}
 	fieldCache.Store(t, fs)
 	return fs
 }
 
-func fieldNamed(fs []field, name string) *field {
+func fieldNamed(fs []Field, name string) *Field {
 	for i := range fs {
-		if fs[i].name == name {
+		if fs[i].Name == name {
 			return &fs[i]
 		}
 	}
 	return nil
 }
 
-func fieldNames(fs []field) []string {
+func fieldNames(fs []Field) []string {
 	names := make([]string, len(fs))
 	for i, f := range fs {
-		names[i] = f.name
+		names[i] = f.Name
 	}
 	return names
 }
 
-func keyList(fs []field) string { return strings.Join(fieldNames(fs), ", ") }
+func KeyList(fs []Field) string { return strings.Join(fieldNames(fs), ", ") }
 
 // keyNames is keyList, worked out when a message is made of it.
-type keyNames []field
+type keyNames []Field
 
-func (k keyNames) String() string { return keyList(k) }
+func (k keyNames) String() string { return KeyList(k) }
 
-// wantOf is what a value of type t should be, worked out when a message
+// WantOf is what a value of type t should be, worked out when a message
 // is made of it.
-func wantOf(t reflect.Type) fmt.Stringer { return wanted{t} }
+func WantOf(t reflect.Type) fmt.Stringer { return wanted{t} }
 
 type wanted struct{ t reflect.Type }
 
 func (w wanted) String() string { return typeInfoOf(w.t).want() }
 
-// didYouMean suggests the candidate closest to key, if one is close enough
+// DidYouMean suggests the candidate closest to key, if one is close enough
 // to be a typo. The suggestion is looked for when it is printed: a check
 // that finds a million unknown names, with the error list full, does not
 // compare each with every name there is.
-func didYouMean(key string, candidates []string) hint { return hint{key: key, candidates: candidates} }
+func DidYouMean(key string, candidates []string) hint { return hint{key: key, candidates: candidates} }
 
 // maxTyped is the longest name a suggestion is looked for.
 const maxTyped = 64
@@ -572,7 +579,7 @@ const maxTyped = 64
 type hint struct {
 	key        string
 	candidates []string
-	fields     []field
+	fields     []Field
 }
 
 func (h hint) String() string {
@@ -604,9 +611,9 @@ type Map[T any] struct {
 	index map[string]int // the position of each name, once decoded
 }
 
-// validName reports whether name is letters, digits, _ and - (not
+// ValidName reports whether name is letters, digits, _ and - (not
 // first): a name can be written in a path (hops.NAME.rate).
-func validName(name string) bool {
+func ValidName(name string) bool {
 	for i, c := range []byte(name) {
 		switch {
 		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_':
@@ -618,12 +625,12 @@ func validName(name string) bool {
 	return name != ""
 }
 
-func (m *Map[T]) decodeNode(d *decoder, n *yaml.Node, path string) {
-	if isNull(n) {
+func (m *Map[T]) DecodeNode(d *Decoder, n *yaml.Node, path string) {
+	if IsNull(n) {
 		return
 	}
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, path, "want a mapping of names to %s, got %s", wantOf(reflect.TypeFor[T]()), describe(n))
+		d.Errorf(n, path, "want a mapping of names to %s, got %s", WantOf(reflect.TypeFor[T]()), Describe(n))
 		return
 	}
 	if m.Names == nil && m.index == nil && len(n.Content) > 0 {
@@ -632,15 +639,15 @@ func (m *Map[T]) decodeNode(d *decoder, n *yaml.Node, path string) {
 		m.Values = make([]*T, 0, len(n.Content)/2)
 		m.index = make(map[string]int, len(n.Content)/2)
 	}
-	forEachPair(d, n, path, func(name string, k, val *yaml.Node) {
+	ForEachPair(d, n, path, func(name string, k, val *yaml.Node) {
 		switch {
-		case !validName(name):
-			d.errorf(k, join(path, name), "is not a valid name (letters, digits, _ and -)")
+		case !ValidName(name):
+			d.Errorf(k, Join(path, name), "is not a valid name (letters, digits, _ and -)")
 		case m.Index(name) >= 0:
-			d.errorf(k, join(path, name), "given twice")
+			d.Errorf(k, Join(path, name), "given twice")
 		default:
 			v := new(T)
-			d.decode(val, reflect.ValueOf(v).Elem(), join(path, name))
+			d.Decode(val, reflect.ValueOf(v).Elem(), Join(path, name))
 			if m.index == nil {
 				m.index = map[string]int{}
 			}
@@ -670,11 +677,11 @@ func (m *Map[T]) Index(name string) int {
 // Len returns the number of entries.
 func (m *Map[T]) Len() int { return len(m.Names) }
 
-func (m *Map[T]) elemType() reflect.Type { return reflect.TypeFor[T]() }
+func (m *Map[T]) ElemType() reflect.Type { return reflect.TypeFor[T]() }
 
-// parseYAML parses one YAML document and records which file each node came
+// ParseYAML parses one YAML document and records which file each node came
 // from. Syntax errors carry their line and column.
-func (d *decoder) parseYAML(file string, data []byte) (*yaml.Node, error) {
+func (d *Decoder) ParseYAML(file string, data []byte) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -696,18 +703,18 @@ func (d *decoder) parseYAML(file string, data []byte) (*yaml.Node, error) {
 		root.HeadComment = joinComments(doc.HeadComment, root.HeadComment)
 		root.FootComment = joinComments(root.FootComment, doc.FootComment)
 	}
-	if d.file == "" {
-		d.file = file
+	if d.File == "" {
+		d.File = file
 		return root, nil
 	}
 	var mark func(*yaml.Node)
 	mark = func(n *yaml.Node) {
-		d.files[n] = file
+		d.Files[n] = file
 		for _, c := range n.Content {
 			mark(c)
 		}
 	}
-	if file != d.file {
+	if file != d.File {
 		mark(root)
 	}
 	return root, nil
@@ -719,4 +726,21 @@ func syntaxError(file string, err error) error {
 		return ErrorList{{Pos: Pos{File: file, Line: le.Mark.Line, Col: le.Mark.Column}, Msg: "YAML syntax: " + clip(le.Message, maxText)}}
 	}
 	return ErrorList{{Pos: Pos{File: file}, Msg: "YAML syntax: " + clip(strings.TrimPrefix(err.Error(), "yaml: "), maxText)}}
+}
+
+// NameOf is a file's default name: its base name without its extension.
+func NameOf(source string) string {
+	return strings.TrimSuffix(filepath.Base(source), filepath.Ext(source))
+}
+
+// DecodeFile parses one YAML document and decodes it into v, a pointer to
+// a schema struct; the decoder holds the problems found.
+func DecodeFile(source string, data []byte, v any) (*Decoder, error) {
+	d := NewDecoder()
+	root, err := d.ParseYAML(source, data)
+	if err != nil {
+		return nil, err
+	}
+	d.Decode(root, reflect.ValueOf(v).Elem(), "")
+	return d, nil
 }

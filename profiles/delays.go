@@ -43,10 +43,10 @@ const maxDelayErrors = 10
 // that unit; blank lines and text after # are ignored. Problems are
 // reported at the file's own line and column; at is the path of the key
 // that names the file, next to its unit.
-func (d *decoder) readDelays(name string, unit *TimeUnit, at string) ([]time.Duration, string) {
-	data, file, err := readRelated(d.posAt(at).File, name)
+func readDelays(d *Decoder, name string, unit *TimeUnit, at string) ([]time.Duration, string) {
+	data, file, err := readRelated(d.PosAt(at).File, name)
 	if err != nil {
-		d.errorAt(at, "cannot read %s: %s", file, fileProblem(err))
+		d.ErrorAt(at, "cannot read %s: %s", file, FileProblem(err))
 		return nil, file
 	}
 	var samples []time.Duration
@@ -59,10 +59,10 @@ func (d *decoder) readDelays(name string, unit *TimeUnit, at string) ([]time.Dur
 		}
 		col := strings.Index(line, value) + 1
 		var v Duration
-		perr := v.parseScalar(value)
+		perr := v.ParseScalar(value)
 		if unit != nil {
 			if f, ferr := strconv.ParseFloat(value, 64); ferr == nil {
-				perr = v.parseScalar(strconv.FormatFloat(f, 'f', -1, 64) + string(*unit))
+				perr = v.ParseScalar(strconv.FormatFloat(f, 'f', -1, 64) + string(*unit))
 			}
 		}
 		if perr != nil {
@@ -70,22 +70,22 @@ func (d *decoder) readDelays(name string, unit *TimeUnit, at string) ([]time.Dur
 			if bad <= maxDelayErrors {
 				advice := ""
 				if _, isNumber := strconv.ParseFloat(value, 64); unit == nil && isNumber == nil {
-					advice = "; write each value with its unit, or say the unit of bare numbers (" + parentPath(at) + ".unit: ms)"
+					advice = "; write each value with its unit, or say the unit of bare numbers (" + ParentPath(at) + ".unit: ms)"
 				}
-				d.report(Pos{File: file, Line: i + 1, Col: col}, at, "%q %v%s", value, perr, advice)
+				d.Report(Pos{File: file, Line: i + 1, Col: col}, at, "%q %v%s", value, perr, advice)
 			}
 			continue
 		}
 		samples = append(samples, time.Duration(v))
 	}
 	if bad > maxDelayErrors {
-		d.report(Pos{File: file}, at, "%d more bad lines", bad-maxDelayErrors)
+		d.Report(Pos{File: file}, at, "%d more bad lines", bad-maxDelayErrors)
 	}
 	if bad == 0 && len(samples) == 0 {
-		d.errorAt(at, "%s holds no delays", file)
+		d.ErrorAt(at, "%s holds no delays", file)
 	}
 	if bad > 0 {
-		d.fail(at)
+		d.Fail(at)
 		return nil, file
 	}
 	return samples, file

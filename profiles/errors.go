@@ -18,9 +18,9 @@ type Pos struct {
 
 func (p Pos) String() string {
 	if p.Line == 0 {
-		return clip(p.File, maxNamed)
+		return clip(p.File, MaxNamed)
 	}
-	return fmt.Sprintf("%s:%d:%d", clip(p.File, maxNamed), p.Line, p.Col)
+	return fmt.Sprintf("%s:%d:%d", clip(p.File, MaxNamed), p.Line, p.Col)
 }
 
 // Error is one problem in a profile: where it is, which key or value, and
@@ -43,17 +43,17 @@ func (e *Error) Error() string {
 	case e.Path == "":
 		return e.Pos.String() + ": " + e.Msg
 	}
-	return e.Pos.String() + ": " + clip(e.Path, maxNamed) + ": " + e.Msg
+	return e.Pos.String() + ": " + clip(e.Path, MaxNamed) + ": " + e.Msg
 }
 
 // ErrorList is every problem found in a profile, in source order, up to
 // maxErrors of them; a last entry counts the rest.
 type ErrorList []*Error
 
-// maxErrors bounds the problems a list holds: a file with millions of
+// MaxErrors bounds the problems a list holds: a file with millions of
 // mistakes is reported in a screenful, and its checks stop making
 // messages once the list is full (they only count what they find).
-const maxErrors = 100
+const MaxErrors = 100
 
 func (l ErrorList) Error() string {
 	lines := make([]string, 0, len(l))
@@ -88,8 +88,8 @@ func (l ErrorList) sorted() ErrorList {
 	return l
 }
 
-// err returns nil for an empty list, so callers can return it directly.
-func (l ErrorList) err() error {
+// Err returns nil for an empty list, so callers can return it directly.
+func (l ErrorList) Err() error {
 	if len(l) == 0 {
 		return nil
 	}
@@ -102,15 +102,15 @@ func (l ErrorList) err() error {
 // maxText; what is cut ends with "…". A value can be a whole file's line,
 // and a file can be 64 MiB of anything.
 const (
-	maxQuoted = 80
-	maxNamed  = 200
+	MaxQuoted = 80
+	MaxNamed  = 200
 	maxText   = 1000
 )
 
-// quoted is s as Go quotes it (strconv.Quote), cut so that the quotes and
+// Quoted is s as Go quotes it (strconv.Quote), cut so that the quotes and
 // what is between them take at most maxQuoted characters.
-func quoted(s string) string {
-	if len(s) <= maxQuoted/4-2 { // every byte fits even escaped as \xff
+func Quoted(s string) string {
+	if len(s) <= MaxQuoted/4-2 { // every byte fits even escaped as \xff
 		return strconv.Quote(s)
 	}
 	var b strings.Builder
@@ -120,7 +120,7 @@ func quoted(s string) string {
 		_, size := utf8.DecodeRuneInString(s[i:])
 		q := strconv.Quote(s[i : i+size])
 		q = q[1 : len(q)-1]
-		if width += utf8.RuneCountInString(q); width > maxQuoted {
+		if width += utf8.RuneCountInString(q); width > MaxQuoted {
 			return b.String() + `"…`
 		}
 		b.WriteString(q)
@@ -150,7 +150,7 @@ type excerpt string
 
 func (e excerpt) Format(f fmt.State, verb rune) {
 	if verb == 'q' {
-		fmt.Fprint(f, quoted(string(e)))
+		fmt.Fprint(f, Quoted(string(e)))
 		return
 	}
 	fmt.Fprint(f, clip(string(e), maxText))
@@ -173,10 +173,10 @@ func message(format string, args []any) string {
 	return fmt.Sprintf(format, args...)
 }
 
-// listed is names joined with ", ", at most maxListed of them, then how
+// Listed is names joined with ", ", at most maxListed of them, then how
 // many more there are: a message may list the flows of a profile that has
 // a hundred thousand.
-func listed(names []string) string {
+func Listed(names []string) string {
 	const maxListed = 10
 	if len(names) <= maxListed {
 		return strings.Join(names, ", ")

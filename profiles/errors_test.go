@@ -19,9 +19,9 @@ func TestErrorListIsBounded(t *testing.T) {
 		lines   int
 		last    string
 	}{
-		{maxErrors, maxErrors, "x.yaml:108:1: k99: unknown key"},
-		{maxErrors + 1, maxErrors + 1, "... and 1 more problem"},
-		{200_000, maxErrors + 1, "... and 199900 more problems"},
+		{MaxErrors, MaxErrors, "x.yaml:108:1: k99: unknown key"},
+		{MaxErrors + 1, MaxErrors + 1, "... and 1 more problem"},
+		{200_000, MaxErrors + 1, "... and 199900 more problems"},
 	} {
 		var b strings.Builder
 		b.WriteString(minimal)
@@ -43,14 +43,14 @@ func TestErrorListIsBounded(t *testing.T) {
 	}
 
 	// Lists gathered from another decoder keep their count.
-	d := newDecoder()
+	d := NewDecoder()
 	for i := range 150 {
-		d.report(Pos{File: "a", Line: i + 1, Col: 1}, "", "a problem")
+		d.Report(Pos{File: "a", Line: i + 1, Col: 1}, "", "a problem")
 	}
-	other := newDecoder()
-	other.add(d.err().(ErrorList)...)
-	other.report(Pos{File: "b", Line: 1, Col: 1}, "", "another")
-	if got := other.err().Error(); !strings.HasSuffix(got, "\n... and 51 more problems") || strings.Count(got, "\n") != maxErrors {
+	other := NewDecoder()
+	other.Add(d.Err().(ErrorList)...)
+	other.Report(Pos{File: "b", Line: 1, Col: 1}, "", "another")
+	if got := other.Err().Error(); !strings.HasSuffix(got, "\n... and 51 more problems") || strings.Count(got, "\n") != MaxErrors {
 		t.Errorf("gathered: %d lines, ending %q", strings.Count(got, "\n")+1, got[strings.LastIndex(got, "\n")+1:])
 	}
 }
@@ -78,7 +78,7 @@ func TestMessagesQuoteExcerpts(t *testing.T) {
 			t.Fatalf("%s: no error", tc.name)
 		}
 		msg := strings.ReplaceAll(err.Error(), dir+"/", "")
-		if !strings.HasPrefix(msg, tc.start) || len(msg) > 2*maxNamed+maxQuoted+200 {
+		if !strings.HasPrefix(msg, tc.start) || len(msg) > 2*MaxNamed+MaxQuoted+200 {
 			t.Errorf("%s: %d bytes: %.300s", tc.name, len(msg), msg)
 		}
 	}
@@ -94,11 +94,11 @@ func TestQuoted(t *testing.T) {
 		{strings.Repeat("é", 100), `"` + strings.Repeat("é", 78) + `"…`},
 		{"\xff\xfe", `"\xff\xfe"`},
 	} {
-		got := quoted(tc.in)
+		got := Quoted(tc.in)
 		if got != tc.want {
 			t.Errorf("quoted(%.20q…) = %s, want %s", tc.in, got, tc.want)
 		}
-		if n := utf8.RuneCountInString(strings.TrimSuffix(got, "…")); n > maxQuoted {
+		if n := utf8.RuneCountInString(strings.TrimSuffix(got, "…")); n > MaxQuoted {
 			t.Errorf("quoted(%.20q…) is %d characters", tc.in, n)
 		}
 	}

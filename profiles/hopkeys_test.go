@@ -16,10 +16,10 @@ import (
 // reference.
 func TestHopSettingsAreTheEnginesKeys(t *testing.T) {
 	var schema, engine []string
-	for _, f := range fieldsOf(reflect.TypeFor[HopSettings]()) {
-		schema = append(schema, f.name)
-		if k, _ := emulator.LookupHopKey(f.name); f.doc != k.Doc || f.def != k.Default {
-			t.Errorf("%s: doc and default are not the engine's", f.name)
+	for _, f := range FieldsOf(reflect.TypeFor[HopSettings]()) {
+		schema = append(schema, f.Name)
+		if k, _ := emulator.LookupHopKey(f.Name); f.Doc != k.Doc || f.Default != k.Default {
+			t.Errorf("%s: doc and default are not the engine's", f.Name)
 		}
 	}
 	for _, k := range emulator.HopKeys() {

@@ -78,26 +78,26 @@ func read(ref string) ([]byte, string, error) {
 // Parse decodes and validates a profile from YAML text; source names it in
 // messages and anchors the files it refers to.
 func Parse(source string, data []byte, sets ...string) (*Loaded, error) {
-	l, err := parse(source, data, sets, (*decoder).decodeProfile)
+	l, err := parse(source, data, sets, decodeProfile)
 	if err != nil {
 		return nil, err
 	}
-	l.reparse = func() (*Loaded, error) { return parse(source, data, sets, (*decoder).load) }
+	l.reparse = func() (*Loaded, error) { return parse(source, data, sets, load) }
 	return l, nil
 }
 
 // parse is Parse, loading the resolved tree with load.
-func parse(source string, data []byte, sets []string, load func(*decoder, *yaml.Node, string) (*Loaded, error)) (*Loaded, error) {
-	d := newDecoder()
-	root, err := d.parseYAML(source, data)
+func parse(source string, data []byte, sets []string, load func(*Decoder, *yaml.Node, string) (*Loaded, error)) (*Loaded, error) {
+	d := newProfileDecoder()
+	root, err := d.ParseYAML(source, data)
 	if err != nil {
 		return nil, err
 	}
-	if root, err = d.resolveExtends(root, source, []string{source}); err != nil {
+	if root, err = d.ResolveExtends(root, source, []string{source}); err != nil {
 		return nil, err
 	}
 	for i, set := range sets {
-		root = d.applySet(root, set, i+1)
+		root = d.ApplySet(root, set, i+1)
 	}
 	return load(d, root, source)
 }
@@ -105,46 +105,46 @@ func parse(source string, data []byte, sets []string, load func(*decoder, *yaml.
 // load decodes, validates and builds the resolved tree of the profile at
 // source (extends and overrides laid on it), and keeps the tree for
 // AsWritten.
-func (d *decoder) load(root *yaml.Node, source string) (*Loaded, error) {
-	l, err := d.decodeProfile(root, source)
+func load(d *Decoder, root *yaml.Node, source string) (*Loaded, error) {
+	l, err := decodeProfile(d, root, source)
 	if err != nil {
 		return nil, err
 	}
 	l.written = root
-	l.defaults = d.unwritten(root, l.Profile, &l.Config, source)
+	l.defaults = unwritten(d, root, l.Profile, &l.Config, source)
 	return l, nil
 }
 
 // decodeProfile is load without keeping the tree.
-func (d *decoder) decodeProfile(root *yaml.Node, source string) (*Loaded, error) {
-	d.tree = root
+func decodeProfile(d *Decoder, root *yaml.Node, source string) (*Loaded, error) {
+	d.Tree = root
 	p := &Profile{}
-	d.decode(root, reflect.ValueOf(p).Elem(), "")
+	d.Decode(root, reflect.ValueOf(p).Elem(), "")
 	p.resolveDefaults()
 	if p.Name == "" {
-		p.Name = nameOf(strings.TrimPrefix(source, "shipped:"))
+		p.Name = NameOf(strings.TrimPrefix(source, "shipped:"))
 	}
 	cfg := p.build(d)
 	p.checkRoles(d)
-	d.checkAdditions(p)
-	d.citeRemovals()
-	if err := d.err(); err != nil {
+	checkAdditions(d, p)
+	d.CiteRemovals()
+	if err := d.Err(); err != nil {
 		return nil, err
 	}
-	return &Loaded{Profile: p, Source: source, Config: cfg, files: d.filesRead(p)}, nil
+	return &Loaded{Profile: p, Source: source, Config: cfg, files: filesRead(d, p)}, nil
 }
 
 // filesRead lists the files on disk that went into p: those parsed (the
 // profile, what it extends) and those its values name.
-func (d *decoder) filesRead(p *Profile) []string {
+func filesRead(d *Decoder, p *Profile) []string {
 	read := map[string]bool{}
 	note := func(file string) {
 		if file != "" && file != SetFile && !strings.HasPrefix(file, "shipped:") {
 			read[file] = true
 		}
 	}
-	note(d.file)
-	for _, file := range d.files {
+	note(d.File)
+	for _, file := range d.Files {
 		note(file)
 	}
 	var walk func(v reflect.Value)
@@ -173,19 +173,29 @@ func (d *decoder) filesRead(p *Profile) []string {
 	return slices.Sorted(maps.Keys(read))
 }
 
-// nameOf is a file's default name: its base name without its extension.
-func nameOf(source string) string {
-	return strings.TrimSuffix(filepath.Base(source), filepath.Ext(source))
+// checkAdditions refuses a hop that a --set added but no flow crosses: it
+// is most likely a mistyped name (--set hops.core-upp.rate=2Mbit), which
+// would otherwise add a hop that changes nothing. Adding a hop and putting
+// it on a route, in another --set, is how a hop is added.
+func checkAdditions(d *Decoder, p *Profile) {
+	for _, a := range d.Added {
+		if a.In != "hops" || p.Hops.Index(a.Name) < 0 {
+			continue
+		}
+		crossed := false
+		for _, f := range p.Flows.Values {
+			crossed = crossed || slices.Contains(f.Route, HopName(a.Name))
+		}
+		if !crossed {
+			d.Report(a.At, Join(a.In, a.Name), "the profile has no hop %q, and no flow crosses the one this would add%s", a.Name, DidYouMean(a.Name, a.Others))
+		}
+	}
 }
 
-// decodeFile parses one YAML document and decodes it into v, a pointer to
-// a schema struct; the decoder holds the problems found.
-func decodeFile(source string, data []byte, v any) (*decoder, error) {
-	d := newDecoder()
-	root, err := d.parseYAML(source, data)
-	if err != nil {
-		return nil, err
-	}
-	d.decode(root, reflect.ValueOf(v).Elem(), "")
-	return d, nil
+// newProfileDecoder is a decoder of profiles: what one extends is a
+// profile, on disk or shipped.
+func newProfileDecoder() *Decoder {
+	d := NewDecoder()
+	d.Schema, d.ReadRef, d.RefNames = reflect.TypeFor[Profile](), readProfileRef, Shipped
+	return d
 }

@@ -41,7 +41,7 @@ type ModelSubsystem struct {
 // Matrix is a list of rows of numbers.
 type Matrix [][]float64
 
-func (Matrix) typeInfo() typeInfo { return typeInfo{"a matrix", "[[0, 1], [-400, -2]]"} }
+func (Matrix) TypeInfo() TypeInfo { return TypeInfo{"a matrix", "[[0, 1], [-400, -2]]"} }
 
 // ModelCut is a coupling point.
 type ModelCut struct {
@@ -58,10 +58,10 @@ type Stimulus struct {
 	Steps    []StepLevel       `yaml:"steps" doc:"each value from its time until the next (0 before the first)"`
 }
 
-func (*Stimulus) oneOf() {}
+func (*Stimulus) OneOf() {}
 
-func (Stimulus) typeInfo() typeInfo {
-	return typeInfo{"a stimulus", "{step: {at: 0.1s, to: 1}}, {sine: {amplitude: 0.01, period: 2s}}"}
+func (Stimulus) TypeInfo() TypeInfo {
+	return TypeInfo{"a stimulus", "{step: {at: 0.1s, to: 1}}, {sine: {amplitude: 0.01, period: 2s}}"}
 }
 
 // StepStimulus goes from one value to another at a time.
@@ -110,7 +110,7 @@ func LoadModel(ref string, params map[string]float64) (*LoadedModel, error) {
 	data, err := ReadFile(ref, MaxFileBytes)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && !strings.ContainsAny(ref, "/.") {
-			return nil, fmt.Errorf("no built-in model or file named %s%s (the built-in models: %s)", ref, didYouMean(ref, plant.BuiltinNames()), strings.Join(plant.BuiltinNames(), ", "))
+			return nil, fmt.Errorf("no built-in model or file named %s%s (the built-in models: %s)", ref, DidYouMean(ref, plant.BuiltinNames()), strings.Join(plant.BuiltinNames(), ", "))
 		}
 		return nil, err
 	}
@@ -123,15 +123,15 @@ func LoadModel(ref string, params map[string]float64) (*LoadedModel, error) {
 // ParseModel reads a model file's text; source names it in messages.
 func ParseModel(source string, data []byte) (*LoadedModel, error) {
 	var f ModelFile
-	d, err := decodeFile(source, data, &f)
+	d, err := DecodeFile(source, data, &f)
 	if err != nil {
 		return nil, err
 	}
-	if err := d.err(); err != nil {
+	if err := d.Err(); err != nil {
 		return nil, err
 	}
 	if f.Name == "" {
-		f.Name = nameOf(source)
+		f.Name = NameOf(source)
 	}
 	m := plant.Model{Name: f.Name, Description: f.Description, Output: f.Output}
 	for i, name := range f.Subsystems.Names {
@@ -148,30 +148,30 @@ func ParseModel(source string, data []byte) (*LoadedModel, error) {
 		m.Subsystems = append(m.Subsystems, plant.Subsystem{Name: name, States: s.States, Inputs: s.Inputs, Outputs: s.Outputs, Initial: s.Initial, Linear: lti})
 	}
 	for i, name := range f.Inputs.Names {
-		f.Inputs.Values[i].check(d, "inputs."+name)
-		m.Inputs = append(m.Inputs, plant.Input{Name: name, Stimulus: f.Inputs.Values[i].stimulus()})
+		f.Inputs.Values[i].Check(d, "inputs."+name)
+		m.Inputs = append(m.Inputs, plant.Input{Name: name, Stimulus: f.Inputs.Values[i].PlantStimulus()})
 	}
 	for i, name := range f.Cuts.Names {
 		c := f.Cuts.Values[i]
 		m.Cuts = append(m.Cuts, plant.Cut{Name: name, Hardware: c.Hardware, Description: c.Description})
 	}
-	if err := d.err(); err != nil {
+	if err := d.Err(); err != nil {
 		return nil, err
 	}
 	p, err := plant.New(m)
 	if err != nil {
-		reportModelProblems(d, "", err)
-		return nil, d.err()
+		ReportModelProblems(d, "", err)
+		return nil, d.Err()
 	}
 	return &LoadedModel{Plant: p, Source: source}, nil
 }
 
-// reportModelProblems places the plant's problems at their paths (under
+// ReportModelProblems places the plant's problems at their paths (under
 // prefix, in a bench) in the file.
-func reportModelProblems(d *decoder, prefix string, err error) {
+func ReportModelProblems(d *Decoder, prefix string, err error) {
 	var probs plant.Problems
 	if !errors.As(err, &probs) {
-		d.errorAt(prefix, "%v", err)
+		d.ErrorAt(prefix, "%v", err)
 		return
 	}
 	for _, p := range probs {
@@ -179,27 +179,27 @@ func reportModelProblems(d *decoder, prefix string, err error) {
 		if prefix != "" {
 			path = prefix + "." + path
 		}
-		d.errorAt(path, "%s", p.Msg)
+		d.ErrorAt(path, "%s", p.Msg)
 	}
 }
 
 // toDense checks that a matrix is rectangular and converts it; an absent
 // or empty matrix is nil (zero).
-func toDense(d *decoder, path string, rows Matrix) *mat.Dense {
+func toDense(d *Decoder, path string, rows Matrix) *mat.Dense {
 	if len(rows) == 0 || len(rows[0]) == 0 {
 		return nil
 	}
 	for i, r := range rows {
 		if len(r) != len(rows[0]) {
-			d.errorAt(fmt.Sprintf("%s[%d]", path, i), "has %d numbers; the first row has %d", len(r), len(rows[0]))
+			d.ErrorAt(fmt.Sprintf("%s[%d]", path, i), "has %d numbers; the first row has %d", len(r), len(rows[0]))
 			return nil
 		}
 	}
 	return mat.NewDense(len(rows), len(rows[0]), slices.Concat(rows...))
 }
 
-// stimulus converts a decoded stimulus.
-func (s *Stimulus) stimulus() plant.Stimulus {
+// PlantStimulus converts a decoded stimulus.
+func (s *Stimulus) PlantStimulus() plant.Stimulus {
 	switch {
 	case s.Constant != nil:
 		return plant.Constant(*s.Constant)
@@ -219,24 +219,24 @@ func (s *Stimulus) stimulus() plant.Stimulus {
 	return nil
 }
 
-// check reports what the decoder cannot: periods that are not positive
+// Check reports what the decoder cannot: periods that are not positive
 // and steps out of order.
-func (s *Stimulus) check(d *decoder, path string) {
+func (s *Stimulus) Check(d *Decoder, path string) {
 	for _, w := range []struct {
 		key string
 		p   *PeriodicStimulus
 	}{{"sine", s.Sine}, {"square", s.Square}} {
 		if w.p != nil && w.p.Period <= 0 {
-			d.errorAt(path+"."+w.key+".period", "must be positive")
+			d.ErrorAt(path+"."+w.key+".period", "must be positive")
 		}
 	}
 	for i := 1; i < len(s.Steps); i++ {
 		if s.Steps[i].At <= s.Steps[i-1].At {
-			d.errorAt(fmt.Sprintf("%s.steps[%d].at", path, i), "must be after the previous step's %v", time.Duration(s.Steps[i-1].At))
+			d.ErrorAt(fmt.Sprintf("%s.steps[%d].at", path, i), "must be after the previous step's %v", time.Duration(s.Steps[i-1].At))
 		}
 	}
 }
 
 // ModelReference is the key reference of model files, generated from the
 // schema like the profile reference.
-func ModelReference() string { return reference(reflect.TypeFor[ModelFile](), "top level") }
+func ModelReference() string { return ReferenceOf(reflect.TypeFor[ModelFile](), "top level") }

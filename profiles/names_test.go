@@ -19,7 +19,7 @@ func TestValidName(t *testing.T) {
 		{"", false}, {"-up", false}, {"core.up", false}, {"a b", false}, {"a[0]", false},
 		{"é", false}, {"a\x00", false}, {"up-", true},
 	} {
-		if got := validName(tc.name); got != tc.ok {
+		if got := ValidName(tc.name); got != tc.ok {
 			t.Errorf("validName(%q) = %v, want %v", tc.name, got, tc.ok)
 		}
 	}
@@ -35,7 +35,7 @@ func FuzzValidName(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := validName(s), nameRule.MatchString(s); got != want {
+		if got, want := ValidName(s), nameRule.MatchString(s); got != want {
 			t.Errorf("validName(%q) = %v, the rule says %v", s, got, want)
 		}
 	})

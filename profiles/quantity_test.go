@@ -76,7 +76,7 @@ func TestLongQuantities(t *testing.T) {
 	} {
 		start := time.Now()
 		var d Duration
-		err := d.parseScalar(s)
+		err := d.ParseScalar(s)
 		if took := time.Since(start); took > time.Second {
 			t.Errorf("%.20q…: %v", s, took)
 		}

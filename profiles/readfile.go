@@ -23,7 +23,7 @@ const MaxFileBytes = 64 << 20
 func ReadFile(path string, limit int64) ([]byte, error) {
 	// Looked at before it is opened: opening a named pipe blocks until
 	// someone writes to it.
-	if err := checkFile(path, limit, os.Stat); err != nil {
+	if err := CheckFile(path, limit, os.Stat); err != nil {
 		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
 			pe.Op = "open" // what it says: the file cannot be opened
 		}
@@ -35,7 +35,7 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 	}
 	defer f.Close()
 	// What was opened, should the path have changed since.
-	if err := checkFile(path, limit, func(string) (os.FileInfo, error) { return f.Stat() }); err != nil {
+	if err := CheckFile(path, limit, func(string) (os.FileInfo, error) { return f.Stat() }); err != nil {
 		return nil, err
 	}
 	// The size may change while it is read, and a file of the kernel's
@@ -58,7 +58,7 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 func OpenFile(path string) (f *os.File, info os.FileInfo, err error) {
 	// Looked at before it is opened: opening a named pipe blocks until
 	// someone writes to it.
-	if err := checkFile(path, math.MaxInt64, os.Stat); err != nil {
+	if err := CheckFile(path, math.MaxInt64, os.Stat); err != nil {
 		return nil, nil, err
 	}
 	if f, err = os.Open(path); err != nil {
@@ -66,7 +66,7 @@ func OpenFile(path string) (f *os.File, info os.FileInfo, err error) {
 	}
 	info, err = f.Stat() // what was opened, should the path have changed since
 	if err == nil {
-		err = checkFile(path, math.MaxInt64, func(string) (os.FileInfo, error) { return info, nil })
+		err = CheckFile(path, math.MaxInt64, func(string) (os.FileInfo, error) { return info, nil })
 	}
 	if err != nil {
 		f.Close()
@@ -83,9 +83,9 @@ type FileError struct {
 
 func (e *FileError) Error() string { return e.Path + ": " + e.Problem }
 
-// checkFile says what is wrong with path, found by stat, if it is not a
+// CheckFile says what is wrong with path, found by stat, if it is not a
 // regular file of at most limit bytes.
-func checkFile(path string, limit int64, stat func(string) (os.FileInfo, error)) error {
+func CheckFile(path string, limit int64, stat func(string) (os.FileInfo, error)) error {
 	info, err := stat(path)
 	if err != nil {
 		return err
@@ -99,9 +99,9 @@ func checkFile(path string, limit int64, stat func(string) (os.FileInfo, error))
 	return nil
 }
 
-// fileProblem is what is wrong with a file, from an error of ReadFile,
+// FileProblem is what is wrong with a file, from an error of ReadFile,
 // without its name: for a message that names the file itself.
-func fileProblem(err error) string {
+func FileProblem(err error) string {
 	var fe *FileError
 	var pe *fs.PathError
 	switch {

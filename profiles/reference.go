@@ -6,13 +6,8 @@ import (
 	"strings"
 )
 
-// Reference returns the key reference of the profile language as Markdown,
-// generated from the schema's own definitions, so the documentation cannot
-// drift from what the parser accepts. profiles/README.md embeds it.
-func Reference() string { return reference(reflect.TypeFor[Profile](), "top level") }
-
-// reference documents every schema struct reachable from root.
-func reference(root reflect.Type, top string) string {
+// ReferenceOf documents every schema struct reachable from root.
+func ReferenceOf(root reflect.Type, top string) string {
 	// First find every schema struct and the paths that lead to it, so a
 	// type reached by several keys (on and off) is documented once.
 	var order []reflect.Type
@@ -26,8 +21,8 @@ func reference(root reflect.Type, top string) string {
 		if len(paths[t]) > 1 {
 			return
 		}
-		for _, f := range fieldsOf(t) {
-			if inner, sub := structInside(f.typ, path, f.name); inner != nil {
+		for _, f := range FieldsOf(t) {
+			if inner, sub := structInside(f.Type, path, f.Name); inner != nil {
 				walk(sub, inner)
 			}
 		}
@@ -41,16 +36,16 @@ func reference(root reflect.Type, top string) string {
 			title = "`" + strings.Join(p, "`, `") + "`"
 		}
 		fmt.Fprintf(&b, "### %s\n\n", title)
-		if _, alternatives := reflect.New(t).Interface().(oneOf); alternatives {
+		if _, alternatives := reflect.New(t).Interface().(OneOf); alternatives {
 			b.WriteString("Exactly one of:\n\n")
 		}
 		b.WriteString("| key | value | default | meaning |\n|---|---|---|---|\n")
-		for _, f := range fieldsOf(t) {
-			def := f.def
-			if f.required {
+		for _, f := range FieldsOf(t) {
+			def := f.Default
+			if f.Required {
 				def = "required"
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", f.name, typeInfoOf(f.typ).want(), def, f.doc)
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", f.Name, typeInfoOf(f.Type).want(), def, f.Doc)
 		}
 		b.WriteString("\n")
 	}
@@ -61,13 +56,13 @@ func reference(root reflect.Type, top string) string {
 // pointers, lists and named maps) and the path that names it; nil for values
 // written as scalars.
 func structInside(t reflect.Type, parent, key string) (reflect.Type, string) {
-	path := join(parent, key)
+	path := Join(parent, key)
 	for {
-		if _, scalar := reflect.New(t).Interface().(scalarParser); scalar {
+		if _, scalar := reflect.New(t).Interface().(ScalarParser); scalar {
 			return nil, ""
 		}
-		if m, ok := reflect.New(t).Interface().(interface{ elemType() reflect.Type }); ok {
-			t, path = m.elemType(), path+".NAME"
+		if m, ok := reflect.New(t).Interface().(interface{ ElemType() reflect.Type }); ok {
+			t, path = m.ElemType(), path+".NAME"
 			continue
 		}
 		switch t.Kind() {

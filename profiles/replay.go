@@ -16,8 +16,8 @@ type ReplayEndpoint struct {
 	path, name string // the file resolved, and the recorded endpoint
 }
 
-func (ReplayEndpoint) typeInfo() typeInfo {
-	return typeInfo{"a recording to replay", "{file: session.pcapng, endpoint: controller}"}
+func (ReplayEndpoint) TypeInfo() TypeInfo {
+	return TypeInfo{"a recording to replay", "{file: session.pcapng, endpoint: controller}"}
 }
 
 // Path is the recording's file, resolved against the bench's directory.
@@ -27,7 +27,7 @@ func (r *ReplayEndpoint) Path() string { return r.path }
 func (r *ReplayEndpoint) Recorded() string { return r.name }
 
 // check resolves the file, which must be there to read.
-func (r *ReplayEndpoint) check(d *decoder, path, benchSource, endpoint string) {
+func (r *ReplayEndpoint) check(d *Decoder, path, benchSource, endpoint string) {
 	r.path, r.name = r.File, endpoint
 	if !filepath.IsAbs(r.path) && benchSource != "" {
 		r.path = filepath.Join(filepath.Dir(benchSource), r.path)
@@ -36,7 +36,7 @@ func (r *ReplayEndpoint) check(d *decoder, path, benchSource, endpoint string) {
 		r.name = *r.Endpoint
 	}
 	// What the run will read: a regular file, not too large to hold.
-	if err := checkFile(r.path, MaxFileBytes, os.Stat); err != nil {
-		d.errorAt(path+".file", "cannot read the recording: %v", err)
+	if err := CheckFile(r.path, MaxFileBytes, os.Stat); err != nil {
+		d.ErrorAt(path+".file", "cannot read the recording: %v", err)
 	}
 }

@@ -20,16 +20,16 @@ const (
 	ToController FlowRole = "to-controller"
 )
 
-var roles = []string{string(ToPlant), string(ToController)}
+var FlowRoles = []string{string(ToPlant), string(ToController)}
 
-func (r *FlowRole) parseScalar(s string) error {
-	return parseEnum(r, s, "a flow role", roles...)
+func (r *FlowRole) ParseScalar(s string) error {
+	return ParseEnum(r, s, "a flow role", FlowRoles...)
 }
 
-func (FlowRole) typeInfo() typeInfo { return typeInfo{strings.Join(roles, " or "), ""} }
+func (FlowRole) TypeInfo() TypeInfo { return TypeInfo{strings.Join(FlowRoles, " or "), ""} }
 
 // checkRoles checks that each role is one flow's.
-func (p *Profile) checkRoles(d *decoder) {
+func (p *Profile) checkRoles(d *Decoder) {
 	holder := map[FlowRole]string{}
 	for i, name := range p.Flows.Names {
 		role := p.Flows.Values[i].Role
@@ -37,7 +37,7 @@ func (p *Profile) checkRoles(d *decoder) {
 			continue
 		}
 		if other, taken := holder[*role]; taken {
-			d.errorAt("flows."+name+".role", "flow %s already has role %s; a role is one flow's", other, *role)
+			d.ErrorAt("flows."+name+".role", "flow %s already has role %s; a role is one flow's", other, *role)
 			continue
 		}
 		holder[*role] = name

@@ -92,7 +92,7 @@ func (p *Profile) CheckPeriods(shortest time.Duration, what string) error {
 				Msg: fmt.Sprintf("%v is shorter than %s (%v): a change cannot recur that often in real time (sim can)", Duration(r.every), what, Duration(shortest))})
 		}
 	}
-	return errs.err()
+	return errs.Err()
 }
 
 // rampSteps is how many equal steps a ramp takes.
@@ -107,7 +107,7 @@ type outageWindow struct {
 // buildSchedule turns the entries into the engine's timed changes (an
 // entry's changes and ramp steps recur together, as one block) and
 // collects the named phases.
-func (p *Profile) buildSchedule(d *decoder) ([]emulator.Scheduled, []Phase) {
+func (p *Profile) buildSchedule(d *Decoder) ([]emulator.Scheduled, []Phase) {
 	var out []emulator.Scheduled
 	var phases []Phase
 	outages := map[int][]outageWindow{} // by hop
@@ -122,19 +122,19 @@ func (p *Profile) buildSchedule(d *decoder) ([]emulator.Scheduled, []Phase) {
 		var length time.Duration
 		if e.For != nil {
 			if *e.For <= 0 {
-				d.errorAt(path+".for", "must be positive")
+				d.ErrorAt(path+".for", "must be positive")
 			}
 			length = time.Duration(*e.For)
 		}
 		if e.Ramp != nil && e.For == nil {
-			d.errorAt(path+".ramp", "a ramp needs for: how long it takes")
+			d.ErrorAt(path+".ramp", "a ramp needs for: how long it takes")
 		}
 		at, every, count := p.occurrences(d, e, path)
 		if count == 0 {
 			continue
 		}
 		if every > 0 {
-			p.periods = append(p.periods, recurringEntry{path + ".every", d.posAt(path + ".every"), every})
+			p.periods = append(p.periods, recurringEntry{path + ".every", d.PosAt(path + ".every"), every})
 		}
 		w := Window{From: at, To: end, Every: every, Count: count, ToEnd: true}
 		if length > 0 {
@@ -159,7 +159,7 @@ func (p *Profile) buildSchedule(d *decoder) ([]emulator.Scheduled, []Phase) {
 			}
 		}
 		if hi, all := bits.Mul64(perOccurrence, uint64(count)); hi != 0 || all > emulator.MaxScheduledChanges-changes {
-			d.errorAt(path+".every", "recurs too often: with the entries before it the schedule makes more than %d changes", uint64(emulator.MaxScheduledChanges))
+			d.ErrorAt(path+".every", "recurs too often: with the entries before it the schedule makes more than %d changes", uint64(emulator.MaxScheduledChanges))
 		} else {
 			changes += all
 		}
@@ -183,29 +183,29 @@ func (p *Profile) buildSchedule(d *decoder) ([]emulator.Scheduled, []Phase) {
 // does not recur) and how many times it takes effect: `count`, or as many
 // times as start before the profile's end. count is 0 when the entry never
 // takes effect.
-func (p *Profile) occurrences(d *decoder, e *ScheduleEntry, path string) (at, every time.Duration, count int64) {
+func (p *Profile) occurrences(d *Decoder, e *ScheduleEntry, path string) (at, every time.Duration, count int64) {
 	end := time.Duration(p.Duration)
 	at = time.Duration(e.At)
 	if at >= end && end > 0 {
-		d.errorAt(path+".at", "%v is not before the profile's duration (%v)", e.At, p.Duration)
+		d.ErrorAt(path+".at", "%v is not before the profile's duration (%v)", e.At, p.Duration)
 		return at, 0, 0
 	}
 	if e.Every == nil {
 		if e.Count != nil {
-			d.errorAt(path+".count", "count needs every: the period of the repetitions")
+			d.ErrorAt(path+".count", "count needs every: the period of the repetitions")
 		}
 		return at, 0, 1
 	}
 	every = time.Duration(*e.Every)
 	switch {
 	case every <= 0:
-		d.errorAt(path+".every", "must be positive")
+		d.ErrorAt(path+".every", "must be positive")
 		return at, 0, 1
 	case e.For != nil && every < time.Duration(*e.For):
-		d.errorAt(path+".every", "%v is shorter than for (%v); repetitions would overlap", e.Every, *e.For)
+		d.ErrorAt(path+".every", "%v is shorter than for (%v); repetitions would overlap", e.Every, *e.For)
 		return at, 0, 1
 	case e.Count != nil && *e.Count < 1:
-		d.errorAt(path+".count", "must be at least 1")
+		d.ErrorAt(path+".count", "must be at least 1")
 		return at, 0, 1
 	}
 	var fit int64 // occurrences that start before the end
@@ -216,7 +216,7 @@ func (p *Profile) occurrences(d *decoder, e *ScheduleEntry, path string) (at, ev
 		return at, every, fit
 	}
 	if int64(*e.Count) > fit {
-		d.errorAt(path+".count", "repetition %d would start at %v, not before the profile's duration (%v)", fit+1, Duration(at+time.Duration(fit)*every), p.Duration)
+		d.ErrorAt(path+".count", "repetition %d would start at %v, not before the profile's duration (%v)", fit+1, Duration(at+time.Duration(fit)*every), p.Duration)
 		return at, every, fit
 	}
 	return at, every, int64(*e.Count)
@@ -226,7 +226,7 @@ func (p *Profile) occurrences(d *decoder, e *ScheduleEntry, path string) (at, ev
 // overlap (the end of one would end the other early), each at the later
 // of the two intervals that overlap first. Recurring outages are compared
 // by counting, not by writing their occurrences out.
-func checkOutageOverlaps(d *decoder, hop string, ws []outageWindow) {
+func checkOutageOverlaps(d *Decoder, hop string, ws []outageWindow) {
 	type overlap struct {
 		at         time.Duration // when the later interval starts
 		pair       [2]int        // the outages, by index (a < b; a == b: with itself)
@@ -289,7 +289,7 @@ func checkOutageOverlaps(d *decoder, hop string, ws []outageWindow) {
 			cmp.Compare(x.pair[0], y.pair[0]), cmp.Compare(x.pair[1], y.pair[1]))
 	})
 	for _, o := range found {
-		d.errorAt(o.path+".at", "%s on hop %q overlaps the one at %s", o.what, hop, o.other)
+		d.ErrorAt(o.path+".at", "%s on hop %q overlaps the one at %s", o.what, hop, o.other)
 	}
 }
 
@@ -455,28 +455,28 @@ func (r ramp) steps(at, length time.Duration) []emulator.Scheduled {
 
 // scheduleChanges checks what an entry changes and returns the engine
 // changes it makes each time it occurs, and its ramps.
-func (p *Profile) scheduleChanges(d *decoder, e *ScheduleEntry, path string) ([]emulator.Change, []ramp) {
+func (p *Profile) scheduleChanges(d *Decoder, e *ScheduleEntry, path string) ([]emulator.Change, []ramp) {
 	params, hopSet := e.HopSettings.apply(d, path, emulator.HopParams{})
 	hop, flow := -1, -1
 	if e.Hop != "" {
 		if hop = p.Hops.Index(string(e.Hop)); hop < 0 {
-			d.errorAt(path+".hop", "no hop named %q%s", e.Hop, didYouMean(string(e.Hop), p.Hops.Names))
+			d.ErrorAt(path+".hop", "no hop named %q%s", e.Hop, DidYouMean(string(e.Hop), p.Hops.Names))
 		}
 	}
 	if e.Flow != "" {
 		if flow = p.Flows.Index(string(e.Flow)); flow < 0 {
-			d.errorAt(path+".flow", "no flow named %q%s", e.Flow, didYouMean(string(e.Flow), p.Flows.Names))
+			d.ErrorAt(path+".flow", "no flow named %q%s", e.Flow, DidYouMean(string(e.Flow), p.Flows.Names))
 		}
 	}
 	switch {
 	case e.Hop != "" && e.Flow != "":
-		d.errorAt(path, "give hop or flow, not both")
+		d.ErrorAt(path, "give hop or flow, not both")
 	case e.Hop == "" && e.Flow == "":
 		if e.Phase == "" {
-			d.errorAt(path, "say what to change: hop or flow (or name a phase)")
+			d.ErrorAt(path, "say what to change: hop or flow (or name a phase)")
 		}
 		if e.Outage != nil || hopSet != 0 || e.Ramp != nil || e.Traffic != nil {
-			d.errorAt(path, "say which hop or flow to change")
+			d.ErrorAt(path, "say which hop or flow to change")
 		}
 	case e.Hop != "":
 		return e.hopChanges(d, path, hop, params, hopSet)
@@ -488,15 +488,15 @@ func (p *Profile) scheduleChanges(d *decoder, e *ScheduleEntry, path string) ([]
 
 // hopChanges checks an entry that changes hop (-1: unknown, reported)
 // and returns its changes and ramps.
-func (e *ScheduleEntry) hopChanges(d *decoder, path string, hop int, params emulator.HopParams, hopSet emulator.HopField) ([]emulator.Change, []ramp) {
+func (e *ScheduleEntry) hopChanges(d *Decoder, path string, hop int, params emulator.HopParams, hopSet emulator.HopField) ([]emulator.Change, []ramp) {
 	if e.Traffic != nil {
-		d.errorAt(path+".traffic", "traffic switches a flow; use flow: instead of hop:")
+		d.ErrorAt(path+".traffic", "traffic switches a flow; use flow: instead of hop:")
 	}
 	if e.HoldLimit != nil && (e.Outage == nil || *e.Outage != "hold") {
-		d.errorAt(path+".hold_limit", "only an outage: hold has a hold buffer")
+		d.ErrorAt(path+".hold_limit", "only an outage: hold has a hold buffer")
 	}
 	if e.Outage == nil && hopSet == 0 && e.Ramp == nil {
-		d.errorAt(path, "changes nothing (give outage, a ramp, or hop parameters such as rate or delay)")
+		d.ErrorAt(path, "changes nothing (give outage, a ramp, or hop parameters such as rate or delay)")
 	}
 	var ramps []ramp
 	if e.Ramp != nil && e.For != nil && *e.For > 0 {
@@ -528,28 +528,28 @@ func (e *ScheduleEntry) hopChanges(d *decoder, path string, hop int, params emul
 
 // flowChanges checks an entry that switches flow's traffic (-1: unknown,
 // reported) and returns its change.
-func (p *Profile) flowChanges(d *decoder, e *ScheduleEntry, path string, flow int, hopSet emulator.HopField) []emulator.Change {
+func (p *Profile) flowChanges(d *Decoder, e *ScheduleEntry, path string, flow int, hopSet emulator.HopField) []emulator.Change {
 	if e.Outage != nil || hopSet != 0 || e.Ramp != nil {
-		d.errorAt(path, "outages, ramps and hop parameters apply to a hop; use hop: instead of flow:")
+		d.ErrorAt(path, "outages, ramps and hop parameters apply to a hop; use hop: instead of flow:")
 	}
 	if e.Traffic == nil {
-		d.errorAt(path, "changes nothing (give traffic: on or off)")
+		d.ErrorAt(path, "changes nothing (give traffic: on or off)")
 		return nil
 	}
 	if flow < 0 {
 		return nil
 	}
 	if p.Flows.Values[flow].Traffic == nil {
-		d.errorAt(path+".flow", "flow %q has no traffic to switch", e.Flow)
+		d.ErrorAt(path+".flow", "flow %q has no traffic to switch", e.Flow)
 	}
 	return []emulator.Change{emulator.SwitchTraffic{Flow: flow, On: *e.Traffic == "on"}}
 }
 
-func (r *Ramp) build(d *decoder, path string, alsoSet emulator.HopField) []ramp {
+func (r *Ramp) build(d *Decoder, path string, alsoSet emulator.HopField) []ramp {
 	var out []ramp
 	add := func(key string, field emulator.HopField, from, to float64) {
 		if alsoSet&field != 0 {
-			d.errorAt(path+"."+key, "%s is both set and ramped by this entry", key)
+			d.ErrorAt(path+"."+key, "%s is both set and ramped by this entry", key)
 			return
 		}
 		out = append(out, ramp{field: field, from: from, to: to})
@@ -564,7 +564,7 @@ func (r *Ramp) build(d *decoder, path string, alsoSet emulator.HopField) []ramp 
 		add("loss", emulator.FieldLoss, float64(r.Loss.From), float64(r.Loss.To))
 	}
 	if r.Rate == nil && r.Delay == nil && r.Loss == nil {
-		d.errorAt(path, "ramps nothing (give rate, delay or loss, each with from and to)")
+		d.ErrorAt(path, "ramps nothing (give rate, delay or loss, each with from and to)")
 	}
 	return out
 }

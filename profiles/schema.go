@@ -52,16 +52,16 @@ type Flap struct {
 	none bool // written none: no flap
 }
 
-func (l *Loss) setNone()       { *l = Loss{none: true} }
-func (l *Loss) isNone() bool   { return l.none }
-func (j *Jitter) setNone()     { *j = Jitter{none: true} }
-func (j *Jitter) isNone() bool { return j.none }
-func (c *Corrupt) setNone()    { *c = Corrupt{none: true} }
-func (c *Corrupt) isNone() bool {
+func (l *Loss) SetNone()       { *l = Loss{none: true} }
+func (l *Loss) IsNone() bool   { return l.none }
+func (j *Jitter) SetNone()     { *j = Jitter{none: true} }
+func (j *Jitter) IsNone() bool { return j.none }
+func (c *Corrupt) SetNone()    { *c = Corrupt{none: true} }
+func (c *Corrupt) IsNone() bool {
 	return c.none
 }
-func (f *Flap) setNone()     { *f = Flap{none: true} }
-func (f *Flap) isNone() bool { return f.none }
+func (f *Flap) SetNone()     { *f = Flap{none: true} }
+func (f *Flap) IsNone() bool { return f.none }
 
 // Loss is one of the loss models.
 type Loss struct {
@@ -73,7 +73,7 @@ type Loss struct {
 	none bool // written none: no loss
 }
 
-func (*Loss) oneOf() {}
+func (*Loss) OneOf() {}
 
 // Gilbert is the Gilbert–Elliott model with netem's parameters.
 type Gilbert struct {
@@ -113,20 +113,20 @@ type Reorder struct {
 	Gap  *int        `yaml:"gap" doc:"frames delayed normally before one becomes eligible, plus one" default:"1"`
 }
 
-func (r *Reorder) decodeNode(d *decoder, n *yaml.Node, path string) {
-	if n.Kind == yaml.ScalarNode && !isNull(n) {
-		if err := parseEnum(&r.Mode, n.Value, "a reorder rule", "in_order", "allowed"); err != nil {
-			d.errorf(n, path, "%q %v, or {p, gap}", n.Value, err)
+func (r *Reorder) DecodeNode(d *Decoder, n *yaml.Node, path string) {
+	if n.Kind == yaml.ScalarNode && !IsNull(n) {
+		if err := ParseEnum(&r.Mode, n.Value, "a reorder rule", "in_order", "allowed"); err != nil {
+			d.Errorf(n, path, "%q %v, or {p, gap}", n.Value, err)
 		}
 		return
 	}
 	r.Mode = "gap"
 	type plain Reorder
-	d.decodeStruct(n, reflect.ValueOf((*plain)(r)).Elem(), path)
+	d.DecodeStruct(n, reflect.ValueOf((*plain)(r)).Elem(), path)
 }
 
-func (Reorder) typeInfo() typeInfo {
-	return typeInfo{"a reorder rule", "in_order, allowed, {p: 5%, gap: 3}"}
+func (Reorder) TypeInfo() TypeInfo {
+	return TypeInfo{"a reorder rule", "in_order, allowed, {p: 5%, gap: 3}"}
 }
 
 // Corrupt is one of the corruption models.
@@ -137,7 +137,7 @@ type Corrupt struct {
 	none bool // written none: no corruption
 }
 
-func (*Corrupt) oneOf() {}
+func (*Corrupt) OneOf() {}
 
 // Hop is one unidirectional stage of the network.
 type Hop struct {
@@ -160,7 +160,7 @@ type Traffic struct {
 	OnOff   *OnOff   `yaml:"onoff" doc:"ON/OFF: constant rate while ON, silent while OFF"`
 }
 
-func (*Traffic) oneOf() {}
+func (*Traffic) OneOf() {}
 
 // CBR is a constant-bit-rate source.
 type CBR struct {
@@ -197,25 +197,25 @@ type Period struct {
 	Shape *float64   `yaml:"shape" doc:"Pareto shape α > 1 (scale is mean·(α−1)/α)" default:"1.5"`
 }
 
-func (p *Period) decodeNode(d *decoder, n *yaml.Node, path string) {
+func (p *Period) DecodeNode(d *Decoder, n *yaml.Node, path string) {
 	type plain Period
-	if d.scalarOr(n, path, &p.Mean, (*plain)(p)) {
+	if d.ScalarOr(n, path, &p.Mean, (*plain)(p)) {
 		p.Dist = "constant"
 	}
 }
 
-func (Period) typeInfo() typeInfo {
-	return typeInfo{"a period", "3s, {dist: exponential, mean: 3s}, {dist: pareto, mean: 3s, shape: 1.5}"}
+func (Period) TypeInfo() TypeInfo {
+	return TypeInfo{"a period", "3s, {dist: exponential, mean: 3s}, {dist: pareto, mean: 3s, shape: 1.5}"}
 }
 
 // PeriodDist is how ON and OFF period lengths are drawn.
 type PeriodDist string
 
-func (p *PeriodDist) parseScalar(s string) error {
-	return parseEnum(p, s, "a period distribution", "constant", "exponential", "pareto")
+func (p *PeriodDist) ParseScalar(s string) error {
+	return ParseEnum(p, s, "a period distribution", "constant", "exponential", "pareto")
 }
 
-func (PeriodDist) typeInfo() typeInfo { return typeInfo{"constant, exponential or pareto", ""} }
+func (PeriodDist) TypeInfo() TypeInfo { return TypeInfo{"constant, exponential or pareto", ""} }
 
 // ScheduleEntry is one timed change: at `at` (for `for`, then reverted) set
 // hop parameters, take a hop's output down, or switch a flow's traffic.

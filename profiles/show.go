@@ -3,11 +3,12 @@ package profiles
 import (
 	"fmt"
 
-	"github.com/hilrig/hilrig/emulator"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/hilrig/hilrig/emulator"
 
 	"go.yaml.in/yaml/v4"
 )
@@ -50,18 +51,18 @@ func (l *Loaded) AsWritten() []byte {
 // serialises), and what resolveDefaults filled in. A file named by a base elsewhere or by a --set
 // (relative to the working directory) is renamed as seen from source, so
 // that the rendering reads the same file.
-func (d *decoder) unwritten(root *yaml.Node, p *Profile, cfg *emulator.Config, source string) []string {
+func unwritten(d *Decoder, root *yaml.Node, p *Profile, cfg *emulator.Config, source string) []string {
 	w := defaultsWalker{d: d, root: root, source: source, r: renderer{source: source}, dumped: map[string]string{}}
-	if _, ok := d.at("name"); !ok {
+	if _, ok := d.At("name"); !ok {
 		w.defaults = append(w.defaults, "name: "+p.Name)
 	}
-	if _, ok := d.at("seed"); !ok {
+	if _, ok := d.At("seed"); !ok {
 		w.defaults = append(w.defaults, "seed: 0")
 	}
 	for i, name := range p.Hops.Names {
 		for _, k := range emulator.HopKeys() {
 			at := "hops." + name + "." + k.Key
-			if _, written := d.at(at); !written && k.DefaultMatters(&cfg.Hops[i].HopParams) {
+			if _, written := d.At(at); !written && k.DefaultMatters(&cfg.Hops[i].HopParams) {
 				w.defaults = append(w.defaults, at+": "+k.Default)
 			}
 		}
@@ -73,7 +74,7 @@ func (d *decoder) unwritten(root *yaml.Node, p *Profile, cfg *emulator.Config, s
 // defaultsWalker walks a decoded profile for the values that were filled
 // in with a default, renaming the files it names for the tree at root.
 type defaultsWalker struct {
-	d        *decoder
+	d        *Decoder
 	root     *yaml.Node
 	source   string
 	r        renderer
@@ -115,16 +116,16 @@ func (w *defaultsWalker) walk(v reflect.Value, path string) {
 	default:
 		return
 	}
-	if _, isMap := v.Addr().Interface().(interface{ elemType() reflect.Type }); isMap {
+	if _, isMap := v.Addr().Interface().(interface{ ElemType() reflect.Type }); isMap {
 		names, values := v.FieldByName("Names"), v.FieldByName("Values")
 		for i := range names.Len() {
-			w.walk(values.Index(i), join(path, names.Index(i).String()))
+			w.walk(values.Index(i), Join(path, names.Index(i).String()))
 		}
 		return
 	}
 	w.renameFile(v, path)
-	for _, f := range fieldsOf(v.Type()) {
-		fv := v.FieldByIndex(f.index)
+	for _, f := range FieldsOf(v.Type()) {
+		fv := v.FieldByIndex(f.Index)
 		switch fv.Kind() {
 		case reflect.Pointer:
 			if fv.IsNil() {
@@ -134,8 +135,8 @@ func (w *defaultsWalker) walk(v reflect.Value, path string) {
 		default:
 			continue // a scalar: nothing in it to default
 		}
-		at := join(path, f.name)
-		if _, written := w.d.at(at); !written && fv.Kind() == reflect.Pointer {
+		at := Join(path, f.Name)
+		if _, written := w.d.At(at); !written && fv.Kind() == reflect.Pointer {
 			w.defaults = append(w.defaults, at+": "+w.dump(w.r.node(fv.Elem(), 3)))
 			continue
 		}
@@ -150,11 +151,11 @@ func (w *defaultsWalker) renameFile(v reflect.Value, path string) {
 	if !ok || f.fileRead() == "" {
 		return
 	}
-	n := w.d.nodeAt(w.root, join(path, "file"))
+	n := w.d.NodeAt(w.root, Join(path, "file"))
 	if n == nil {
-		n = w.d.nodeAt(w.root, path) // the short form, trace: FILE
+		n = w.d.NodeAt(w.root, path) // the short form, trace: FILE
 	}
-	if n != nil && n.Kind == yaml.ScalarNode && w.d.fileOf(n) != w.source {
+	if n != nil && n.Kind == yaml.ScalarNode && w.d.FileOf(n) != w.source {
 		n.Value = w.r.relative(f.fileRead())
 	}
 }
@@ -183,7 +184,7 @@ type renderer struct{ source string }
 // node renders v; depth decides the layout: the top level and flows are
 // blocks, anything deeper is written on one line.
 func (r renderer) node(v reflect.Value, depth int) *yaml.Node {
-	if a, ok := v.Addr().Interface().(absence); ok && a.isNone() {
+	if a, ok := v.Addr().Interface().(Absence); ok && a.IsNone() {
 		return scalar("none")
 	}
 	v, short := r.shortForm(v)
@@ -196,7 +197,7 @@ func (r renderer) node(v reflect.Value, depth int) *yaml.Node {
 	if s, ok := v.Interface().(fmt.Stringer); ok && isUnit(v.Type()) {
 		return scalar(s.String())
 	}
-	if _, ok := v.Addr().Interface().(interface{ elemType() reflect.Type }); ok {
+	if _, ok := v.Addr().Interface().(interface{ ElemType() reflect.Type }); ok {
 		n := mapping(depth)
 		names, values := v.FieldByName("Names"), v.FieldByName("Values")
 		for i := range names.Len() {
@@ -248,7 +249,7 @@ func (r renderer) shortForm(v reflect.Value) (reflect.Value, *yaml.Node) {
 		}
 	case *HopRate:
 		if x.Baud == nil {
-			return v, scalar(x.bits.String())
+			return v, scalar(x.Bits.String())
 		}
 	case *HopDelay:
 		if x.Trace == nil {
@@ -265,15 +266,15 @@ func (r renderer) structNode(v reflect.Value, depth int) *yaml.Node {
 	if oneLine[v.Type()] {
 		n.Style = yaml.FlowStyle
 	}
-	for _, f := range fieldsOf(v.Type()) {
-		fv := v.FieldByIndex(f.index)
-		if f.name == "extends" || !f.required && !alwaysShown[f.name] && fv.IsZero() {
+	for _, f := range FieldsOf(v.Type()) {
+		fv := v.FieldByIndex(f.Index)
+		if f.Name == "extends" || !f.Required && !alwaysShown[f.Name] && fv.IsZero() {
 			continue
 		}
 		if fv.Kind() == reflect.Pointer {
 			fv = fv.Elem()
 		}
-		n.Content = append(n.Content, scalar(f.name), r.node(fv, depth+1))
+		n.Content = append(n.Content, scalar(f.Name), r.node(fv, depth+1))
 	}
 	return n
 }
@@ -346,7 +347,7 @@ var oneLine = map[reflect.Type]bool{reflect.TypeFor[Hop](): true, reflect.TypeFo
 
 // isUnit reports whether t is one of the unit types written as a scalar.
 func isUnit(t reflect.Type) bool {
-	_, ok := reflect.New(t).Interface().(scalarParser)
+	_, ok := reflect.New(t).Interface().(ScalarParser)
 	return ok
 }
 
@@ -359,20 +360,3 @@ func mapping(depth int) *yaml.Node {
 }
 
 func scalar(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: s} }
-
-func (c Correlation) String() string  { return formatNumber(float64(c)) }
-func (b BitErrorRate) String() string { return formatNumber(float64(b)) }
-
-// formatNumber writes 1e-6 rather than Go's 1e-06.
-func formatNumber(v float64) string {
-	s := strconv.FormatFloat(v, 'g', -1, 64)
-	if mantissa, exp, ok := strings.Cut(s, "e"); ok {
-		sign := exp[:1]
-		digits := strings.TrimLeft(exp[1:], "0")
-		if sign == "+" {
-			sign = ""
-		}
-		return mantissa + "e" + sign + digits
-	}
-	return s
-}

@@ -158,7 +158,7 @@ hops:
 // extendsOf is the profile a parsed file extends, or "".
 func extendsOf(doc *yaml.Node) string {
 	root := doc.Content[0]
-	if i := mappingIndex(root, "extends"); i >= 0 {
+	if i := MappingIndex(root, "extends"); i >= 0 {
 		return root.Content[i+1].Value
 	}
 	return ""

@@ -52,8 +52,8 @@ type SuiteCase struct {
 	Script      []ScriptStep  `yaml:"script" doc:"frames to send from and expect at endpoints the suite plays, in order"`
 }
 
-func (SuiteCase) typeInfo() typeInfo {
-	return typeInfo{"a case", "{profile: bottleneck, expect: [flows.m2s.lost == 0]}"}
+func (SuiteCase) TypeInfo() TypeInfo {
+	return TypeInfo{"a case", "{profile: bottleneck, expect: [flows.m2s.lost == 0]}"}
 }
 
 // CaseMatrix is the lists a case is run over, every combination once.
@@ -63,8 +63,8 @@ type CaseMatrix struct {
 	Set      []Overrides `yaml:"set" doc:"sets of overrides, each laid on the case's set (not duration or seed)"`
 }
 
-func (CaseMatrix) typeInfo() typeInfo {
-	return typeInfo{"a matrix", "{profiles: [lte, wifi-bursty], seeds: [1, 2]}"}
+func (CaseMatrix) TypeInfo() TypeInfo {
+	return TypeInfo{"a matrix", "{profiles: [lte, wifi-bursty], seeds: [1, 2]}"}
 }
 
 // ScriptStep is one step of a case's script. The steps run in order, each
@@ -76,10 +76,10 @@ type ScriptStep struct {
 	Expect *ExpectStep `yaml:"expect" doc:"wait for a frame delivered to an endpoint the suite plays"`
 }
 
-func (*ScriptStep) oneOf() {}
+func (*ScriptStep) OneOf() {}
 
-func (ScriptStep) typeInfo() typeInfo {
-	return typeInfo{"a script step", "{send: {endpoint: plant, line: PING}}, {expect: {endpoint: controller, line: PING, within: 100ms}}"}
+func (ScriptStep) TypeInfo() TypeInfo {
+	return TypeInfo{"a script step", "{send: {endpoint: plant, line: PING}}, {expect: {endpoint: controller, line: PING, within: 100ms}}"}
 }
 
 // SendStep sends frames from a played endpoint.
@@ -105,16 +105,16 @@ type ExpectStep struct {
 // ClockName is virtual or real.
 type ClockName string
 
-func (c *ClockName) parseScalar(s string) error {
-	return parseEnum(c, s, "a clock", "virtual", "real")
+func (c *ClockName) ParseScalar(s string) error {
+	return ParseEnum(c, s, "a clock", "virtual", "real")
 }
 
-func (ClockName) typeInfo() typeInfo { return typeInfo{"virtual or real", ""} }
+func (ClockName) TypeInfo() TypeInfo { return TypeInfo{"virtual or real", ""} }
 
 // HexBytes is bytes written in hex, spaces allowed: "01 02 ff".
 type HexBytes []byte
 
-func (h *HexBytes) parseScalar(s string) error {
+func (h *HexBytes) ParseScalar(s string) error {
 	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
 	if err != nil || len(b) == 0 {
 		return errors.New("is not bytes in hex (want e.g. \"01 02 ff\")")
@@ -123,12 +123,12 @@ func (h *HexBytes) parseScalar(s string) error {
 	return nil
 }
 
-func (HexBytes) typeInfo() typeInfo { return typeInfo{"bytes in hex", "\"01 02 ff\""} }
+func (HexBytes) TypeInfo() TypeInfo { return TypeInfo{"bytes in hex", "\"01 02 ff\""} }
 
 // Pattern is a regular expression.
 type Pattern struct{ *regexp.Regexp }
 
-func (p *Pattern) parseScalar(s string) error {
+func (p *Pattern) ParseScalar(s string) error {
 	re, err := regexp.Compile(s)
 	if err != nil {
 		var se *syntax.Error
@@ -141,7 +141,7 @@ func (p *Pattern) parseScalar(s string) error {
 	return nil
 }
 
-func (Pattern) typeInfo() typeInfo { return typeInfo{"a regular expression", "'^T=[0-9.]+$'"} }
+func (Pattern) TypeInfo() TypeInfo { return TypeInfo{"a regular expression", "'^T=[0-9.]+$'"} }
 
 // Expectation is an expectation's text and where it was written.
 type Expectation struct {
@@ -153,12 +153,12 @@ type Expectation struct {
 	exact bool
 }
 
-func (e *Expectation) decodeNode(d *decoder, n *yaml.Node, path string) {
-	if n.Kind != yaml.ScalarNode || isNull(n) {
-		d.errorf(n, path, "want an expectation (e.g. \"flows.m2s.delay.p95 < 60ms\"), got %s", describe(n))
+func (e *Expectation) DecodeNode(d *Decoder, n *yaml.Node, path string) {
+	if n.Kind != yaml.ScalarNode || IsNull(n) {
+		d.Errorf(n, path, "want an expectation (e.g. \"flows.m2s.delay.p95 < 60ms\"), got %s", Describe(n))
 		return
 	}
-	e.Text, e.Path, e.Pos = n.Value, path, d.posOf(n)
+	e.Text, e.Path, e.Pos = n.Value, path, d.PosOf(n)
 	switch n.Style {
 	case 0, yaml.FlowStyle:
 		e.exact = !strings.Contains(n.Value, "\n")
@@ -168,12 +168,12 @@ func (e *Expectation) decodeNode(d *decoder, n *yaml.Node, path string) {
 	}
 }
 
-// parseScalar is never reached (decodeNode comes first): it makes the
+// ParseScalar is never reached (decodeNode comes first): it makes the
 // reference document an expectation as a value.
-func (e *Expectation) parseScalar(s string) error { e.Text = s; return nil }
+func (e *Expectation) ParseScalar(s string) error { e.Text = s; return nil }
 
-func (Expectation) typeInfo() typeInfo {
-	return typeInfo{"an expectation", "\"flows.m2s.lost == 0\""}
+func (Expectation) TypeInfo() TypeInfo {
+	return TypeInfo{"an expectation", "\"flows.m2s.lost == 0\""}
 }
 
 // At is the position of the col-th character (from 1) of the text, or of
@@ -189,49 +189,41 @@ func (e Expectation) At(col int) Pos {
 // Overrides are profile values to override, in order: path: value.
 type Overrides []Override
 
-// Override is one path: value of a set.
-type Override struct {
-	Path  string
-	Value *yaml.Node
-	Pos   Pos // of the path
-	steps []pathStep
-}
-
-func (o *Overrides) decodeNode(d *decoder, n *yaml.Node, path string) {
-	if isNull(n) {
+func (o *Overrides) DecodeNode(d *Decoder, n *yaml.Node, path string) {
+	if IsNull(n) {
 		return
 	}
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, path, "want overrides, path: value (e.g. {hops.core-up.rate: 2Mbit}), got %s", describe(n))
+		d.Errorf(n, path, "want overrides, path: value (e.g. {hops.core-up.rate: 2Mbit}), got %s", Describe(n))
 		return
 	}
-	forEachPair(d, n, path, func(key string, k, v *yaml.Node) {
-		ov := Override{Path: key, Value: resolve(v), Pos: d.posOf(k)}
+	ForEachPair(d, n, path, func(key string, k, v *yaml.Node) {
+		ov := Override{Path: key, Value: Resolve(v), Pos: d.PosOf(k)}
 		col := 1
 		for _, seg := range strings.Split(key, ".") {
-			m := setSegmentRE.FindStringSubmatch(seg)
+			m := SetSegmentRE.FindStringSubmatch(seg)
 			if m == nil {
 				at := ov.Pos
 				at.Col += col - 1
-				d.fail(join(path, key))
-				d.report(at, join(path, key), "%q is not a key (want keys and list indices, e.g. schedule[0].at)", seg)
+				d.Fail(Join(path, key))
+				d.Report(at, Join(path, key), "%q is not a key (want keys and list indices, e.g. schedule[0].at)", seg)
 				return
 			}
-			st := pathStep{key: m[1], index: -1, col: col}
+			st := PathStep{Key: m[1], Index: -1, Col: col}
 			if m[2] != "" {
-				st.index, _ = strconv.Atoi(m[2])
+				st.Index, _ = strconv.Atoi(m[2])
 			}
-			ov.steps = append(ov.steps, st)
+			ov.Steps = append(ov.Steps, st)
 			col += len(seg) + 1
 		}
 		for _, prev := range *o {
 			if prev.Path == key {
-				d.errorf(k, join(path, key), "given twice")
+				d.Errorf(k, Join(path, key), "given twice")
 				return
 			}
 		}
 		if msg := runKey(key, v, strings.Contains(path, ".matrix.")); msg != "" {
-			d.errorf(k, join(path, key), "%s", msg)
+			d.Errorf(k, Join(path, key), "%s", msg)
 			return
 		}
 		*o = append(*o, ov)
@@ -244,7 +236,7 @@ func (o *Overrides) decodeNode(d *decoder, n *yaml.Node, path string) {
 // One rule, then: a set changes the profile, the case's keys the run.
 func runKey(key string, v *yaml.Node, inMatrix bool) string {
 	value := "X"
-	if v = resolve(v); v.Kind == yaml.ScalarNode && !isNull(v) {
+	if v = Resolve(v); v.Kind == yaml.ScalarNode && !IsNull(v) {
 		value = v.Value
 	}
 	switch {
@@ -260,12 +252,12 @@ func runKey(key string, v *yaml.Node, inMatrix bool) string {
 	return ""
 }
 
-// parseScalar is never reached (decodeNode comes first): it makes the
+// ParseScalar is never reached (decodeNode comes first): it makes the
 // reference document overrides as a value.
-func (o *Overrides) parseScalar(string) error { return nil }
+func (o *Overrides) ParseScalar(string) error { return nil }
 
-func (Overrides) typeInfo() typeInfo {
-	return typeInfo{"an override set", "{hops.core-up.rate: 2Mbit, hops.core-up.queue: 60000B}"}
+func (Overrides) TypeInfo() TypeInfo {
+	return TypeInfo{"an override set", "{hops.core-up.rate: 2Mbit, hops.core-up.queue: 60000B}"}
 }
 
 // String writes the overrides as a matrix point's name shows them.
@@ -329,7 +321,7 @@ func LoadSuite(path string) (*LoadedSuite, error) {
 // the files it names.
 func ParseSuite(source string, data []byte) (*LoadedSuite, error) {
 	s := &Suite{}
-	d, err := decodeFile(source, data, s)
+	d, err := DecodeFile(source, data, s)
 	if err != nil {
 		var list ErrorList
 		if errors.As(err, &list) {
@@ -340,7 +332,7 @@ func ParseSuite(source string, data []byte) (*LoadedSuite, error) {
 		return nil, err
 	}
 	if s.Name == "" {
-		s.Name = nameOf(source)
+		s.Name = NameOf(source)
 	}
 	ls := &LoadedSuite{Suite: s, Source: source}
 	// What decoded is checked too: a mistake in one key leaves the others
@@ -348,12 +340,12 @@ func ParseSuite(source string, data []byte) (*LoadedSuite, error) {
 	ls.Points = s.points(d, source)
 	// A problem of a case's own set is met at each of its points.
 	seen := map[string]bool{}
-	d.errs = slices.DeleteFunc(d.errs, func(e *Error) bool {
+	d.Errs = slices.DeleteFunc(d.Errs, func(e *Error) bool {
 		dup := seen[e.Error()]
 		seen[e.Error()] = true
 		return dup
 	})
-	if err := d.err(); err != nil {
+	if err := d.Err(); err != nil {
 		return ls, err
 	}
 	return ls, nil
@@ -361,13 +353,13 @@ func ParseSuite(source string, data []byte) (*LoadedSuite, error) {
 
 // points expands the cases into their runs, loading each profile and
 // bench once.
-func (s *Suite) points(d *decoder, source string) []SuitePoint {
+func (s *Suite) points(d *Decoder, source string) []SuitePoint {
 	if len(s.Cases.Names) == 0 {
-		d.errorAt("cases", "a suite needs at least one case")
+		d.ErrorAt("cases", "a suite needs at least one case")
 		return nil
 	}
 	if s.Duration != nil && *s.Duration == 0 {
-		d.errorAt("duration", "must be positive")
+		d.ErrorAt("duration", "must be positive")
 	}
 	l := &suiteLoader{d: d, source: source, profiles: map[string]*Loaded{}, benches: map[string]*LoadedBench{}, failed: map[string]bool{}}
 	var out []SuitePoint
@@ -379,7 +371,7 @@ func (s *Suite) points(d *decoder, source string) []SuitePoint {
 
 // suiteLoader loads each profile and bench a suite names once.
 type suiteLoader struct {
-	d        *decoder
+	d        *Decoder
 	source   string
 	profiles map[string]*Loaded // by ref, case and set
 	benches  map[string]*LoadedBench
@@ -391,16 +383,16 @@ type suiteLoader struct {
 // so that every problem of a case is reported at once. It says nothing
 // when path or what holds it failed to decode (that error says it); the
 // caller leaves out a check whose inputs failed.
-func problemAt(d *decoder, path, format string, args ...any) {
-	for q := path; ; q = parentPath(q) {
-		if d.failed[q] {
+func problemAt(d *Decoder, path, format string, args ...any) {
+	for q := path; ; q = ParentPath(q) {
+		if d.Failed[q] {
 			return
 		}
 		if q == "" {
 			break
 		}
 	}
-	d.report(d.posAt(path), path, format, args...)
+	d.Report(d.PosAt(path), path, format, args...)
 }
 
 // casePoints checks a case and expands it into its points. After a
@@ -417,7 +409,7 @@ func (s *Suite) casePoints(l *suiteLoader, name string, c *SuiteCase) []SuitePoi
 	refs := m.Profiles
 	if len(refs) == 0 {
 		if c.Profile == nil {
-			if m.Profiles == nil && !d.failed[path+".profile"] && !d.failed[path+".matrix"] && !d.failed[path+".matrix.profiles"] {
+			if m.Profiles == nil && !d.Failed[path+".profile"] && !d.Failed[path+".matrix"] && !d.Failed[path+".matrix.profiles"] {
 				problemAt(d, path, "missing profile: want a shipped profile's name or a profile file (or matrix.profiles)")
 			}
 			return nil
@@ -442,12 +434,12 @@ func (s *Suite) casePoints(l *suiteLoader, name string, c *SuiteCase) []SuitePoi
 
 // checkCaseKeys checks a case's keys against each other and its matrix's
 // lists for emptiness and repeats.
-func checkCaseKeys(d *decoder, path string, c *SuiteCase, m *CaseMatrix) {
+func checkCaseKeys(d *Decoder, path string, c *SuiteCase, m *CaseMatrix) {
 	if c.Profile != nil && m.Profiles != nil {
-		d.errorAt(path+".profile", "give profile or matrix.profiles, not both")
+		d.ErrorAt(path+".profile", "give profile or matrix.profiles, not both")
 	}
 	if c.Seed != nil && m.Seeds != nil {
-		d.errorAt(path+".seed", "give seed or matrix.seeds, not both")
+		d.ErrorAt(path+".seed", "give seed or matrix.seeds, not both")
 	}
 	for _, list := range []struct {
 		key   string
@@ -455,32 +447,32 @@ func checkCaseKeys(d *decoder, path string, c *SuiteCase, m *CaseMatrix) {
 		n     int
 	}{{"profiles", m.Profiles != nil, len(m.Profiles)}, {"seeds", m.Seeds != nil, len(m.Seeds)}, {"set", m.Set != nil, len(m.Set)}} {
 		if list.given && list.n == 0 {
-			d.errorAt(path+".matrix."+list.key, "is empty: leave it out, or give at least one")
+			d.ErrorAt(path+".matrix."+list.key, "is empty: leave it out, or give at least one")
 		}
 	}
 	if c.Matrix != nil && m.Profiles == nil && m.Seeds == nil && m.Set == nil {
-		d.errorAt(path+".matrix", "is empty: give profiles, seeds or set")
+		d.ErrorAt(path+".matrix", "is empty: give profiles, seeds or set")
 	}
 	for i, seed := range m.Seeds {
 		if slices.Index(m.Seeds, seed) < i {
-			d.errorAt(fmt.Sprintf("%s.matrix.seeds[%d]", path, i), "seed %d is given twice", seed)
+			d.ErrorAt(fmt.Sprintf("%s.matrix.seeds[%d]", path, i), "seed %d is given twice", seed)
 		}
 	}
 	for i, ref := range m.Profiles {
 		if slices.Index(m.Profiles, ref) < i {
-			d.errorAt(fmt.Sprintf("%s.matrix.profiles[%d]", path, i), "profile %s is given twice", ref)
+			d.ErrorAt(fmt.Sprintf("%s.matrix.profiles[%d]", path, i), "profile %s is given twice", ref)
 		}
 	}
 	for i, set := range m.Set {
 		for j := range i {
 			if m.Set[j].String() == set.String() {
-				d.errorAt(fmt.Sprintf("%s.matrix.set[%d]", path, i), "the same set as matrix.set[%d]", j)
+				d.ErrorAt(fmt.Sprintf("%s.matrix.set[%d]", path, i), "the same set as matrix.set[%d]", j)
 				break
 			}
 		}
 	}
 	if c.Duration != nil && *c.Duration == 0 {
-		d.errorAt(path+".duration", "must be positive")
+		d.ErrorAt(path+".duration", "must be positive")
 	}
 }
 
@@ -523,19 +515,19 @@ type caseRun struct {
 	durationKnown bool
 }
 
-func (s *Suite) caseRun(d *decoder, path string, c *SuiteCase) caseRun {
+func (s *Suite) caseRun(d *Decoder, path string, c *SuiteCase) caseRun {
 	r := caseRun{benchRef: s.Bench, benchPath: "bench", clock: "virtual"}
 	if c.Bench != nil {
 		r.benchRef, r.benchPath = c.Bench, path+".bench"
 	}
-	r.benchUnknown = d.failed[path+".bench"] || c.Bench == nil && d.failed["bench"]
+	r.benchUnknown = d.Failed[path+".bench"] || c.Bench == nil && d.Failed["bench"]
 	if s.Clock != nil {
 		r.clock = string(*s.Clock)
 	}
 	if c.Clock != nil {
 		r.clock = string(*c.Clock)
 	}
-	r.clockUnknown = d.failed[path+".clock"] || c.Clock == nil && d.failed["clock"]
+	r.clockUnknown = d.Failed[path+".clock"] || c.Clock == nil && d.Failed["clock"]
 	if r.clock == "real" && r.benchRef == nil && !r.benchUnknown && !r.clockUnknown {
 		problemAt(d, path, "a real-time case needs a bench: give bench here or in the suite")
 	}
@@ -548,7 +540,7 @@ func (s *Suite) caseRun(d *decoder, path string, c *SuiteCase) caseRun {
 	if c.Duration != nil && *c.Duration > 0 {
 		r.duration = time.Duration(*c.Duration)
 	}
-	r.durationKnown = !d.failed[path+".duration"] && (c.Duration != nil || !d.failed["duration"])
+	r.durationKnown = !d.Failed[path+".duration"] && (c.Duration != nil || !d.Failed["duration"])
 	return r
 }
 
@@ -648,11 +640,11 @@ func (cp *casePoint) profile(key, ref, refPath string, si int) *Loaded {
 		sets = append(sets, cp.m.Set[si]...)
 		setPath = fmt.Sprintf("%s.matrix.set[%d]", path, si)
 	}
-	p, err := d.loadOverridden(ref, l.source, refPath, setPath, sets)
+	p, err := LoadOverridden(d, ref, l.source, refPath, setPath, sets)
 	if err != nil {
-		for _, e := range asErrorList(err, d.pos[refPath], refPath, "for "+refPath) {
+		for _, e := range asErrorList(err, d.Positions[refPath], refPath, "for "+refPath) {
 			if cp.m.Profiles == nil || e.Pos.File != l.source || e.Path == refPath {
-				d.add(e)
+				d.Add(e)
 				continue
 			}
 			cp.addSetProblem(e, ref)
@@ -671,7 +663,7 @@ func (cp *casePoint) addSetProblem(e *Error, ref string) {
 		sp = &setProblem{err: e}
 		cp.bySetProblem[e.Error()] = sp
 		cp.setProblems = append(cp.setProblems, sp)
-		cp.loader.d.add(e)
+		cp.loader.d.Add(e)
 	}
 	if !slices.Contains(sp.refs, ref) {
 		sp.refs = append(sp.refs, ref)
@@ -707,7 +699,7 @@ func (cp *casePoint) bench(key string, p *Loaded) (*LoadedBench, bool) {
 		}
 		var err error
 		if b, err = LoadBench(file, p); err != nil {
-			d.add(asErrorList(err, d.pos[cp.run.benchPath], cp.run.benchPath, fmt.Sprintf("the bench of %s, with profile %s", cp.path, p.Name))...)
+			d.Add(asErrorList(err, d.Positions[cp.run.benchPath], cp.run.benchPath, fmt.Sprintf("the bench of %s, with profile %s", cp.path, p.Name))...)
 			l.failed[bkey] = true
 		}
 		l.benches[bkey] = b
@@ -732,107 +724,13 @@ func asErrorList(err error, at Pos, path, context string) ErrorList {
 	return ErrorList{{Pos: at, Path: path, Msg: err.Error()}}
 }
 
-// loadOverridden loads the profile ref names (a shipped name, or a file
-// relative to the suite at source) with the overrides laid on it, as
-// Parse does with --set; a problem in an override is reported at its place
-// in the suite.
-func (sd *decoder) loadOverridden(ref, source, refPath, setPath string, sets Overrides) (*Loaded, error) {
-	data, from, err := readProfileRef(ref, source)
-	if err != nil {
-		msg := strings.Replace(err.Error(), "next to this profile", "next to the suite", 1)
-		if !strings.ContainsAny(ref, `/\`) && filepath.Ext(ref) == "" {
-			msg += didYouMean(ref, Shipped()).String()
-		}
-		return nil, ErrorList{{Pos: sd.pos[refPath], Path: refPath, Msg: msg}}
-	}
-	d := newDecoder()
-	root, err := d.parseYAML(from, data)
-	if err != nil {
-		return nil, err
-	}
-	if root, err = d.resolveExtends(root, from, []string{from}); err != nil {
-		return nil, err
-	}
-	for _, o := range sets {
-		at := func(col int) Pos { return Pos{File: SetFile, Line: o.Pos.Line, Col: o.Pos.Col + col - 1} }
-		if err := namesExist(root, o, at); err != nil {
-			d.add(err)
-			continue
-		}
-		value := d.placeOverride(o.Value, sd.files)
-		root = d.setPath(root, reflect.TypeFor[Profile](), o.steps, "", value, at)
-	}
-	// What the profile decoder attributes to --set is the suite's.
-	for i := range d.removed {
-		if d.removed[i].by.File == SetFile {
-			d.removed[i].by.File = source
-		}
-	}
-	p, err := d.load(root, from)
-	if err != nil {
-		for _, e := range err.(ErrorList) {
-			if e.Pos.File == SetFile {
-				e.Pos.File = source
-			}
-		}
-		return nil, err
-	}
-	return p, nil
-}
-
-// namesExist checks that the named entries an override goes through (a
-// hop, a flow) are the profile's: an override changes a profile, it does
-// not add to it a hop that no flow crosses.
-func namesExist(root *yaml.Node, o Override, at func(int) Pos) *Error {
-	t, n, done := reflect.TypeFor[Profile](), resolve(root), ""
-	for _, st := range o.steps {
-		named := isNamedMap(derefType(t))
-		var child *yaml.Node
-		if n != nil && n.Kind == yaml.MappingNode {
-			if i := mappingIndex(n, st.key); i >= 0 {
-				child = resolve(n.Content[i+1])
-			}
-		}
-		if named && child == nil {
-			var names []string
-			if n != nil && n.Kind == yaml.MappingNode {
-				for i := 0; i+1 < len(n.Content); i += 2 {
-					names = append(names, n.Content[i].Value)
-				}
-			}
-			return &Error{Pos: at(st.col), Path: join(done, st.key), Msg: fmt.Sprintf("the profile has no %q in %s%s", st.key, done, didYouMean(st.key, names))}
-		}
-		if child == nil || st.index >= 0 {
-			return nil // a new key, or a list entry: setPath says
-		}
-		t, n, done = fieldType(t, st.key), child, join(done, st.key)
-		if t == nil {
-			return nil
-		}
-	}
-	return nil
-}
-
-// placeOverride copies an override's value for the profile decoder,
-// keeping its place in the suite (under SetFile until the errors are
-// placed back).
-func (d *decoder) placeOverride(n *yaml.Node, files map[*yaml.Node]string) *yaml.Node {
-	c := *n
-	c.Content = make([]*yaml.Node, len(n.Content))
-	for i, child := range n.Content {
-		c.Content[i] = d.placeOverride(child, files)
-	}
-	d.files[&c] = SetFile
-	return &c
-}
-
 // checkScript checks a case's script against its bench and the run's end
 // (0: unknown), and returns the endpoints it plays, in bench order.
-func checkScript(d *decoder, path string, script []ScriptStep, b *LoadedBench, end time.Duration) ([]string, bool) {
+func checkScript(d *Decoder, path string, script []ScriptStep, b *LoadedBench, end time.Duration) ([]string, bool) {
 	if len(script) == 0 || b == nil {
 		return nil, true
 	}
-	before := d.problems()
+	before := d.Problems()
 	sc := scriptChecker{d: d, b: b, end: end, feeds: map[string]string{}, fedBy: map[string]string{}, played: map[string]bool{}}
 	for _, bf := range b.Bound {
 		sc.feeds[bf.From] = bf.Flow
@@ -853,13 +751,13 @@ func checkScript(d *decoder, path string, script []ScriptStep, b *LoadedBench, e
 			out = append(out, name)
 		}
 	}
-	return out, d.problems() == before
+	return out, d.Problems() == before
 }
 
 // scriptChecker checks a script's steps against a bench, noting the
 // endpoints they play.
 type scriptChecker struct {
-	d            *decoder
+	d            *Decoder
 	b            *LoadedBench
 	end          time.Duration     // of the run; 0: unknown
 	feeds, fedBy map[string]string // endpoint → flow
@@ -872,10 +770,10 @@ func (sc *scriptChecker) playable(at, name string) bool {
 	i := sc.b.Endpoints.Index(name)
 	switch {
 	case i < 0:
-		sc.d.errorAt(at, "bench %s has no endpoint %q%s", sc.b.Name, name, didYouMean(name, sc.b.Endpoints.Names))
+		sc.d.ErrorAt(at, "bench %s has no endpoint %q%s", sc.b.Name, name, DidYouMean(name, sc.b.Endpoints.Names))
 		return false
 	case sc.b.Endpoints.Values[i].IsModel():
-		sc.d.errorAt(at, "%s is a model the rig simulates; a script plays the bench's other endpoints", name)
+		sc.d.ErrorAt(at, "%s is a model the rig simulates; a script plays the bench's other endpoints", name)
 		return false
 	}
 	return true
@@ -886,39 +784,39 @@ func (sc *scriptChecker) send(at string, s *SendStep) {
 	// The checks of a key come before those of the step, which
 	// leave the step's keys unchecked.
 	if s.At != nil && s.After != nil {
-		d.errorAt(at+".after", "give at or after, not both")
+		d.ErrorAt(at+".after", "give at or after, not both")
 	}
 	count := 1
 	if s.Count != nil {
 		count = *s.Count
 		if count < 1 {
-			d.errorAt(at+".count", "%d frames: nothing would be sent; give at least 1 (the default), or leave the step out", count)
+			d.ErrorAt(at+".count", "%d frames: nothing would be sent; give at least 1 (the default), or leave the step out", count)
 		}
 	}
 	if s.Every != nil && *s.Every <= 0 {
-		d.errorAt(at+".every", "must be positive")
+		d.ErrorAt(at+".every", "must be positive")
 	}
 	if s.Every != nil && s.Count == nil {
-		d.errorAt(at+".every", "every is the interval between the frames of a count: give count too, how many frames to send")
+		d.ErrorAt(at+".every", "every is the interval between the frames of a count: give count too, how many frames to send")
 	}
 	if s.Every == nil && count > 1 {
-		d.errorAt(at+".count", "%d frames need every, the interval between them", count)
+		d.ErrorAt(at+".count", "%d frames need every, the interval between them", count)
 	}
 	if s.At != nil && sc.end > 0 {
 		sc.sendsBeforeEnd(at, s, count)
 	}
 	if sc.playable(at+".endpoint", string(s.Endpoint)) {
 		if sc.feeds[string(s.Endpoint)] == "" {
-			d.errorAt(at+".endpoint", "%s feeds no flow of bench %s: nothing it sent would go anywhere", s.Endpoint, sc.b.Name)
+			d.ErrorAt(at+".endpoint", "%s feeds no flow of bench %s: nothing it sent would go anywhere", s.Endpoint, sc.b.Name)
 		} else {
 			sc.played[string(s.Endpoint)] = true
 		}
 	}
 	switch {
 	case s.Line != nil && s.Bytes != nil:
-		d.errorAt(at, "give line or bytes, not both")
+		d.ErrorAt(at, "give line or bytes, not both")
 	case s.Line == nil && s.Bytes == nil:
-		d.errorAt(at, "give line or bytes")
+		d.ErrorAt(at, "give line or bytes")
 	}
 }
 
@@ -931,16 +829,16 @@ func (sc *scriptChecker) sendsBeforeEnd(at string, s *SendStep, count int) {
 	}
 	switch {
 	case time.Duration(*s.At) >= sc.end:
-		sc.d.errorAt(at+".at", "%s is at or past the end of the run, at %s: nothing would be sent", s.At, Duration(sc.end))
+		sc.d.ErrorAt(at+".at", "%s is at or past the end of the run, at %s: nothing would be sent", s.At, Duration(sc.end))
 	case last >= sc.end:
-		sc.d.errorAt(at+".count", "the last of %d frames, one every %s from %s, would be sent at %s, at or past the end of the run, at %s", count, s.Every, s.At, Duration(last), Duration(sc.end))
+		sc.d.ErrorAt(at+".count", "the last of %d frames, one every %s from %s, would be sent at %s, at or past the end of the run, at %s", count, s.Every, s.At, Duration(last), Duration(sc.end))
 	}
 }
 
 func (sc *scriptChecker) expect(at string, e *ExpectStep) {
 	d := sc.d
 	if e.Within <= 0 {
-		d.errorAt(at+".within", "must be positive")
+		d.ErrorAt(at+".within", "must be positive")
 	}
 	given := 0
 	for _, g := range []bool{e.Line != nil, e.Pattern != nil, e.Bytes != nil} {
@@ -950,19 +848,19 @@ func (sc *scriptChecker) expect(at string, e *ExpectStep) {
 	}
 	if sc.playable(at+".endpoint", string(e.Endpoint)) {
 		if sc.fedBy[string(e.Endpoint)] == "" {
-			d.errorAt(at+".endpoint", "no flow of bench %s goes to %s: nothing would arrive", sc.b.Name, e.Endpoint)
+			d.ErrorAt(at+".endpoint", "no flow of bench %s goes to %s: nothing would arrive", sc.b.Name, e.Endpoint)
 		} else {
 			sc.played[string(e.Endpoint)] = true
 		}
 	}
 	switch {
 	case given == 0:
-		d.errorAt(at, "give one of line, pattern or bytes")
+		d.ErrorAt(at, "give one of line, pattern or bytes")
 	case given > 1:
-		d.errorAt(at, "give one of line, pattern or bytes, not several")
+		d.ErrorAt(at, "give one of line, pattern or bytes, not several")
 	}
 }
 
 // SuiteReference is the key reference of suite files, generated from the
 // schema like the profile reference.
-func SuiteReference() string { return reference(reflect.TypeFor[Suite](), "top level") }
+func SuiteReference() string { return ReferenceOf(reflect.TypeFor[Suite](), "top level") }

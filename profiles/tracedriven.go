@@ -25,13 +25,13 @@ type HopDelay struct {
 	fixed Duration
 }
 
-func (h *HopDelay) decodeNode(d *decoder, n *yaml.Node, path string) {
+func (h *HopDelay) DecodeNode(d *Decoder, n *yaml.Node, path string) {
 	type plain HopDelay
-	d.scalarOr(n, path, &h.fixed, (*plain)(h))
+	d.ScalarOr(n, path, &h.fixed, (*plain)(h))
 }
 
-func (HopDelay) typeInfo() typeInfo {
-	return typeInfo{"a delay", "2ms, or a recorded series {trace: delays.csv}"}
+func (HopDelay) TypeInfo() TypeInfo {
+	return TypeInfo{"a delay", "2ms, or a recorded series {trace: delays.csv}"}
 }
 
 func (h HopDelay) String() string {
@@ -51,17 +51,17 @@ type TraceRef struct {
 	readFrom string // the file the series was read from
 }
 
-func (r *TraceRef) decodeNode(d *decoder, n *yaml.Node, path string) {
+func (r *TraceRef) DecodeNode(d *Decoder, n *yaml.Node, path string) {
 	type plain TraceRef
-	if d.scalarOr(n, path, &r.File, (*plain)(r)) {
+	if d.ScalarOr(n, path, &r.File, (*plain)(r)) {
 		// trace: FILE is {file: FILE}: its problems are the file's, at the
 		// same path as in the long form.
-		d.pos[path+".file"] = d.posOf(n)
+		d.Positions[path+".file"] = d.PosOf(n)
 	}
 }
 
-func (TraceRef) typeInfo() typeInfo {
-	return typeInfo{"a recorded series", "run/trace.csv, or {file: run/trace.csv, flow: m2s}"}
+func (TraceRef) TypeInfo() TypeInfo {
+	return TypeInfo{"a recorded series", "run/trace.csv, or {file: run/trace.csv, flow: m2s}"}
 }
 
 // traceHeader starts every hilrig trace (a run's adds a column, t_due).
@@ -113,17 +113,17 @@ func (r traceRow) fate() fate {
 // which frames were lost. Problems are reported at the file's own line and
 // column, or at path: its .file for the file and what it holds, its .flow
 // (or path, when no flow was given) for the choice of flow.
-func (d *decoder) readSeries(ref *TraceRef, path string, loss bool) (delays []time.Duration, lost []bool) {
+func readSeries(d *Decoder, ref *TraceRef, path string, loss bool) (delays []time.Duration, lost []bool) {
 	at := path + ".file"
-	data, file, err := readRelated(d.posAt(at).File, ref.File)
+	data, file, err := readRelated(d.PosAt(at).File, ref.File)
 	ref.readFrom = file
 	if err != nil {
-		d.errorAt(at, "cannot read %s: %s", file, fileProblem(err))
+		d.ErrorAt(at, "cannot read %s: %s", file, FileProblem(err))
 		return nil, nil
 	}
 	text := string(data)
 	if strings.HasPrefix(text, traceHeader) {
-		rows, ok := d.traceRows(text, file, ref, path)
+		rows, ok := traceRows(d, text, file, ref, path)
 		if !ok {
 			return nil, nil
 		}
@@ -142,19 +142,19 @@ func (d *decoder) readSeries(ref *TraceRef, path string, loss bool) (delays []ti
 			}
 		}
 		if len(delays) == 0 && len(lost) == 0 {
-			d.errorAt(at, "%s has no frame of flow %s to take a series from", file, *ref.Flow)
+			d.ErrorAt(at, "%s has no frame of flow %s to take a series from", file, *ref.Flow)
 		}
 		return delays, lost
 	}
 	if ref.Flow != nil {
-		d.errorAt(path+".flow", "%s is not a hilrig trace (its first line is not %s): a plain file has no flows", file, traceHeader)
+		d.ErrorAt(path+".flow", "%s is not a hilrig trace (its first line is not %s): a plain file has no flows", file, traceHeader)
 	}
 	if !loss {
-		samples, _ := d.readDelays(ref.File, ref.Unit, at)
+		samples, _ := readDelays(d, ref.File, ref.Unit, at)
 		return samples, nil
 	}
 	if ref.Unit != nil {
-		d.errorAt(path+".unit", "a loss series has no unit")
+		d.ErrorAt(path+".unit", "a loss series has no unit")
 	}
 	for i, line := range strings.Split(text, "\n") {
 		value, _, _ := strings.Cut(line, "#")
@@ -164,13 +164,13 @@ func (d *decoder) readSeries(ref *TraceRef, path string, loss bool) (delays []ti
 		case "0", "1":
 			lost = append(lost, value == "1")
 		default:
-			d.fail(at)
-			d.report(Pos{File: file, Line: i + 1, Col: strings.Index(line, value) + 1}, at, "%q is not 1 (lost) or 0 (arrived)", value)
+			d.Fail(at)
+			d.Report(Pos{File: file, Line: i + 1, Col: strings.Index(line, value) + 1}, at, "%q is not 1 (lost) or 0 (arrived)", value)
 			return nil, nil
 		}
 	}
 	if len(lost) == 0 {
-		d.errorAt(at, "%s holds no frames", file)
+		d.ErrorAt(at, "%s holds no frames", file)
 	}
 	return nil, lost
 }
@@ -179,11 +179,11 @@ func (d *decoder) readSeries(ref *TraceRef, path string, loss bool) (delays []ti
 // run's, in the order the flow sent them; ok is false when it reported a
 // problem. Rows that are not frames (an event's, a supervisor's: no seq)
 // are skipped, and only the followed flow's rows are read further.
-func (d *decoder) traceRows(text, file string, ref *TraceRef, path string) (rows []traceRow, ok bool) {
+func traceRows(d *Decoder, text, file string, ref *TraceRef, path string) (rows []traceRow, ok bool) {
 	at := path + ".file"
 	bad := func(e *traceRowError) ([]traceRow, bool) {
-		d.fail(at)
-		d.report(Pos{File: file, Line: e.line, Col: e.col}, at, e.format, e.args...)
+		d.Fail(at)
+		d.Report(Pos{File: file, Line: e.line, Col: e.col}, at, e.format, e.args...)
 		return nil, false
 	}
 	byFlow, flows, err := traceLinesByFlow(text, ref.Flow)
@@ -193,9 +193,9 @@ func (d *decoder) traceRows(text, file string, ref *TraceRef, path string) (rows
 	if ref.Flow == nil {
 		if len(flows) != 1 {
 			if len(flows) == 0 {
-				d.errorAt(at, "%s holds no frames", file)
+				d.ErrorAt(at, "%s holds no frames", file)
 			} else {
-				d.errorAt(path, "%s holds flows %s: say which to follow (flow)", file, strings.Join(flows, ", "))
+				d.ErrorAt(path, "%s holds flows %s: say which to follow (flow)", file, strings.Join(flows, ", "))
 			}
 			return nil, false
 		}
@@ -203,7 +203,7 @@ func (d *decoder) traceRows(text, file string, ref *TraceRef, path string) (rows
 	}
 	lines, ok := byFlow[*ref.Flow]
 	if !ok {
-		d.errorAt(path+".flow", "%s has no flow %q%s", file, *ref.Flow, didYouMean(*ref.Flow, flows))
+		d.ErrorAt(path+".flow", "%s has no flow %q%s", file, *ref.Flow, DidYouMean(*ref.Flow, flows))
 		return nil, false
 	}
 	for _, l := range lines {
@@ -274,10 +274,10 @@ func (l traceLine) row() (traceRow, *traceRowError) {
 		return bad(1, "%q is not a sequence number", f[1])
 	}
 	var sent, recv Duration
-	if sent.parseScalar(f[3]+"s") != nil {
+	if sent.ParseScalar(f[3]+"s") != nil {
 		return bad(3, "%q is not a time in seconds", f[3])
 	}
-	if f[4] != "" && recv.parseScalar(f[4]+"s") != nil {
+	if f[4] != "" && recv.ParseScalar(f[4]+"s") != nil {
 		return bad(4, "%q is not a time in seconds", f[4])
 	}
 	r := traceRow{seq: seq, sent: time.Duration(sent), recv: time.Duration(recv), status: f[5]}
@@ -294,11 +294,11 @@ func (l traceLine) row() (traceRow, *traceRowError) {
 }
 
 // build turns a delay into the engine's: a fixed delay, or a series.
-func (h *HopDelay) build(d *decoder, path string) (time.Duration, []time.Duration) {
+func (h *HopDelay) build(d *Decoder, path string) (time.Duration, []time.Duration) {
 	if h.Trace == nil {
 		return time.Duration(h.fixed), nil
 	}
-	series, _ := d.readSeries(h.Trace, path+".trace", false)
+	series, _ := readSeries(d, h.Trace, path+".trace", false)
 	if series == nil {
 		return 0, []time.Duration{0} // reported; something valid to go on with
 	}
@@ -306,8 +306,8 @@ func (h *HopDelay) build(d *decoder, path string) (time.Duration, []time.Duratio
 }
 
 // buildLossTrace is a loss series as the engine's loss model.
-func (d *decoder) buildLossTrace(ref *TraceRef, path string) emulator.LossModel {
-	_, lost := d.readSeries(ref, path, true)
+func buildLossTrace(d *Decoder, ref *TraceRef, path string) emulator.LossModel {
+	_, lost := readSeries(d, ref, path, true)
 	if lost == nil {
 		lost = []bool{false}
 	}

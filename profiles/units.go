@@ -166,7 +166,7 @@ var durationUnits = map[string]int64{
 	"ns": 1, "us": 1e3, "µs": 1e3, "μs": 1e3, "ms": 1e6, "s": 1e9, "min": 60e9, "h": 3600e9,
 }
 
-func (d *Duration) parseScalar(s string) error {
+func (d *Duration) ParseScalar(s string) error {
 	num, unit, ok := parseQuantity(s)
 	if !ok {
 		return errors.New("is not a duration (want e.g. 1.5ms, 2s, 250us)")
@@ -199,11 +199,11 @@ func (d *Duration) parseScalar(s string) error {
 // duration, delay and instant of hilrig is within.
 var errTooLong = fmt.Errorf("is too long: hilrig takes durations up to %v (a century)", Duration(emulator.MaxDuration))
 
-func (d Duration) String() string { return formatDuration(time.Duration(d)) }
+func (d Duration) String() string { return FormatDuration(time.Duration(d)) }
 
-// formatDuration writes a duration the way a profile would, exactly:
+// FormatDuration writes a duration the way a profile would, exactly:
 // 1.3ms, 20s, 2min.
-func formatDuration(d time.Duration) string {
+func FormatDuration(d time.Duration) string {
 	if d == 0 {
 		return "0s"
 	}
@@ -235,7 +235,7 @@ type Rate emulator.Rate
 
 var rateUnits = map[string]int64{"bit": 1, "kbit": 1e3, "Mbit": 1e6, "Gbit": 1e9}
 
-func (r *Rate) parseScalar(s string) error {
+func (r *Rate) ParseScalar(s string) error {
 	num, unit, ok := parseQuantity(s)
 	mult, known := rateUnits[strings.TrimSuffix(unit, "/s")]
 	if !ok || !known {
@@ -264,34 +264,34 @@ type HopRate struct {
 	Baud   *int64      `yaml:"baud,required" doc:"the line's symbol rate: every bit of a character, start, parity and stop bits included"`
 	Format *UARTFormat `yaml:"format" doc:"data bits (5 to 8), parity (N none, E even, O odd, M mark, S space) and stop bits (1, 1.5 or 2): 8N1, 7E1, 8E2" default:"8N1"`
 
-	bits Rate // what the engine serialises at
-	none bool // written none: no rate (a change may remove one)
+	Bits Rate // what the engine serialises at
+	None bool // written none: no rate (a change may remove one)
 }
 
-func (r *HopRate) setNone()     { *r = HopRate{none: true} }
-func (r *HopRate) isNone() bool { return r.none }
+func (r *HopRate) SetNone()     { *r = HopRate{None: true} }
+func (r *HopRate) IsNone() bool { return r.None }
 
-func (r *HopRate) decodeNode(d *decoder, n *yaml.Node, path string) {
+func (r *HopRate) DecodeNode(d *Decoder, n *yaml.Node, path string) {
 	type plain HopRate
-	if d.scalarOr(n, path, &r.bits, (*plain)(r)) || r.Baud == nil {
+	if d.ScalarOr(n, path, &r.Bits, (*plain)(r)) || r.Baud == nil {
 		return
 	}
 	if *r.Baud <= 0 {
-		d.errorAt(path+".baud", "must be positive")
+		d.ErrorAt(path+".baud", "must be positive")
 		return
 	}
 	format := UARTFormat{DataBits: 8, Parity: 'N', StopHalves: 2}
 	if r.Format != nil {
 		format = *r.Format
 	}
-	r.bits = Rate(format.payloadRate(*r.Baud))
+	r.Bits = Rate(format.payloadRate(*r.Baud))
 }
 
-// engine is the rate the engine serialises at.
-func (r HopRate) engine() emulator.Rate { return emulator.Rate(r.bits) }
+// Engine is the rate the engine serialises at.
+func (r HopRate) Engine() emulator.Rate { return emulator.Rate(r.Bits) }
 
-func (HopRate) typeInfo() typeInfo {
-	return typeInfo{"a rate", "4Mbit, 512kbit, or a UART line {baud: 115200, format: 8N1}"}
+func (HopRate) TypeInfo() TypeInfo {
+	return TypeInfo{"a rate", "4Mbit, 512kbit, or a UART line {baud: 115200, format: 8N1}"}
 }
 
 // UARTFormat is a serial character format, written as data bits, parity
@@ -304,7 +304,7 @@ type UARTFormat struct {
 
 var uartFormatRE = regexp.MustCompile(`^([5-8])([NEOMS])(1|1\.5|2)$`)
 
-func (f *UARTFormat) parseScalar(s string) error {
+func (f *UARTFormat) ParseScalar(s string) error {
 	m := uartFormatRE.FindStringSubmatch(strings.ToUpper(strings.TrimSpace(s)))
 	if m == nil {
 		return errors.New("is not a UART format (want data bits 5 to 8, parity N, E, O, M or S, stop bits 1, 1.5 or 2: 8N1, 7E1, 8E2)")
@@ -318,7 +318,7 @@ func (f UARTFormat) String() string {
 	return strconv.Itoa(f.DataBits) + string(f.Parity) + stop
 }
 
-func (UARTFormat) typeInfo() typeInfo { return typeInfo{"a UART format", "8N1, 7E1, 8E2"} }
+func (UARTFormat) TypeInfo() TypeInfo { return TypeInfo{"a UART format", "8N1, 7E1, 8E2"} }
 
 // characterHalves is the length of one character on the line in half
 // bits: a start bit, the data bits, the parity bit if any, the stop bits.
@@ -386,7 +386,7 @@ func parseSize(s string) (int64, error) {
 	return v, nil
 }
 
-func (z *Size) parseScalar(s string) error {
+func (z *Size) ParseScalar(s string) error {
 	v, err := parseSize(s)
 	*z = Size(v)
 	return err
@@ -399,7 +399,7 @@ type Limit emulator.Limit
 
 var framesRE = regexp.MustCompile(`^([0-9]+)\s*frames?$`)
 
-func (l *Limit) parseScalar(s string) error {
+func (l *Limit) ParseScalar(s string) error {
 	if m := framesRE.FindStringSubmatch(strings.TrimSpace(s)); m != nil {
 		n, err := strconv.ParseInt(m[1], 10, 64)
 		if err != nil {
@@ -424,7 +424,7 @@ func (l Limit) String() string { return emulator.Limit(l).String() }
 // Probability is written as a percentage (1%, 0.5%) or a fraction in [0, 1].
 type Probability float64
 
-func (p *Probability) parseScalar(s string) error {
+func (p *Probability) ParseScalar(s string) error {
 	t := strings.TrimSpace(s)
 	percent := strings.HasSuffix(t, "%")
 	t = strings.TrimSpace(strings.TrimSuffix(t, "%"))
@@ -453,22 +453,39 @@ func (p Probability) String() string {
 		rounded, _ := strconv.ParseFloat(strconv.FormatFloat(float64(p)*100, 'e', digits-1, 64), 64)
 		s := strconv.FormatFloat(rounded, 'f', -1, 64) + "%"
 		var back Probability
-		if back.parseScalar(s) == nil && back == p {
+		if back.ParseScalar(s) == nil && back == p {
 			return s
 		}
 	}
 	if s := strconv.FormatFloat(float64(p), 'f', -1, 64); len(s) <= 20 {
 		return s
 	}
-	return formatNumber(float64(p))
+	return FormatNumber(float64(p))
 }
 
 // ParseDuration parses a duration written as in a profile (1.5ms, 30s), for
 // command-line flags.
 func ParseDuration(s string) (time.Duration, error) {
 	var d Duration
-	if err := d.parseScalar(s); err != nil {
+	if err := d.ParseScalar(s); err != nil {
 		return 0, fmt.Errorf("%q %v", s, err)
 	}
 	return time.Duration(d), nil
+}
+
+func (c Correlation) String() string  { return FormatNumber(float64(c)) }
+func (b BitErrorRate) String() string { return FormatNumber(float64(b)) }
+
+// FormatNumber writes 1e-6 rather than Go's 1e-06.
+func FormatNumber(v float64) string {
+	s := strconv.FormatFloat(v, 'g', -1, 64)
+	if mantissa, exp, ok := strings.Cut(s, "e"); ok {
+		sign := exp[:1]
+		digits := strings.TrimLeft(exp[1:], "0")
+		if sign == "+" {
+			sign = ""
+		}
+		return mantissa + "e" + sign + digits
+	}
+	return s
 }

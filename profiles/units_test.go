@@ -36,7 +36,7 @@ func TestParseDuration(t *testing.T) {
 	}
 	for _, tc := range tests {
 		var d Duration
-		err := d.parseScalar(tc.in)
+		err := d.ParseScalar(tc.in)
 		switch {
 		case tc.err == "" && err != nil:
 			t.Errorf("%q: %v", tc.in, err)
@@ -52,7 +52,7 @@ func TestParseRateSizeLimitProbability(t *testing.T) {
 	tests := []struct {
 		in   string
 		into interface {
-			scalarParser
+			ScalarParser
 			String() string
 		}
 		want string // formatted back, or the error's text
@@ -93,7 +93,7 @@ func TestParseRateSizeLimitProbability(t *testing.T) {
 		{"8-N-1", new(UARTFormat), "is not a UART format"},
 	}
 	for _, tc := range tests {
-		err := tc.into.parseScalar(tc.in)
+		err := tc.into.ParseScalar(tc.in)
 		got := ""
 		if err != nil {
 			got = err.Error()
@@ -124,7 +124,7 @@ func TestProbabilityStringRoundTrips(t *testing.T) {
 	} {
 		s := Probability(tc.p).String()
 		var back Probability
-		if err := back.parseScalar(s); err != nil || float64(back) != tc.p {
+		if err := back.ParseScalar(s); err != nil || float64(back) != tc.p {
 			t.Errorf("%v prints as %q, which parses as %v (%v)", tc.p, s, float64(back), err)
 		}
 		if s != tc.want {
@@ -134,7 +134,7 @@ func TestProbabilityStringRoundTrips(t *testing.T) {
 	// What a user writes prints as written (in its shortest form).
 	for _, written := range []string{"0.07%", "0.0001%", "0.3%", "100%", "2%", "12.5%", "0.00001%", "0%"} {
 		var p Probability
-		if err := p.parseScalar(written); err != nil || p.String() != written {
+		if err := p.ParseScalar(written); err != nil || p.String() != written {
 			t.Errorf("%s prints as %q (%v)", written, p.String(), err)
 		}
 	}
@@ -142,9 +142,9 @@ func TestProbabilityStringRoundTrips(t *testing.T) {
 
 func TestFormatDurationRoundTrips(t *testing.T) {
 	for _, d := range []time.Duration{0, 1, 999, 1300 * time.Microsecond, 20 * time.Second, 90 * time.Second, 2 * time.Hour, 1234567891} {
-		s := formatDuration(d)
+		s := FormatDuration(d)
 		var back Duration
-		if err := back.parseScalar(s); err != nil || time.Duration(back) != d {
+		if err := back.ParseScalar(s); err != nil || time.Duration(back) != d {
 			t.Errorf("%v formats as %q, which parses as %v (%v)", d, s, time.Duration(back), err)
 		}
 	}
@@ -152,7 +152,7 @@ func TestFormatDurationRoundTrips(t *testing.T) {
 
 func TestLimitUnits(t *testing.T) {
 	var l Limit
-	if err := l.parseScalar("30kB"); err != nil || l.Unit != emulator.Bytes || l.N != 30000 {
+	if err := l.ParseScalar("30kB"); err != nil || l.Unit != emulator.Bytes || l.N != 30000 {
 		t.Errorf("30kB: %+v %v", l, err)
 	}
 }
