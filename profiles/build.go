@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/hilrig/hilrig/emulator"
+	"github.com/hilrig/hilrig/profiles/lang"
 )
 
 // build checks what the types alone cannot (references, ranges, overlaps)
 // and turns the profile into the engine's configuration. Problems are
 // reported through d, at the position of the value at fault.
-func (p *Profile) build(d *Decoder) emulator.Config {
+func (p *Profile) build(d *lang.Decoder) emulator.Config {
 	cfg := emulator.Config{Seed: p.Seed}
 	if p.Duration <= 0 {
 		d.ErrorAt("duration", "must be positive")
@@ -54,7 +55,7 @@ func (p *Profile) build(d *Decoder) emulator.Config {
 		for j, hopName := range f.Route {
 			h := p.Hops.Index(string(hopName))
 			if h < 0 {
-				d.ErrorAt(fmt.Sprintf("%s.route[%d]", path, j), "no hop named %q%s", hopName, DidYouMean(string(hopName), p.Hops.Names))
+				d.ErrorAt(fmt.Sprintf("%s.route[%d]", path, j), "no hop named %q%s", hopName, lang.DidYouMean(string(hopName), p.Hops.Names))
 			}
 			fc.Route = append(fc.Route, h)
 		}
@@ -80,7 +81,7 @@ func (p *Profile) build(d *Decoder) emulator.Config {
 }
 
 // apply sets the parameters given in s on base and says which it set.
-func (s *HopSettings) apply(d *Decoder, path string, base emulator.HopParams) (emulator.HopParams, emulator.HopField) {
+func (s *HopSettings) apply(d *lang.Decoder, path string, base emulator.HopParams) (emulator.HopParams, emulator.HopField) {
 	var set emulator.HopField
 	if s.Rate != nil {
 		base.Rate, set = s.Rate.Engine(), set|emulator.FieldRate
@@ -133,7 +134,7 @@ func (s *HopSettings) apply(d *Decoder, path string, base emulator.HopParams) (e
 	return base, set
 }
 
-func (l *Loss) build(d *Decoder, path string) emulator.LossModel {
+func (l *Loss) build(d *lang.Decoder, path string) emulator.LossModel {
 	switch {
 	case l.none:
 		return nil
@@ -167,7 +168,7 @@ var jitterKeys = map[JitterDist]struct{ needs, accepts []string }{
 	"empirical":    {needs: []string{"file"}, accepts: []string{"unit"}},
 }
 
-func (j *Jitter) build(d *Decoder, path string) emulator.Jitter {
+func (j *Jitter) build(d *lang.Decoder, path string) emulator.Jitter {
 	var out emulator.Jitter
 	if j.none {
 		return out
@@ -195,7 +196,7 @@ func (j *Jitter) build(d *Decoder, path string) emulator.Jitter {
 	if missing {
 		return out
 	}
-	positive := func(key string, v *Duration) time.Duration {
+	positive := func(key string, v *lang.Duration) time.Duration {
 		if *v <= 0 {
 			d.ErrorAt(path+"."+key, "must be positive")
 		}
@@ -220,7 +221,7 @@ func (j *Jitter) build(d *Decoder, path string) emulator.Jitter {
 	return out
 }
 
-func (r *Reorder) build(d *Decoder, path string) emulator.Reorder {
+func (r *Reorder) build(d *lang.Decoder, path string) emulator.Reorder {
 	switch r.Mode {
 	case "allowed":
 		return emulator.Reorder{Mode: emulator.ReorderAllowed}
@@ -245,14 +246,14 @@ func (c *Corrupt) build() emulator.Corruption {
 	return emulator.Corruption{}
 }
 
-func checkFrameSize(d *Decoder, path string, size Size) int {
+func checkFrameSize(d *lang.Decoder, path string, size lang.Size) int {
 	if size <= 0 || size > emulator.MaxFrameSize {
 		d.ErrorAt(path, "must be between 1B and %dB", emulator.MaxFrameSize)
 	}
 	return int(size)
 }
 
-func checkWindow(d *Decoder, path string, start Duration, stop *Duration) time.Duration {
+func checkWindow(d *lang.Decoder, path string, start lang.Duration, stop *lang.Duration) time.Duration {
 	if stop == nil {
 		return 0
 	}
@@ -262,7 +263,7 @@ func checkWindow(d *Decoder, path string, start Duration, stop *Duration) time.D
 	return time.Duration(*stop)
 }
 
-func (t *Traffic) build(d *Decoder, path string) emulator.Traffic {
+func (t *Traffic) build(d *lang.Decoder, path string) emulator.Traffic {
 	switch {
 	case t.CBR != nil:
 		c, path := t.CBR, path+".cbr"
@@ -299,7 +300,7 @@ func (t *Traffic) build(d *Decoder, path string) emulator.Traffic {
 	return nil
 }
 
-func (p *Period) build(d *Decoder, path string) emulator.Period {
+func (p *Period) build(d *lang.Decoder, path string) emulator.Period {
 	out := emulator.Period{Mean: time.Duration(p.Mean)}
 	if p.Mean <= 0 {
 		d.ErrorAt(path, "must be positive")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hilrig/hilrig/emulator"
+	"github.com/hilrig/hilrig/profiles/lang"
 )
 
 // busProfile is a profile with a bus hop of the given settings, crossed by
@@ -73,7 +74,7 @@ func TestBusMistakes(t *testing.T) {
 		{"{kind: csma-cd}, rate: 1Mbit", `hops.bus.rate: a bus has its own rate: give it under bus`},
 	} {
 		_, err := Parse("x.yaml", []byte(busProfile(tc.bus)))
-		var list ErrorList
+		var list lang.ErrorList
 		if !errors.As(err, &list) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want %q", tc.bus, err, tc.want)
 		}

@@ -8,15 +8,16 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/hilrig/hilrig/emulator"
+	"github.com/hilrig/hilrig/profiles/lang"
 )
 
 // LiveChange is a change to a hop made while a run goes on: its parameters
 // as a profile writes them, or an outage, for a while or until the end.
 // JSON is YAML, so a JSON body reads as it is.
 type LiveChange struct {
-	For       *Duration   `yaml:"for" doc:"how long it lasts before it is undone" default:"until the end"`
-	Outage    *OutageMode `yaml:"outage" doc:"drop or hold: the hop's output goes down"`
-	HoldLimit *Limit      `yaml:"hold_limit" doc:"bound on the hold buffer" default:"unlimited"`
+	For       *lang.Duration `yaml:"for" doc:"how long it lasts before it is undone" default:"until the end"`
+	Outage    *OutageMode    `yaml:"outage" doc:"drop or hold: the hop's output goes down"`
+	HoldLimit *lang.Limit    `yaml:"hold_limit" doc:"bound on the hold buffer" default:"unlimited"`
 	HopSettings
 }
 
@@ -31,14 +32,14 @@ const changePath = "change"
 // left for the caller to fill. Problems are an ErrorList whose paths are
 // the change's keys (loss.random), positioned in source.
 func (l *Loaded) ParseChange(source string, body []byte, hop string) ([]emulator.Scheduled, ScheduleEntry, error) {
-	d := NewDecoder()
+	d := lang.NewDecoder()
 	root, err := d.ParseYAML(source, body)
 	if err != nil {
 		return nil, ScheduleEntry{}, err
 	}
 	var c LiveChange
 	if root.Kind != yaml.MappingNode {
-		d.Errorf(root, changePath, "want a mapping of a hop's parameters (or an outage), got %s", Describe(root))
+		d.Errorf(root, changePath, "want a mapping of a hop's parameters (or an outage), got %s", lang.Describe(root))
 	} else {
 		d.Decode(root, reflect.ValueOf(&c).Elem(), changePath)
 	}
@@ -54,11 +55,11 @@ func (l *Loaded) ParseChange(source string, body []byte, hop string) ([]emulator
 			d.ErrorAt(changePath+".for", "must be positive")
 		}
 		if len(made) == 0 && d.Problems() == 0 {
-			d.ErrorAt(changePath, "changes nothing: give some of %s", KeyList(FieldsOf(reflect.TypeFor[LiveChange]())))
+			d.ErrorAt(changePath, "changes nothing: give some of %s", lang.KeyList(lang.FieldsOf(reflect.TypeFor[LiveChange]())))
 		}
 	}
 	if err := d.Err(); err != nil {
-		for _, e := range err.(ErrorList) {
+		for _, e := range err.(lang.ErrorList) {
 			e.Path = strings.TrimPrefix(strings.TrimPrefix(e.Path, changePath), ".")
 		}
 		return nil, ScheduleEntry{}, err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hilrig/hilrig/emulator"
+	"github.com/hilrig/hilrig/profiles/lang"
 )
 
 func mustParse(t *testing.T, source, text string, sets ...string) *Loaded {
@@ -245,7 +246,7 @@ func FuzzSet(f *testing.F) {
 	f.Fuzz(func(t *testing.T, set string) {
 		p, err := Parse("x.yaml", []byte(withSchedule), set)
 		if err != nil {
-			var list ErrorList
+			var list lang.ErrorList
 			if !errors.As(err, &list) || len(list) == 0 {
 				t.Fatalf("error is not a positioned list: %v", err)
 			}

@@ -1,5 +1,7 @@
 package profiles
 
+import "github.com/hilrig/hilrig/profiles/lang"
+
 // resolveDefaults writes the default of every optional value that has one
 // worth showing into the profile, so that `hilrig show` prints what will
 // actually run and the builder need not know the defaults.
@@ -49,7 +51,7 @@ func (p *Period) resolveDefaults() {
 	}
 }
 
-func setDefault(p **Probability, v Probability) {
+func setDefault(p **lang.Probability, v lang.Probability) {
 	if *p == nil {
 		*p = &v
 	}

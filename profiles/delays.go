@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hilrig/hilrig/profiles/lang"
 )
 
 // readRelated reads a file named in a profile, relative to the profile
@@ -19,7 +21,7 @@ func readRelated(source, name string) ([]byte, string, error) {
 		data, err := fs.ReadFile(library, full)
 		return data, "shipped:" + full, err
 	}
-	if source == SetFile {
+	if source == lang.SetFile {
 		source = "." + string(filepath.Separator) // --set values are relative to the working directory
 	}
 	if strings.HasPrefix(source, "shipped:") && !filepath.IsAbs(name) {
@@ -31,7 +33,7 @@ func readRelated(source, name string) ([]byte, string, error) {
 	if !filepath.IsAbs(name) {
 		full = filepath.Join(filepath.Dir(source), name)
 	}
-	data, err := ReadFile(full, MaxFileBytes)
+	data, err := lang.ReadFile(full, lang.MaxFileBytes)
 	return data, full, err
 }
 
@@ -43,10 +45,10 @@ const maxDelayErrors = 10
 // that unit; blank lines and text after # are ignored. Problems are
 // reported at the file's own line and column; at is the path of the key
 // that names the file, next to its unit.
-func readDelays(d *Decoder, name string, unit *TimeUnit, at string) ([]time.Duration, string) {
+func readDelays(d *lang.Decoder, name string, unit *lang.TimeUnit, at string) ([]time.Duration, string) {
 	data, file, err := readRelated(d.PosAt(at).File, name)
 	if err != nil {
-		d.ErrorAt(at, "cannot read %s: %s", file, FileProblem(err))
+		d.ErrorAt(at, "cannot read %s: %s", file, lang.FileProblem(err))
 		return nil, file
 	}
 	var samples []time.Duration
@@ -58,7 +60,7 @@ func readDelays(d *Decoder, name string, unit *TimeUnit, at string) ([]time.Dura
 			continue
 		}
 		col := strings.Index(line, value) + 1
-		var v Duration
+		var v lang.Duration
 		perr := v.ParseScalar(value)
 		if unit != nil {
 			if f, ferr := strconv.ParseFloat(value, 64); ferr == nil {
@@ -70,16 +72,16 @@ func readDelays(d *Decoder, name string, unit *TimeUnit, at string) ([]time.Dura
 			if bad <= maxDelayErrors {
 				advice := ""
 				if _, isNumber := strconv.ParseFloat(value, 64); unit == nil && isNumber == nil {
-					advice = "; write each value with its unit, or say the unit of bare numbers (" + ParentPath(at) + ".unit: ms)"
+					advice = "; write each value with its unit, or say the unit of bare numbers (" + lang.ParentPath(at) + ".unit: ms)"
 				}
-				d.Report(Pos{File: file, Line: i + 1, Col: col}, at, "%q %v%s", value, perr, advice)
+				d.Report(lang.Pos{File: file, Line: i + 1, Col: col}, at, "%q %v%s", value, perr, advice)
 			}
 			continue
 		}
 		samples = append(samples, time.Duration(v))
 	}
 	if bad > maxDelayErrors {
-		d.Report(Pos{File: file}, at, "%d more bad lines", bad-maxDelayErrors)
+		d.Report(lang.Pos{File: file}, at, "%d more bad lines", bad-maxDelayErrors)
 	}
 	if bad == 0 && len(samples) == 0 {
 		d.ErrorAt(at, "%s holds no delays", file)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/hilrig/hilrig/profiles/lang"
 )
 
 // TestErrorListIsBounded: a profile with more problems than maxErrors
@@ -19,9 +21,9 @@ func TestErrorListIsBounded(t *testing.T) {
 		lines   int
 		last    string
 	}{
-		{MaxErrors, MaxErrors, "x.yaml:108:1: k99: unknown key"},
-		{MaxErrors + 1, MaxErrors + 1, "... and 1 more problem"},
-		{200_000, MaxErrors + 1, "... and 199900 more problems"},
+		{lang.MaxErrors, lang.MaxErrors, "x.yaml:108:1: k99: unknown key"},
+		{lang.MaxErrors + 1, lang.MaxErrors + 1, "... and 1 more problem"},
+		{200_000, lang.MaxErrors + 1, "... and 199900 more problems"},
 	} {
 		var b strings.Builder
 		b.WriteString(minimal)
@@ -29,7 +31,7 @@ func TestErrorListIsBounded(t *testing.T) {
 			fmt.Fprintf(&b, "k%d: 1\n", i)
 		}
 		_, err := Parse("x.yaml", []byte(b.String()))
-		var list ErrorList
+		var list lang.ErrorList
 		if !errors.As(err, &list) {
 			t.Fatalf("%d unknown keys: %v", tc.unknown, err)
 		}
@@ -43,14 +45,14 @@ func TestErrorListIsBounded(t *testing.T) {
 	}
 
 	// Lists gathered from another decoder keep their count.
-	d := NewDecoder()
+	d := lang.NewDecoder()
 	for i := range 150 {
-		d.Report(Pos{File: "a", Line: i + 1, Col: 1}, "", "a problem")
+		d.Report(lang.Pos{File: "a", Line: i + 1, Col: 1}, "", "a problem")
 	}
-	other := NewDecoder()
-	other.Add(d.Err().(ErrorList)...)
-	other.Report(Pos{File: "b", Line: 1, Col: 1}, "", "another")
-	if got := other.Err().Error(); !strings.HasSuffix(got, "\n... and 51 more problems") || strings.Count(got, "\n") != MaxErrors {
+	other := lang.NewDecoder()
+	other.Add(d.Err().(lang.ErrorList)...)
+	other.Report(lang.Pos{File: "b", Line: 1, Col: 1}, "", "another")
+	if got := other.Err().Error(); !strings.HasSuffix(got, "\n... and 51 more problems") || strings.Count(got, "\n") != lang.MaxErrors {
 		t.Errorf("gathered: %d lines, ending %q", strings.Count(got, "\n")+1, got[strings.LastIndex(got, "\n")+1:])
 	}
 }
@@ -78,7 +80,7 @@ func TestMessagesQuoteExcerpts(t *testing.T) {
 			t.Fatalf("%s: no error", tc.name)
 		}
 		msg := strings.ReplaceAll(err.Error(), dir+"/", "")
-		if !strings.HasPrefix(msg, tc.start) || len(msg) > 2*MaxNamed+MaxQuoted+200 {
+		if !strings.HasPrefix(msg, tc.start) || len(msg) > 2*lang.MaxNamed+lang.MaxQuoted+200 {
 			t.Errorf("%s: %d bytes: %.300s", tc.name, len(msg), msg)
 		}
 	}
@@ -94,11 +96,11 @@ func TestQuoted(t *testing.T) {
 		{strings.Repeat("é", 100), `"` + strings.Repeat("é", 78) + `"…`},
 		{"\xff\xfe", `"\xff\xfe"`},
 	} {
-		got := Quoted(tc.in)
+		got := lang.Quoted(tc.in)
 		if got != tc.want {
 			t.Errorf("quoted(%.20q…) = %s, want %s", tc.in, got, tc.want)
 		}
-		if n := utf8.RuneCountInString(strings.TrimSuffix(got, "…")); n > MaxQuoted {
+		if n := utf8.RuneCountInString(strings.TrimSuffix(got, "…")); n > lang.MaxQuoted {
 			t.Errorf("quoted(%.20q…) is %d characters", tc.in, n)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hilrig/hilrig/emulator"
+	"github.com/hilrig/hilrig/profiles/lang"
 )
 
 // TestHopSettingsAreTheEnginesKeys: the profile language writes every key
@@ -16,7 +17,7 @@ import (
 // reference.
 func TestHopSettingsAreTheEnginesKeys(t *testing.T) {
 	var schema, engine []string
-	for _, f := range FieldsOf(reflect.TypeFor[HopSettings]()) {
+	for _, f := range lang.FieldsOf(reflect.TypeFor[HopSettings]()) {
 		schema = append(schema, f.Name)
 		if k, _ := emulator.LookupHopKey(f.Name); f.Doc != k.Doc || f.Default != k.Default {
 			t.Errorf("%s: doc and default are not the engine's", f.Name)

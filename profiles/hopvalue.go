@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hilrig/hilrig/emulator"
+	"github.com/hilrig/hilrig/profiles/lang"
 )
 
 // HopValue writes the value of a hop's key in the engine's parameters p as
@@ -32,14 +33,14 @@ var hopWriters = map[string]func(p *emulator.HopParams) (any, bool){
 	},
 	"delay": func(p *emulator.HopParams) (any, bool) { return durationText(p.Delay), p.DelayTrace == nil },
 	"queue": func(p *emulator.HopParams) (any, bool) {
-		return Limit(p.Queue).String(), p.Queue.Unit != emulator.Unlimited
+		return lang.Limit(p.Queue).String(), p.Queue.Unit != emulator.Unlimited
 	},
 	"overhead":  func(p *emulator.HopParams) (any, bool) { return strconv.Itoa(p.Overhead) + "B", true },
 	"per_frame": func(p *emulator.HopParams) (any, bool) { return durationText(p.PerFrame), true },
 	"loss":      writeLoss,
 	"jitter":    writeJitter,
 	"reorder":   writeReorder,
-	"duplicate": func(p *emulator.HopParams) (any, bool) { return Probability(p.Duplicate).String(), true },
+	"duplicate": func(p *emulator.HopParams) (any, bool) { return lang.Probability(p.Duplicate).String(), true },
 	"corrupt":   writeCorrupt,
 	"flap": func(p *emulator.HopParams) (any, bool) {
 		f := p.Flap
@@ -50,8 +51,8 @@ var hopWriters = map[string]func(p *emulator.HopParams) (any, bool){
 	},
 }
 
-func durationText(d time.Duration) string { return Duration(d).String() }
-func probabilityText(p float64) string    { return Probability(p).String() }
+func durationText(d time.Duration) string { return lang.Duration(d).String() }
+func probabilityText(p float64) string    { return lang.Probability(p).String() }
 
 func writeLoss(p *emulator.HopParams) (any, bool) {
 	switch m := p.Loss.(type) {

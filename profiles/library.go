@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/hilrig/hilrig/profiles/lang"
 )
 
 // library is the shipped profiles, compiled into the binary so that hilrig
@@ -31,7 +33,7 @@ func Shipped() []string {
 // Reference returns the key reference of the profile language as Markdown,
 // generated from the schema's own definitions, so the documentation cannot
 // drift from what the parser accepts. profiles/README.md embeds it.
-func Reference() string { return ReferenceOf(reflect.TypeFor[Profile](), "top level") }
+func Reference() string { return lang.ReferenceOf(reflect.TypeFor[Profile](), "top level") }
 
 // readProfileRef finds the profile named by ref from a profile at source: a
 // path relative to it, or the name of a shipped profile.
@@ -47,7 +49,7 @@ func readProfileRef(ref, source string) ([]byte, string, error) {
 	if !filepath.IsAbs(ref) {
 		path = filepath.Join(filepath.Dir(source), ref)
 	}
-	data, err := ReadFile(path, MaxFileBytes)
+	data, err := lang.ReadFile(path, lang.MaxFileBytes)
 	if err == nil {
 		if abs, absErr := filepath.Abs(path); absErr == nil {
 			path = abs

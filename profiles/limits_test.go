@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hilrig/hilrig/emulator"
+	"github.com/hilrig/hilrig/profiles/lang"
 )
 
 // century is emulator.MaxDuration as a profile writes it.
@@ -17,7 +18,7 @@ const century = "876600h"
 // a live change gives is at most emulator.MaxDuration, refused beyond it at
 // its key's place; so nothing the engine adds from them wraps.
 func TestDurationsUpToACentury(t *testing.T) {
-	if got := Duration(emulator.MaxDuration).String(); got != century {
+	if got := lang.Duration(emulator.MaxDuration).String(); got != century {
 		t.Fatalf("MaxDuration is written %s", got)
 	}
 	for _, tc := range []struct {
@@ -34,7 +35,7 @@ func TestDurationsUpToACentury(t *testing.T) {
 		{"9223372036.854775807s", 0, "is too long"},
 		{"9223372036854775808ns", 0, "is not a whole number of nanoseconds, or is too long"},
 	} {
-		got, err := ParseDuration(tc.in)
+		got, err := lang.ParseDuration(tc.in)
 		switch {
 		case tc.err == "" && (err != nil || got != tc.want):
 			t.Errorf("%s: %v, %v; want %v", tc.in, got, err, tc.want)
@@ -172,7 +173,7 @@ schedule:
   - ` + entry + "\n"
 		p, err := Parse("x.yaml", []byte(text))
 		if err != nil {
-			var list ErrorList
+			var list lang.ErrorList
 			if !errors.As(err, &list) || len(list) == 0 || list[0].Pos.Line == 0 {
 				t.Fatalf("%s: not a positioned error: %v", text, err)
 			}

@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/hilrig/hilrig/emulator"
+	"github.com/hilrig/hilrig/profiles/lang"
 )
 
 // Loaded is a profile that parsed and validated, with the engine
@@ -62,7 +63,7 @@ func Load(ref string, sets ...string) (*Loaded, error) {
 
 // read finds ref on disk or in the library.
 func read(ref string) ([]byte, string, error) {
-	data, err := ReadFile(ref, MaxFileBytes)
+	data, err := lang.ReadFile(ref, lang.MaxFileBytes)
 	if err == nil {
 		return data, ref, nil
 	}
@@ -87,7 +88,7 @@ func Parse(source string, data []byte, sets ...string) (*Loaded, error) {
 }
 
 // parse is Parse, loading the resolved tree with load.
-func parse(source string, data []byte, sets []string, load func(*Decoder, *yaml.Node, string) (*Loaded, error)) (*Loaded, error) {
+func parse(source string, data []byte, sets []string, load func(*lang.Decoder, *yaml.Node, string) (*Loaded, error)) (*Loaded, error) {
 	d := newProfileDecoder()
 	root, err := d.ParseYAML(source, data)
 	if err != nil {
@@ -105,7 +106,7 @@ func parse(source string, data []byte, sets []string, load func(*Decoder, *yaml.
 // load decodes, validates and builds the resolved tree of the profile at
 // source (extends and overrides laid on it), and keeps the tree for
 // AsWritten.
-func load(d *Decoder, root *yaml.Node, source string) (*Loaded, error) {
+func load(d *lang.Decoder, root *yaml.Node, source string) (*Loaded, error) {
 	l, err := decodeProfile(d, root, source)
 	if err != nil {
 		return nil, err
@@ -116,13 +117,13 @@ func load(d *Decoder, root *yaml.Node, source string) (*Loaded, error) {
 }
 
 // decodeProfile is load without keeping the tree.
-func decodeProfile(d *Decoder, root *yaml.Node, source string) (*Loaded, error) {
+func decodeProfile(d *lang.Decoder, root *yaml.Node, source string) (*Loaded, error) {
 	d.Tree = root
 	p := &Profile{}
 	d.Decode(root, reflect.ValueOf(p).Elem(), "")
 	p.resolveDefaults()
 	if p.Name == "" {
-		p.Name = NameOf(strings.TrimPrefix(source, "shipped:"))
+		p.Name = lang.NameOf(strings.TrimPrefix(source, "shipped:"))
 	}
 	cfg := p.build(d)
 	p.checkRoles(d)
@@ -136,10 +137,10 @@ func decodeProfile(d *Decoder, root *yaml.Node, source string) (*Loaded, error) 
 
 // filesRead lists the files on disk that went into p: those parsed (the
 // profile, what it extends) and those its values name.
-func filesRead(d *Decoder, p *Profile) []string {
+func filesRead(d *lang.Decoder, p *Profile) []string {
 	read := map[string]bool{}
 	note := func(file string) {
-		if file != "" && file != SetFile && !strings.HasPrefix(file, "shipped:") {
+		if file != "" && file != lang.SetFile && !strings.HasPrefix(file, "shipped:") {
 			read[file] = true
 		}
 	}
@@ -177,7 +178,7 @@ func filesRead(d *Decoder, p *Profile) []string {
 // is most likely a mistyped name (--set hops.core-upp.rate=2Mbit), which
 // would otherwise add a hop that changes nothing. Adding a hop and putting
 // it on a route, in another --set, is how a hop is added.
-func checkAdditions(d *Decoder, p *Profile) {
+func checkAdditions(d *lang.Decoder, p *Profile) {
 	for _, a := range d.Added {
 		if a.In != "hops" || p.Hops.Index(a.Name) < 0 {
 			continue
@@ -187,15 +188,15 @@ func checkAdditions(d *Decoder, p *Profile) {
 			crossed = crossed || slices.Contains(f.Route, HopName(a.Name))
 		}
 		if !crossed {
-			d.Report(a.At, Join(a.In, a.Name), "the profile has no hop %q, and no flow crosses the one this would add%s", a.Name, DidYouMean(a.Name, a.Others))
+			d.Report(a.At, lang.Join(a.In, a.Name), "the profile has no hop %q, and no flow crosses the one this would add%s", a.Name, lang.DidYouMean(a.Name, a.Others))
 		}
 	}
 }
 
 // newProfileDecoder is a decoder of profiles: what one extends is a
 // profile, on disk or shipped.
-func newProfileDecoder() *Decoder {
-	d := NewDecoder()
+func newProfileDecoder() *lang.Decoder {
+	d := lang.NewDecoder()
 	d.Schema, d.ReadRef, d.RefNames = reflect.TypeFor[Profile](), readProfileRef, Shipped
 	return d
 }

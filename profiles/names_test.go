@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/hilrig/hilrig/profiles/lang"
 )
 
 // nameRule is validName's rule as the regular expression it replaced (a
@@ -19,7 +21,7 @@ func TestValidName(t *testing.T) {
 		{"", false}, {"-up", false}, {"core.up", false}, {"a b", false}, {"a[0]", false},
 		{"é", false}, {"a\x00", false}, {"up-", true},
 	} {
-		if got := ValidName(tc.name); got != tc.ok {
+		if got := lang.ValidName(tc.name); got != tc.ok {
 			t.Errorf("validName(%q) = %v, want %v", tc.name, got, tc.ok)
 		}
 	}
@@ -35,7 +37,7 @@ func FuzzValidName(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := ValidName(s), nameRule.MatchString(s); got != want {
+		if got, want := lang.ValidName(s), nameRule.MatchString(s); got != want {
 			t.Errorf("validName(%q) = %v, the rule says %v", s, got, want)
 		}
 	})

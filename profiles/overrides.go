@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/hilrig/hilrig/profiles/lang"
 	"go.yaml.in/yaml/v4"
 )
 
@@ -14,14 +15,14 @@ import (
 // Parse does with --set; a problem in an override is reported at its place
 // in the suite.
 // sd is the decoder of the suite the overrides are in.
-func LoadOverridden(sd *Decoder, ref, source, refPath, setPath string, sets []Override) (*Loaded, error) {
+func LoadOverridden(sd *lang.Decoder, ref, source, refPath, setPath string, sets []lang.Override) (*Loaded, error) {
 	data, from, err := readProfileRef(ref, source)
 	if err != nil {
 		msg := strings.Replace(err.Error(), "next to this profile", "next to the suite", 1)
 		if !strings.ContainsAny(ref, `/\`) && filepath.Ext(ref) == "" {
-			msg += DidYouMean(ref, Shipped()).String()
+			msg += lang.DidYouMean(ref, Shipped()).String()
 		}
-		return nil, ErrorList{{Pos: sd.Positions[refPath], Path: refPath, Msg: msg}}
+		return nil, lang.ErrorList{{Pos: sd.Positions[refPath], Path: refPath, Msg: msg}}
 	}
 	d := newProfileDecoder()
 	root, err := d.ParseYAML(from, data)
@@ -32,7 +33,9 @@ func LoadOverridden(sd *Decoder, ref, source, refPath, setPath string, sets []Ov
 		return nil, err
 	}
 	for _, o := range sets {
-		at := func(col int) Pos { return Pos{File: SetFile, Line: o.Pos.Line, Col: o.Pos.Col + col - 1} }
+		at := func(col int) lang.Pos {
+			return lang.Pos{File: lang.SetFile, Line: o.Pos.Line, Col: o.Pos.Col + col - 1}
+		}
 		if err := namesExist(root, o, at); err != nil {
 			d.Add(err)
 			continue
@@ -42,14 +45,14 @@ func LoadOverridden(sd *Decoder, ref, source, refPath, setPath string, sets []Ov
 	}
 	// What the profile decoder attributes to --set is the suite's.
 	for i := range d.Removed {
-		if d.Removed[i].By.File == SetFile {
+		if d.Removed[i].By.File == lang.SetFile {
 			d.Removed[i].By.File = source
 		}
 	}
 	p, err := load(d, root, from)
 	if err != nil {
-		for _, e := range err.(ErrorList) {
-			if e.Pos.File == SetFile {
+		for _, e := range err.(lang.ErrorList) {
+			if e.Pos.File == lang.SetFile {
 				e.Pos.File = source
 			}
 		}
@@ -61,14 +64,14 @@ func LoadOverridden(sd *Decoder, ref, source, refPath, setPath string, sets []Ov
 // namesExist checks that the named entries an override goes through (a
 // hop, a flow) are the profile's: an override changes a profile, it does
 // not add to it a hop that no flow crosses.
-func namesExist(root *yaml.Node, o Override, at func(int) Pos) *Error {
-	t, n, done := reflect.TypeFor[Profile](), Resolve(root), ""
+func namesExist(root *yaml.Node, o lang.Override, at func(int) lang.Pos) *lang.Error {
+	t, n, done := reflect.TypeFor[Profile](), lang.Resolve(root), ""
 	for _, st := range o.Steps {
-		named := IsNamedMap(DerefType(t))
+		named := lang.IsNamedMap(lang.DerefType(t))
 		var child *yaml.Node
 		if n != nil && n.Kind == yaml.MappingNode {
-			if i := MappingIndex(n, st.Key); i >= 0 {
-				child = Resolve(n.Content[i+1])
+			if i := lang.MappingIndex(n, st.Key); i >= 0 {
+				child = lang.Resolve(n.Content[i+1])
 			}
 		}
 		if named && child == nil {
@@ -78,12 +81,12 @@ func namesExist(root *yaml.Node, o Override, at func(int) Pos) *Error {
 					names = append(names, n.Content[i].Value)
 				}
 			}
-			return &Error{Pos: at(st.Col), Path: Join(done, st.Key), Msg: fmt.Sprintf("the profile has no %q in %s%s", st.Key, done, DidYouMean(st.Key, names))}
+			return &lang.Error{Pos: at(st.Col), Path: lang.Join(done, st.Key), Msg: fmt.Sprintf("the profile has no %q in %s%s", st.Key, done, lang.DidYouMean(st.Key, names))}
 		}
 		if child == nil || st.Index >= 0 {
 			return nil // a new key, or a list entry: setPath says
 		}
-		t, n, done = FieldType(t, st.Key), child, Join(done, st.Key)
+		t, n, done = lang.FieldType(t, st.Key), child, lang.Join(done, st.Key)
 		if t == nil {
 			return nil
 		}

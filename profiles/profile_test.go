@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hilrig/hilrig/emulator"
+	"github.com/hilrig/hilrig/profiles/lang"
 )
 
 // minimal is a valid profile that the malformed cases below edit.
@@ -190,7 +191,7 @@ func TestMalformedProfiles(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse("x.yaml", []byte(tc.yaml))
-			var list ErrorList
+			var list lang.ErrorList
 			if !errors.As(err, &list) {
 				t.Fatalf("got %v, want an ErrorList", err)
 			}
@@ -244,7 +245,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Parse("fuzz.yaml", data)
 		if err != nil {
-			var list ErrorList
+			var list lang.ErrorList
 			if !errors.As(err, &list) || len(list) == 0 {
 				t.Fatalf("error is not a positioned list: %v", err)
 			}

@@ -1,6 +1,10 @@
 package profiles
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/hilrig/hilrig/profiles/lang"
+)
 
 // Flow roles let any profile run on any bench. A profile names its flows
 // as it likes (m2s, command, to-remote...); it also says which of them is
@@ -23,13 +27,15 @@ const (
 var FlowRoles = []string{string(ToPlant), string(ToController)}
 
 func (r *FlowRole) ParseScalar(s string) error {
-	return ParseEnum(r, s, "a flow role", FlowRoles...)
+	return lang.ParseEnum(r, s, "a flow role", FlowRoles...)
 }
 
-func (FlowRole) TypeInfo() TypeInfo { return TypeInfo{strings.Join(FlowRoles, " or "), ""} }
+func (FlowRole) TypeInfo() lang.TypeInfo {
+	return lang.TypeInfo{What: strings.Join(FlowRoles, " or "), Example: ""}
+}
 
 // checkRoles checks that each role is one flow's.
-func (p *Profile) checkRoles(d *Decoder) {
+func (p *Profile) checkRoles(d *lang.Decoder) {
 	holder := map[FlowRole]string{}
 	for i, name := range p.Flows.Names {
 		role := p.Flows.Values[i].Role

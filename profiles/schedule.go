@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hilrig/hilrig/emulator"
+	"github.com/hilrig/hilrig/profiles/lang"
 )
 
 // The schedule becomes the engine's timed changes and the named phases
@@ -76,7 +77,7 @@ func (w Window) Contains(t time.Duration) bool {
 // recurringEntry is a schedule entry's period, where it was written.
 type recurringEntry struct {
 	path  string
-	pos   Pos
+	pos   lang.Pos
 	every time.Duration
 }
 
@@ -85,11 +86,11 @@ type recurringEntry struct {
 // is on (what) can act on. Virtual time honours any period; a real-time
 // run honours executor.Resolution.
 func (p *Profile) CheckPeriods(shortest time.Duration, what string) error {
-	var errs ErrorList
+	var errs lang.ErrorList
 	for _, r := range p.periods {
 		if r.every < shortest {
-			errs = append(errs, &Error{Pos: r.pos, Path: r.path,
-				Msg: fmt.Sprintf("%v is shorter than %s (%v): a change cannot recur that often in real time (sim can)", Duration(r.every), what, Duration(shortest))})
+			errs = append(errs, &lang.Error{Pos: r.pos, Path: r.path,
+				Msg: fmt.Sprintf("%v is shorter than %s (%v): a change cannot recur that often in real time (sim can)", lang.Duration(r.every), what, lang.Duration(shortest))})
 		}
 	}
 	return errs.Err()
@@ -107,7 +108,7 @@ type outageWindow struct {
 // buildSchedule turns the entries into the engine's timed changes (an
 // entry's changes and ramp steps recur together, as one block) and
 // collects the named phases.
-func (p *Profile) buildSchedule(d *Decoder) ([]emulator.Scheduled, []Phase) {
+func (p *Profile) buildSchedule(d *lang.Decoder) ([]emulator.Scheduled, []Phase) {
 	var out []emulator.Scheduled
 	var phases []Phase
 	outages := map[int][]outageWindow{} // by hop
@@ -183,7 +184,7 @@ func (p *Profile) buildSchedule(d *Decoder) ([]emulator.Scheduled, []Phase) {
 // does not recur) and how many times it takes effect: `count`, or as many
 // times as start before the profile's end. count is 0 when the entry never
 // takes effect.
-func (p *Profile) occurrences(d *Decoder, e *ScheduleEntry, path string) (at, every time.Duration, count int64) {
+func (p *Profile) occurrences(d *lang.Decoder, e *ScheduleEntry, path string) (at, every time.Duration, count int64) {
 	end := time.Duration(p.Duration)
 	at = time.Duration(e.At)
 	if at >= end && end > 0 {
@@ -216,7 +217,7 @@ func (p *Profile) occurrences(d *Decoder, e *ScheduleEntry, path string) (at, ev
 		return at, every, fit
 	}
 	if int64(*e.Count) > fit {
-		d.ErrorAt(path+".count", "repetition %d would start at %v, not before the profile's duration (%v)", fit+1, Duration(at+time.Duration(fit)*every), p.Duration)
+		d.ErrorAt(path+".count", "repetition %d would start at %v, not before the profile's duration (%v)", fit+1, lang.Duration(at+time.Duration(fit)*every), p.Duration)
 		return at, every, fit
 	}
 	return at, every, int64(*e.Count)
@@ -226,7 +227,7 @@ func (p *Profile) occurrences(d *Decoder, e *ScheduleEntry, path string) (at, ev
 // overlap (the end of one would end the other early), each at the later
 // of the two intervals that overlap first. Recurring outages are compared
 // by counting, not by writing their occurrences out.
-func checkOutageOverlaps(d *Decoder, hop string, ws []outageWindow) {
+func checkOutageOverlaps(d *lang.Decoder, hop string, ws []outageWindow) {
 	type overlap struct {
 		at         time.Duration // when the later interval starts
 		pair       [2]int        // the outages, by index (a < b; a == b: with itself)
@@ -237,11 +238,11 @@ func checkOutageOverlaps(d *Decoder, hop string, ws []outageWindow) {
 	add := func(pair [2]int, later outageWindow, k int64, earlier outageWindow, j int64) {
 		what := "outage"
 		if k > 0 {
-			what = fmt.Sprintf("repetition %d (at %v) of this outage", k+1, Duration(later.Occurrence(k).From))
+			what = fmt.Sprintf("repetition %d (at %v) of this outage", k+1, lang.Duration(later.Occurrence(k).From))
 		}
 		other := earlier.path
 		if j > 0 {
-			other = fmt.Sprintf("%s (repetition %d, at %v)", earlier.path, j+1, Duration(earlier.Occurrence(j).From))
+			other = fmt.Sprintf("%s (repetition %d, at %v)", earlier.path, j+1, lang.Duration(earlier.Occurrence(j).From))
 		}
 		found = append(found, overlap{later.Occurrence(k).From, pair, later.path, what, other})
 	}
@@ -455,17 +456,17 @@ func (r ramp) steps(at, length time.Duration) []emulator.Scheduled {
 
 // scheduleChanges checks what an entry changes and returns the engine
 // changes it makes each time it occurs, and its ramps.
-func (p *Profile) scheduleChanges(d *Decoder, e *ScheduleEntry, path string) ([]emulator.Change, []ramp) {
+func (p *Profile) scheduleChanges(d *lang.Decoder, e *ScheduleEntry, path string) ([]emulator.Change, []ramp) {
 	params, hopSet := e.HopSettings.apply(d, path, emulator.HopParams{})
 	hop, flow := -1, -1
 	if e.Hop != "" {
 		if hop = p.Hops.Index(string(e.Hop)); hop < 0 {
-			d.ErrorAt(path+".hop", "no hop named %q%s", e.Hop, DidYouMean(string(e.Hop), p.Hops.Names))
+			d.ErrorAt(path+".hop", "no hop named %q%s", e.Hop, lang.DidYouMean(string(e.Hop), p.Hops.Names))
 		}
 	}
 	if e.Flow != "" {
 		if flow = p.Flows.Index(string(e.Flow)); flow < 0 {
-			d.ErrorAt(path+".flow", "no flow named %q%s", e.Flow, DidYouMean(string(e.Flow), p.Flows.Names))
+			d.ErrorAt(path+".flow", "no flow named %q%s", e.Flow, lang.DidYouMean(string(e.Flow), p.Flows.Names))
 		}
 	}
 	switch {
@@ -488,7 +489,7 @@ func (p *Profile) scheduleChanges(d *Decoder, e *ScheduleEntry, path string) ([]
 
 // hopChanges checks an entry that changes hop (-1: unknown, reported)
 // and returns its changes and ramps.
-func (e *ScheduleEntry) hopChanges(d *Decoder, path string, hop int, params emulator.HopParams, hopSet emulator.HopField) ([]emulator.Change, []ramp) {
+func (e *ScheduleEntry) hopChanges(d *lang.Decoder, path string, hop int, params emulator.HopParams, hopSet emulator.HopField) ([]emulator.Change, []ramp) {
 	if e.Traffic != nil {
 		d.ErrorAt(path+".traffic", "traffic switches a flow; use flow: instead of hop:")
 	}
@@ -528,7 +529,7 @@ func (e *ScheduleEntry) hopChanges(d *Decoder, path string, hop int, params emul
 
 // flowChanges checks an entry that switches flow's traffic (-1: unknown,
 // reported) and returns its change.
-func (p *Profile) flowChanges(d *Decoder, e *ScheduleEntry, path string, flow int, hopSet emulator.HopField) []emulator.Change {
+func (p *Profile) flowChanges(d *lang.Decoder, e *ScheduleEntry, path string, flow int, hopSet emulator.HopField) []emulator.Change {
 	if e.Outage != nil || hopSet != 0 || e.Ramp != nil {
 		d.ErrorAt(path, "outages, ramps and hop parameters apply to a hop; use hop: instead of flow:")
 	}
@@ -545,7 +546,7 @@ func (p *Profile) flowChanges(d *Decoder, e *ScheduleEntry, path string, flow in
 	return []emulator.Change{emulator.SwitchTraffic{Flow: flow, On: *e.Traffic == "on"}}
 }
 
-func (r *Ramp) build(d *Decoder, path string, alsoSet emulator.HopField) []ramp {
+func (r *Ramp) build(d *lang.Decoder, path string, alsoSet emulator.HopField) []ramp {
 	var out []ramp
 	add := func(key string, field emulator.HopField, from, to float64) {
 		if alsoSet&field != 0 {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hilrig/hilrig/emulator"
+	"github.com/hilrig/hilrig/profiles/lang"
 )
 
 // intervals writes w's occurrences out.
@@ -122,7 +123,7 @@ func TestCheckPeriods(t *testing.T) {
   - {at: 2s, for: 1us, every: 99us, hop: b, delay: 5ms}
 `)
 	err := p.CheckPeriods(100*time.Microsecond, "the resolution")
-	var list ErrorList
+	var list lang.ErrorList
 	if !errors.As(err, &list) || len(list) != 2 ||
 		list[0].Error() != "x.yaml:10:31: schedule[0].every: 1ns is shorter than the resolution (100us): a change cannot recur that often in real time (sim can)" ||
 		list[1].Path != "schedule[2].every" || list[1].Pos.Line != 12 {
@@ -204,7 +205,7 @@ schedule:
 		p, err := Parse("x.yaml", []byte(text))
 		overlapping := outagesOverlap(entries, end)
 		if err != nil {
-			var list ErrorList
+			var list lang.ErrorList
 			if !errors.As(err, &list) || len(list) == 0 {
 				t.Fatalf("not a positioned error list: %v", err)
 			}

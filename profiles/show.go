@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hilrig/hilrig/emulator"
+	"github.com/hilrig/hilrig/profiles/lang"
 
 	"go.yaml.in/yaml/v4"
 )
@@ -51,7 +52,7 @@ func (l *Loaded) AsWritten() []byte {
 // serialises), and what resolveDefaults filled in. A file named by a base elsewhere or by a --set
 // (relative to the working directory) is renamed as seen from source, so
 // that the rendering reads the same file.
-func unwritten(d *Decoder, root *yaml.Node, p *Profile, cfg *emulator.Config, source string) []string {
+func unwritten(d *lang.Decoder, root *yaml.Node, p *Profile, cfg *emulator.Config, source string) []string {
 	w := defaultsWalker{d: d, root: root, source: source, r: renderer{source: source}, dumped: map[string]string{}}
 	if _, ok := d.At("name"); !ok {
 		w.defaults = append(w.defaults, "name: "+p.Name)
@@ -74,7 +75,7 @@ func unwritten(d *Decoder, root *yaml.Node, p *Profile, cfg *emulator.Config, so
 // defaultsWalker walks a decoded profile for the values that were filled
 // in with a default, renaming the files it names for the tree at root.
 type defaultsWalker struct {
-	d        *Decoder
+	d        *lang.Decoder
 	root     *yaml.Node
 	source   string
 	r        renderer
@@ -119,12 +120,12 @@ func (w *defaultsWalker) walk(v reflect.Value, path string) {
 	if _, isMap := v.Addr().Interface().(interface{ ElemType() reflect.Type }); isMap {
 		names, values := v.FieldByName("Names"), v.FieldByName("Values")
 		for i := range names.Len() {
-			w.walk(values.Index(i), Join(path, names.Index(i).String()))
+			w.walk(values.Index(i), lang.Join(path, names.Index(i).String()))
 		}
 		return
 	}
 	w.renameFile(v, path)
-	for _, f := range FieldsOf(v.Type()) {
+	for _, f := range lang.FieldsOf(v.Type()) {
 		fv := v.FieldByIndex(f.Index)
 		switch fv.Kind() {
 		case reflect.Pointer:
@@ -135,7 +136,7 @@ func (w *defaultsWalker) walk(v reflect.Value, path string) {
 		default:
 			continue // a scalar: nothing in it to default
 		}
-		at := Join(path, f.Name)
+		at := lang.Join(path, f.Name)
 		if _, written := w.d.At(at); !written && fv.Kind() == reflect.Pointer {
 			w.defaults = append(w.defaults, at+": "+w.dump(w.r.node(fv.Elem(), 3)))
 			continue
@@ -151,7 +152,7 @@ func (w *defaultsWalker) renameFile(v reflect.Value, path string) {
 	if !ok || f.fileRead() == "" {
 		return
 	}
-	n := w.d.NodeAt(w.root, Join(path, "file"))
+	n := w.d.NodeAt(w.root, lang.Join(path, "file"))
 	if n == nil {
 		n = w.d.NodeAt(w.root, path) // the short form, trace: FILE
 	}
@@ -184,7 +185,7 @@ type renderer struct{ source string }
 // node renders v; depth decides the layout: the top level and flows are
 // blocks, anything deeper is written on one line.
 func (r renderer) node(v reflect.Value, depth int) *yaml.Node {
-	if a, ok := v.Addr().Interface().(Absence); ok && a.IsNone() {
+	if a, ok := v.Addr().Interface().(lang.Absence); ok && a.IsNone() {
 		return scalar("none")
 	}
 	v, short := r.shortForm(v)
@@ -247,7 +248,7 @@ func (r renderer) shortForm(v reflect.Value) (reflect.Value, *yaml.Node) {
 		if x.Mode != "gap" {
 			return v, scalar(x.Mode)
 		}
-	case *HopRate:
+	case *lang.HopRate:
 		if x.Baud == nil {
 			return v, scalar(x.Bits.String())
 		}
@@ -266,7 +267,7 @@ func (r renderer) structNode(v reflect.Value, depth int) *yaml.Node {
 	if oneLine[v.Type()] {
 		n.Style = yaml.FlowStyle
 	}
-	for _, f := range FieldsOf(v.Type()) {
+	for _, f := range lang.FieldsOf(v.Type()) {
 		fv := v.FieldByIndex(f.Index)
 		if f.Name == "extends" || !f.Required && !alwaysShown[f.Name] && fv.IsZero() {
 			continue
@@ -347,7 +348,7 @@ var oneLine = map[reflect.Type]bool{reflect.TypeFor[Hop](): true, reflect.TypeFo
 
 // isUnit reports whether t is one of the unit types written as a scalar.
 func isUnit(t reflect.Type) bool {
-	_, ok := reflect.New(t).Interface().(ScalarParser)
+	_, ok := reflect.New(t).Interface().(lang.ScalarParser)
 	return ok
 }
 

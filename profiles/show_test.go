@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hilrig/hilrig/profiles/lang"
 	"go.yaml.in/yaml/v4"
 )
 
@@ -158,7 +159,7 @@ hops:
 // extendsOf is the profile a parsed file extends, or "".
 func extendsOf(doc *yaml.Node) string {
 	root := doc.Content[0]
-	if i := MappingIndex(root, "extends"); i >= 0 {
+	if i := lang.MappingIndex(root, "extends"); i >= 0 {
 		return root.Content[i+1].Value
 	}
 	return ""

@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/hilrig/hilrig/emulator"
+	"github.com/hilrig/hilrig/profiles/lang"
 )
 
 // Trace-driven hops: a hop's delay or loss replayed from a recorded series,
@@ -22,16 +23,16 @@ import (
 type HopDelay struct {
 	Trace *TraceRef `yaml:"trace,required" doc:"a recorded series of delays, replayed in order: the k-th frame of each flow through the hop gets the k-th delay, the series starting again when it runs out"`
 
-	fixed Duration
+	fixed lang.Duration
 }
 
-func (h *HopDelay) DecodeNode(d *Decoder, n *yaml.Node, path string) {
+func (h *HopDelay) DecodeNode(d *lang.Decoder, n *yaml.Node, path string) {
 	type plain HopDelay
 	d.ScalarOr(n, path, &h.fixed, (*plain)(h))
 }
 
-func (HopDelay) TypeInfo() TypeInfo {
-	return TypeInfo{"a delay", "2ms, or a recorded series {trace: delays.csv}"}
+func (HopDelay) TypeInfo() lang.TypeInfo {
+	return lang.TypeInfo{What: "a delay", Example: "2ms, or a recorded series {trace: delays.csv}"}
 }
 
 func (h HopDelay) String() string {
@@ -44,14 +45,14 @@ func (h HopDelay) String() string {
 // TraceRef names a recorded series: a file, and in a hilrig trace the flow
 // whose frames it follows.
 type TraceRef struct {
-	File string    `yaml:"file,required" doc:"a hilrig trace (trace.csv of an earlier run: its delivered frames' delays, and which frames were dropped) or a plain file of one value per line (a delay with its unit, or 1 for a lost frame and 0 for one that arrived; # starts a comment), relative to the profile"`
-	Flow *string   `yaml:"flow" doc:"in a hilrig trace: the flow to follow" default:"the trace's only flow"`
-	Unit *TimeUnit `yaml:"unit" doc:"in a plain file of delays: the unit of bare numbers" default:"none: each value has its unit"`
+	File string         `yaml:"file,required" doc:"a hilrig trace (trace.csv of an earlier run: its delivered frames' delays, and which frames were dropped) or a plain file of one value per line (a delay with its unit, or 1 for a lost frame and 0 for one that arrived; # starts a comment), relative to the profile"`
+	Flow *string        `yaml:"flow" doc:"in a hilrig trace: the flow to follow" default:"the trace's only flow"`
+	Unit *lang.TimeUnit `yaml:"unit" doc:"in a plain file of delays: the unit of bare numbers" default:"none: each value has its unit"`
 
 	readFrom string // the file the series was read from
 }
 
-func (r *TraceRef) DecodeNode(d *Decoder, n *yaml.Node, path string) {
+func (r *TraceRef) DecodeNode(d *lang.Decoder, n *yaml.Node, path string) {
 	type plain TraceRef
 	if d.ScalarOr(n, path, &r.File, (*plain)(r)) {
 		// trace: FILE is {file: FILE}: its problems are the file's, at the
@@ -60,8 +61,8 @@ func (r *TraceRef) DecodeNode(d *Decoder, n *yaml.Node, path string) {
 	}
 }
 
-func (TraceRef) TypeInfo() TypeInfo {
-	return TypeInfo{"a recorded series", "run/trace.csv, or {file: run/trace.csv, flow: m2s}"}
+func (TraceRef) TypeInfo() lang.TypeInfo {
+	return lang.TypeInfo{What: "a recorded series", Example: "run/trace.csv, or {file: run/trace.csv, flow: m2s}"}
 }
 
 // traceHeader starts every hilrig trace (a run's adds a column, t_due).
@@ -113,12 +114,12 @@ func (r traceRow) fate() fate {
 // which frames were lost. Problems are reported at the file's own line and
 // column, or at path: its .file for the file and what it holds, its .flow
 // (or path, when no flow was given) for the choice of flow.
-func readSeries(d *Decoder, ref *TraceRef, path string, loss bool) (delays []time.Duration, lost []bool) {
+func readSeries(d *lang.Decoder, ref *TraceRef, path string, loss bool) (delays []time.Duration, lost []bool) {
 	at := path + ".file"
 	data, file, err := readRelated(d.PosAt(at).File, ref.File)
 	ref.readFrom = file
 	if err != nil {
-		d.ErrorAt(at, "cannot read %s: %s", file, FileProblem(err))
+		d.ErrorAt(at, "cannot read %s: %s", file, lang.FileProblem(err))
 		return nil, nil
 	}
 	text := string(data)
@@ -165,7 +166,7 @@ func readSeries(d *Decoder, ref *TraceRef, path string, loss bool) (delays []tim
 			lost = append(lost, value == "1")
 		default:
 			d.Fail(at)
-			d.Report(Pos{File: file, Line: i + 1, Col: strings.Index(line, value) + 1}, at, "%q is not 1 (lost) or 0 (arrived)", value)
+			d.Report(lang.Pos{File: file, Line: i + 1, Col: strings.Index(line, value) + 1}, at, "%q is not 1 (lost) or 0 (arrived)", value)
 			return nil, nil
 		}
 	}
@@ -179,11 +180,11 @@ func readSeries(d *Decoder, ref *TraceRef, path string, loss bool) (delays []tim
 // run's, in the order the flow sent them; ok is false when it reported a
 // problem. Rows that are not frames (an event's, a supervisor's: no seq)
 // are skipped, and only the followed flow's rows are read further.
-func traceRows(d *Decoder, text, file string, ref *TraceRef, path string) (rows []traceRow, ok bool) {
+func traceRows(d *lang.Decoder, text, file string, ref *TraceRef, path string) (rows []traceRow, ok bool) {
 	at := path + ".file"
 	bad := func(e *traceRowError) ([]traceRow, bool) {
 		d.Fail(at)
-		d.Report(Pos{File: file, Line: e.line, Col: e.col}, at, e.format, e.args...)
+		d.Report(lang.Pos{File: file, Line: e.line, Col: e.col}, at, e.format, e.args...)
 		return nil, false
 	}
 	byFlow, flows, err := traceLinesByFlow(text, ref.Flow)
@@ -203,7 +204,7 @@ func traceRows(d *Decoder, text, file string, ref *TraceRef, path string) (rows 
 	}
 	lines, ok := byFlow[*ref.Flow]
 	if !ok {
-		d.ErrorAt(path+".flow", "%s has no flow %q%s", file, *ref.Flow, DidYouMean(*ref.Flow, flows))
+		d.ErrorAt(path+".flow", "%s has no flow %q%s", file, *ref.Flow, lang.DidYouMean(*ref.Flow, flows))
 		return nil, false
 	}
 	for _, l := range lines {
@@ -273,7 +274,7 @@ func (l traceLine) row() (traceRow, *traceRowError) {
 	if err != nil {
 		return bad(1, "%q is not a sequence number", f[1])
 	}
-	var sent, recv Duration
+	var sent, recv lang.Duration
 	if sent.ParseScalar(f[3]+"s") != nil {
 		return bad(3, "%q is not a time in seconds", f[3])
 	}
@@ -294,7 +295,7 @@ func (l traceLine) row() (traceRow, *traceRowError) {
 }
 
 // build turns a delay into the engine's: a fixed delay, or a series.
-func (h *HopDelay) build(d *Decoder, path string) (time.Duration, []time.Duration) {
+func (h *HopDelay) build(d *lang.Decoder, path string) (time.Duration, []time.Duration) {
 	if h.Trace == nil {
 		return time.Duration(h.fixed), nil
 	}
@@ -306,7 +307,7 @@ func (h *HopDelay) build(d *Decoder, path string) (time.Duration, []time.Duratio
 }
 
 // buildLossTrace is a loss series as the engine's loss model.
-func buildLossTrace(d *Decoder, ref *TraceRef, path string) emulator.LossModel {
+func buildLossTrace(d *lang.Decoder, ref *TraceRef, path string) emulator.LossModel {
 	_, lost := readSeries(d, ref, path, true)
 	if lost == nil {
 		lost = []bool{false}

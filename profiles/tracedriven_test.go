@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hilrig/hilrig/emulator"
+	"github.com/hilrig/hilrig/profiles/lang"
 )
 
 // FuzzTraceSeries: any file given as a recorded delay or loss series is
@@ -34,7 +35,7 @@ func FuzzTraceSeries(f *testing.F) {
 		}
 		l, err := Parse(filepath.Join(dir, "p.yaml"), []byte("duration: 1s\nhops:\n  h: {"+key+"}\nflows:\n  m2s: {route: [h]}\n"))
 		if err != nil {
-			var list ErrorList
+			var list lang.ErrorList
 			if !errors.As(err, &list) || len(list) == 0 {
 				t.Fatalf("not a positioned error: %v", err)
 			}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hilrig/hilrig/emulator"
+	"github.com/hilrig/hilrig/profiles/lang"
 )
 
 func TestParseDuration(t *testing.T) {
@@ -35,7 +36,7 @@ func TestParseDuration(t *testing.T) {
 		{"3000000h", 0, "too long"},
 	}
 	for _, tc := range tests {
-		var d Duration
+		var d lang.Duration
 		err := d.ParseScalar(tc.in)
 		switch {
 		case tc.err == "" && err != nil:
@@ -52,45 +53,45 @@ func TestParseRateSizeLimitProbability(t *testing.T) {
 	tests := []struct {
 		in   string
 		into interface {
-			ScalarParser
+			lang.ScalarParser
 			String() string
 		}
 		want string // formatted back, or the error's text
 	}{
-		{"4Mbit", new(Rate), "4Mbit"},
-		{"512kbit", new(Rate), "512kbit"},
-		{"1.5Mbit", new(Rate), "1500kbit"},
-		{"100 Mbit/s", new(Rate), "100Mbit"},
-		{"4 Mbps", new(Rate), "is not a rate (want e.g. 4Mbit, 512kbit)"},
-		{"4MB", new(Rate), "is not a rate"},
-		{"0.5bit", new(Rate), "whole number"},
-		{"0bit", new(Rate), "positive"},
-		{"1000B", new(Size), "1000B"},
-		{"30kB", new(Size), "30000B"},
-		{"64KiB", new(Size), "65536B"},
-		{"1.5MB", new(Size), "1500000B"},
-		{"30KB", new(Size), "ambiguous"},
-		{"30kb", new(Size), "ambiguous"},
-		{"1000", new(Size), "is not a size"},
-		{"30000B", new(Limit), "30000B"},
-		{"50 frames", new(Limit), "50 frames"},
-		{"1frame", new(Limit), "1 frames"},
-		{"50", new(Limit), "is not a limit"},
-		{"1%", new(Probability), "1%"},
-		{"0.25", new(Probability), "25%"},
-		{"150%", new(Probability), "outside [0, 1]"},
-		{"1.5", new(Probability), "outside [0, 1]"},
-		{"-1%", new(Probability), "outside [0, 1]"},
-		{"lots", new(Probability), "is not a probability"},
-		{"0.0001%", new(Probability), "0.0001%"},
-		{"0.3%", new(Probability), "0.3%"},
-		{"8n1", new(UARTFormat), "8N1"},
-		{"5N1.5", new(UARTFormat), "5N1.5"},
-		{"7E2", new(UARTFormat), "7E2"},
-		{"8X1", new(UARTFormat), "is not a UART format (want data bits 5 to 8, parity N, E, O, M or S, stop bits 1, 1.5 or 2: 8N1, 7E1, 8E2)"},
-		{"9N1", new(UARTFormat), "is not a UART format"},
-		{"8N3", new(UARTFormat), "is not a UART format"},
-		{"8-N-1", new(UARTFormat), "is not a UART format"},
+		{"4Mbit", new(lang.Rate), "4Mbit"},
+		{"512kbit", new(lang.Rate), "512kbit"},
+		{"1.5Mbit", new(lang.Rate), "1500kbit"},
+		{"100 Mbit/s", new(lang.Rate), "100Mbit"},
+		{"4 Mbps", new(lang.Rate), "is not a rate (want e.g. 4Mbit, 512kbit)"},
+		{"4MB", new(lang.Rate), "is not a rate"},
+		{"0.5bit", new(lang.Rate), "whole number"},
+		{"0bit", new(lang.Rate), "positive"},
+		{"1000B", new(lang.Size), "1000B"},
+		{"30kB", new(lang.Size), "30000B"},
+		{"64KiB", new(lang.Size), "65536B"},
+		{"1.5MB", new(lang.Size), "1500000B"},
+		{"30KB", new(lang.Size), "ambiguous"},
+		{"30kb", new(lang.Size), "ambiguous"},
+		{"1000", new(lang.Size), "is not a size"},
+		{"30000B", new(lang.Limit), "30000B"},
+		{"50 frames", new(lang.Limit), "50 frames"},
+		{"1frame", new(lang.Limit), "1 frames"},
+		{"50", new(lang.Limit), "is not a limit"},
+		{"1%", new(lang.Probability), "1%"},
+		{"0.25", new(lang.Probability), "25%"},
+		{"150%", new(lang.Probability), "outside [0, 1]"},
+		{"1.5", new(lang.Probability), "outside [0, 1]"},
+		{"-1%", new(lang.Probability), "outside [0, 1]"},
+		{"lots", new(lang.Probability), "is not a probability"},
+		{"0.0001%", new(lang.Probability), "0.0001%"},
+		{"0.3%", new(lang.Probability), "0.3%"},
+		{"8n1", new(lang.UARTFormat), "8N1"},
+		{"5N1.5", new(lang.UARTFormat), "5N1.5"},
+		{"7E2", new(lang.UARTFormat), "7E2"},
+		{"8X1", new(lang.UARTFormat), "is not a UART format (want data bits 5 to 8, parity N, E, O, M or S, stop bits 1, 1.5 or 2: 8N1, 7E1, 8E2)"},
+		{"9N1", new(lang.UARTFormat), "is not a UART format"},
+		{"8N3", new(lang.UARTFormat), "is not a UART format"},
+		{"8-N-1", new(lang.UARTFormat), "is not a UART format"},
 	}
 	for _, tc := range tests {
 		err := tc.into.ParseScalar(tc.in)
@@ -122,8 +123,8 @@ func TestProbabilityStringRoundTrips(t *testing.T) {
 		{1e-7, "0.0000001"}, {1.0 / 3, "0.3333333333333333"}, {0.9999, "0.9999"}, {0.0007, "0.0007"},
 		{1e-300, "1e-300"},
 	} {
-		s := Probability(tc.p).String()
-		var back Probability
+		s := lang.Probability(tc.p).String()
+		var back lang.Probability
 		if err := back.ParseScalar(s); err != nil || float64(back) != tc.p {
 			t.Errorf("%v prints as %q, which parses as %v (%v)", tc.p, s, float64(back), err)
 		}
@@ -133,7 +134,7 @@ func TestProbabilityStringRoundTrips(t *testing.T) {
 	}
 	// What a user writes prints as written (in its shortest form).
 	for _, written := range []string{"0.07%", "0.0001%", "0.3%", "100%", "2%", "12.5%", "0.00001%", "0%"} {
-		var p Probability
+		var p lang.Probability
 		if err := p.ParseScalar(written); err != nil || p.String() != written {
 			t.Errorf("%s prints as %q (%v)", written, p.String(), err)
 		}
@@ -142,8 +143,8 @@ func TestProbabilityStringRoundTrips(t *testing.T) {
 
 func TestFormatDurationRoundTrips(t *testing.T) {
 	for _, d := range []time.Duration{0, 1, 999, 1300 * time.Microsecond, 20 * time.Second, 90 * time.Second, 2 * time.Hour, 1234567891} {
-		s := FormatDuration(d)
-		var back Duration
+		s := lang.FormatDuration(d)
+		var back lang.Duration
 		if err := back.ParseScalar(s); err != nil || time.Duration(back) != d {
 			t.Errorf("%v formats as %q, which parses as %v (%v)", d, s, time.Duration(back), err)
 		}
@@ -151,7 +152,7 @@ func TestFormatDurationRoundTrips(t *testing.T) {
 }
 
 func TestLimitUnits(t *testing.T) {
-	var l Limit
+	var l lang.Limit
 	if err := l.ParseScalar("30kB"); err != nil || l.Unit != emulator.Bytes || l.N != 30000 {
 		t.Errorf("30kB: %+v %v", l, err)
 	}

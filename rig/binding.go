@@ -7,6 +7,7 @@ import (
 	"github.com/hilrig/hilrig/drivers"
 	"github.com/hilrig/hilrig/emulator"
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
 	"github.com/hilrig/hilrig/rig/executor"
 	"github.com/hilrig/hilrig/rig/supervisor"
 )
@@ -45,7 +46,7 @@ type Player interface {
 // there are none: the hardware's part of each model stands in for the
 // device across its cut, and flows between two devices keep the profile's
 // generators as their stand-in.
-func bind(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, devices []endpoint, players map[string]Player) (binding, error) {
+func bind(p *profiles.Loaded, b *benchfile.LoadedBench, mode Mode, devices []endpoint, players map[string]Player) (binding, error) {
 	bd := binding{flows: slices.Clone(p.Config.Flows), egress: make([]executor.Egress, p.Flows.Len())}
 	if b == nil {
 		return bd, nil
@@ -62,7 +63,7 @@ func bind(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, devices []endp
 		if d.wire {
 			l = executor.NewWireLink(d.Name(), d)
 			links[d.Name()] = l
-			if u, ok := b.Endpoints.Values[b.Endpoints.Index(d.Name())].Device.(*profiles.UDPSocket); ok {
+			if u, ok := b.Endpoints.Values[b.Endpoints.Index(d.Name())].Device.(*benchfile.UDPSocket); ok {
 				l.WatchPeer(u.PeerWatch())
 			}
 		}
@@ -154,7 +155,7 @@ func bind(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, devices []endp
 }
 
 // modelFlows finds the flows a model endpoint sends and receives on.
-func modelFlows(b *profiles.LoadedBench, p *profiles.Loaded, name string) (toHW, fromHW int) {
+func modelFlows(b *benchfile.LoadedBench, p *profiles.Loaded, name string) (toHW, fromHW int) {
 	toHW, fromHW = -1, -1
 	for _, bound := range b.Bound {
 		if bound.From == name {
@@ -169,7 +170,7 @@ func modelFlows(b *profiles.LoadedBench, p *profiles.Loaded, name string) (toHW,
 
 // ModelSpecOf is a bench's model endpoint (a model or an FMU) in the
 // executor's terms.
-func ModelSpecOf(bm *profiles.BenchModel) *executor.ModelSpec {
+func ModelSpecOf(bm *benchfile.BenchModel) *executor.ModelSpec {
 	s := &executor.ModelSpec{
 		Model: bm.Name, Cut: bm.Cut, Plant: bm.Plant, Simulated: bm.Simulated, Hardware: bm.Hardware,
 		Exchange: bm.Exchange, Step: bm.Step, Solver: bm.Solver, SendEvery: bm.SendEvery,
@@ -186,7 +187,7 @@ func ModelSpecOf(bm *profiles.BenchModel) *executor.ModelSpec {
 }
 
 // stepping turns a bench's stepping into the executor's.
-func stepping(st *profiles.Stepping) executor.Stepping {
+func stepping(st *benchfile.Stepping) executor.Stepping {
 	out := executor.Stepping{Replies: st.Replies, Wait: st.Wait, MaxAge: st.MaxAge, Timeout: st.Timeout, NominalDelay: st.NominalDelay, StepCost: st.StepCost}
 	if sup := st.Supervisor; sup != nil {
 		action := map[string]supervisor.Action{"shadow": supervisor.Shadow, "stop": supervisor.Stop, "notify": supervisor.Notify}[sup.OnOutOfSync]
@@ -198,7 +199,7 @@ func stepping(st *profiles.Stepping) executor.Stepping {
 
 // playedPeer reports whether an endpoint bound to or from the model
 // endpoint name is played in software.
-func playedPeer(b *profiles.LoadedBench, name string, players map[string]Player) bool {
+func playedPeer(b *benchfile.LoadedBench, name string, players map[string]Player) bool {
 	for _, bound := range b.Bound {
 		from, to := bound.From, bound.To
 		if from == name && players[to] != nil || to == name && players[from] != nil {

@@ -22,6 +22,9 @@ import (
 	"github.com/hilrig/hilrig/firmware/plantnode"
 	"github.com/hilrig/hilrig/firmware/wire"
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
+	"github.com/hilrig/hilrig/profiles/lang"
+	"github.com/hilrig/hilrig/profiles/modelfile"
 	"github.com/hilrig/hilrig/rig/record"
 )
 
@@ -101,7 +104,7 @@ bind:
 type DemoSetup struct {
 	Scenario string
 	Profile  *profiles.Loaded
-	Bench    *profiles.LoadedBench
+	Bench    *benchfile.LoadedBench
 	endpoint string // the device's, in the bench
 	about    string // what the demo is, in a sentence
 	build    func(uart device.UART, clock device.Clock) (device.Firmware, error)
@@ -146,7 +149,7 @@ func SetUpDemo(opt DemoOptions, dir string) (*DemoSetup, error) {
 		if cut == "" {
 			cut = "CP2"
 		}
-		car, err := profiles.LoadModel("quarter-car", nil)
+		car, err := modelfile.LoadModel("quarter-car", nil)
 		if err != nil {
 			return nil, err
 		}
@@ -165,7 +168,7 @@ func SetUpDemo(opt DemoOptions, dir string) (*DemoSetup, error) {
 		text, d.endpoint = FirmwareDemoBench(dir, flows), "controller"
 		d.about = "the reference PID firmware (firmware/pid) on a pseudo-terminal, opened through the serial driver as a USB adapter is, controlling the speed of a DC motor the rig simulates (motor-speed)"
 	}
-	if d.Bench, err = profiles.ParseBench("demo bench", []byte(text), p); err != nil {
+	if d.Bench, err = benchfile.ParseBench("demo bench", []byte(text), p); err != nil {
 		return nil, err
 	}
 	bm := d.Bench.Models[d.Bench.Endpoints.Names[0]]
@@ -190,7 +193,7 @@ func SetUpDemo(opt DemoOptions, dir string) (*DemoSetup, error) {
 // as the wire codec lays them out by default; commands of V. It holds its
 // command and raises its fault flag after 100 ms without a measurement,
 // and says so in a heartbeat every 100 ms.
-func pidFor(bm *profiles.BenchModel, params profiles.Map[float64]) (pid.Config, error) {
+func pidFor(bm *benchfile.BenchModel, params lang.Map[float64]) (pid.Config, error) {
 	par := map[string]float64{}
 	if b, ok := plant.LookupBuiltin(bm.Name); ok {
 		for _, p := range b.Params {
@@ -221,7 +224,7 @@ func pidFor(bm *profiles.BenchModel, params profiles.Map[float64]) (pid.Config, 
 // equations (the quarter car's hardware part at CP2, or the suspension
 // and body at CP1) run on the device's clock. Its watchdog holds the
 // input at rest (0) when the car's commands stop for 100 ms.
-func seatNode(bm *profiles.BenchModel, uart device.UART, clock device.Clock) (device.Firmware, error) {
+func seatNode(bm *benchfile.BenchModel, uart device.UART, clock device.Clock) (device.Firmware, error) {
 	it, err := plant.NewIntegrator(bm.Hardware, bm.Solver, bm.Step)
 	if err != nil {
 		return nil, err
@@ -241,7 +244,7 @@ func seatNode(bm *profiles.BenchModel, uart device.UART, clock device.Clock) (de
 // wired to the equations of bm's hardware part (one input, one output),
 // on threads of its own and its own clock, as the demo's seat is played.
 // stop ends it, its output at its safe level.
-func StartPlantNode(ctx context.Context, path string, bm *profiles.BenchModel, priority int) (stop func(), err error) {
+func StartPlantNode(ctx context.Context, path string, bm *benchfile.BenchModel, priority int) (stop func(), err error) {
 	dev, err := startDevice(ctx, path, func(uart device.UART, clock device.Clock) (device.Firmware, error) { return seatNode(bm, uart, clock) }, priority)
 	if err != nil {
 		return nil, err

@@ -7,12 +7,12 @@ import (
 	"periph.io/x/conn/v3/gpio"
 
 	"github.com/hilrig/hilrig/drivers"
-	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
 )
 
 func init() { registerDriver(gpioEndpoint, listGPIOChips) }
 
-func gpioEndpoint(name string, g *profiles.GPIOPins, readerThread func()) (endpoint, error) {
+func gpioEndpoint(name string, g *benchfile.GPIOPins, readerThread func()) (endpoint, error) {
 	cfg := drivers.GPIOConfig{Name: name, ReaderThread: readerThread}
 	pulls := map[string]gpio.Pull{"none": gpio.Float, "up": gpio.PullUp, "down": gpio.PullDown}
 	edges := map[string]gpio.Edge{"rising": gpio.RisingEdge, "falling": gpio.FallingEdge, "both": gpio.BothEdges}

@@ -2,15 +2,16 @@ package rig
 
 import (
 	"github.com/hilrig/hilrig/drivers"
-	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
+	"github.com/hilrig/hilrig/profiles/lang"
 )
 
 func init() { registerDriver(ptyEndpoint, nil) }
 
-func ptyEndpoint(name string, p *profiles.PtyPort, readerThread func()) (endpoint, error) {
+func ptyEndpoint(name string, p *benchfile.PtyPort, readerThread func()) (endpoint, error) {
 	reconnect := p.Reconnect
 	if reconnect == nil {
-		d := profiles.Duration(profiles.DefaultPtyReconnect)
+		d := lang.Duration(benchfile.DefaultPtyReconnect)
 		reconnect = &d
 	}
 	cfg, err := serialConfig(name, p.LineSettings, p.FrameSettings, reconnect, readerThread)

@@ -8,12 +8,13 @@ import (
 	"go.bug.st/serial"
 
 	"github.com/hilrig/hilrig/drivers"
-	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
+	"github.com/hilrig/hilrig/profiles/lang"
 )
 
 func init() { registerDriver(serialEndpoint, listSerialPorts) }
 
-func serialEndpoint(name string, s *profiles.SerialPort, readerThread func()) (endpoint, error) {
+func serialEndpoint(name string, s *benchfile.SerialPort, readerThread func()) (endpoint, error) {
 	cfg, err := serialConfig(name, s.LineSettings, s.FrameSettings, s.Reconnect, readerThread)
 	if err != nil {
 		return endpoint{}, err
@@ -24,7 +25,7 @@ func serialEndpoint(name string, s *profiles.SerialPort, readerThread func()) (e
 
 // serialConfig is the driver's configuration of a serial line, real
 // (serial) or virtual (pty).
-func serialConfig(name string, line profiles.LineSettings, frames profiles.FrameSettings, reconnect *profiles.Duration, readerThread func()) (drivers.SerialConfig, error) {
+func serialConfig(name string, line benchfile.LineSettings, frames benchfile.FrameSettings, reconnect *lang.Duration, readerThread func()) (drivers.SerialConfig, error) {
 	baud, dataBits, parity, stopBits := line.Settings()
 	cfg := drivers.SerialConfig{Name: name, Baud: baud, DataBits: dataBits, ReaderThread: readerThread}
 	cfg.Parity = map[string]serial.Parity{"none": serial.NoParity, "odd": serial.OddParity, "even": serial.EvenParity, "mark": serial.MarkParity, "space": serial.SpaceParity}[parity]

@@ -4,12 +4,12 @@ import (
 	"time"
 
 	"github.com/hilrig/hilrig/drivers"
-	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
 )
 
 func init() { registerDriver(tcpEndpoint, nil) }
 
-func tcpEndpoint(name string, t *profiles.TCPSocket, readerThread func()) (endpoint, error) {
+func tcpEndpoint(name string, t *benchfile.TCPSocket, readerThread func()) (endpoint, error) {
 	spec := t.FrameSettings.Spec()
 	framing, err := makeFraming(spec, 0)
 	if err != nil {

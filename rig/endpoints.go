@@ -8,7 +8,7 @@ import (
 
 	"github.com/hilrig/hilrig/drivers"
 	"github.com/hilrig/hilrig/firmware/wire"
-	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
 )
 
 // endpoint is a bench's device ready to start, with what the rig needs to
@@ -22,7 +22,7 @@ type endpoint struct {
 }
 
 // A device kind has two halves: its settings in the bench language
-// (profiles.DeviceKinds, registered in profiles/bench_KIND.go) and, here,
+// (benchfile.DeviceKinds, registered in profiles/benchfile/bench_KIND.go) and, here,
 // how a bench's endpoint of the kind becomes a driver and which devices of
 // the kind `hilrig ports` lists. Each kind registers its half from its own
 // file (endpoint_KIND.go), by its settings' type, so that the two halves
@@ -34,7 +34,7 @@ type deviceDriver struct {
 	// build makes the driver of endpoint name from its settings, of the
 	// kind's type. readerThread runs on the reader's thread before it
 	// reads. The endpoint's kind and wire are filled in by the caller.
-	build func(name string, settings profiles.DeviceConfig, readerThread func()) (endpoint, error)
+	build func(name string, settings benchfile.DeviceConfig, readerThread func()) (endpoint, error)
 	// ports lists the kind's devices for `hilrig ports`; nil when the kind
 	// has none to list (a pseudo-terminal is made by the run).
 	ports func(stdout, stderr io.Writer)
@@ -44,9 +44,9 @@ var deviceDrivers = map[string]*deviceDriver{}
 
 // registerDriver registers how endpoints whose settings are of type C are
 // built, and the kind's port listing (nil: none). Called at init.
-func registerDriver[C profiles.DeviceConfig](build func(name string, settings C, readerThread func()) (endpoint, error), ports func(stdout, stderr io.Writer)) {
+func registerDriver[C benchfile.DeviceConfig](build func(name string, settings C, readerThread func()) (endpoint, error), ports func(stdout, stderr io.Writer)) {
 	var none C
-	kind, ok := profiles.DeviceKindOf(none)
+	kind, ok := benchfile.DeviceKindOf(none)
 	if !ok {
 		panic(fmt.Sprintf("rig: %v is not the settings of a device kind the bench language knows", reflect.TypeFor[C]()))
 	}
@@ -54,7 +54,7 @@ func registerDriver[C profiles.DeviceConfig](build func(name string, settings C,
 		panic("rig: device kind " + kind.Key + " has two drivers")
 	}
 	deviceDrivers[kind.Key] = &deviceDriver{
-		build: func(name string, s profiles.DeviceConfig, readerThread func()) (endpoint, error) {
+		build: func(name string, s benchfile.DeviceConfig, readerThread func()) (endpoint, error) {
 			return build(name, s.(C), readerThread)
 		},
 		ports: ports,
@@ -64,7 +64,7 @@ func registerDriver[C profiles.DeviceConfig](build func(name string, settings C,
 // buildEndpoints makes the drivers for a bench's devices: every endpoint
 // but the models, which the executor steps itself, and those played in
 // software. readerThread runs on each reader's thread before it reads.
-func buildEndpoints(b *profiles.LoadedBench, players map[string]Player, readerThread func()) ([]endpoint, error) {
+func buildEndpoints(b *benchfile.LoadedBench, players map[string]Player, readerThread func()) ([]endpoint, error) {
 	var out []endpoint
 	for i, name := range b.Endpoints.Names {
 		e := b.Endpoints.Values[i]
@@ -88,7 +88,7 @@ func buildEndpoints(b *profiles.LoadedBench, players map[string]Player, readerTh
 // ListPorts writes, for `hilrig ports`, the devices of each kind that has
 // some to list, in the kinds' order.
 func ListPorts(stdout, stderr io.Writer) {
-	for _, k := range profiles.DeviceKinds() {
+	for _, k := range benchfile.DeviceKinds() {
 		if dd := deviceDrivers[k.Key]; dd != nil && dd.ports != nil {
 			dd.ports(stdout, stderr)
 		}
@@ -104,7 +104,7 @@ func deref(s *string) string {
 
 // makeFraming builds a framing; an idle framing without a gap waits 3.5
 // character times.
-func makeFraming(spec profiles.FramingSpec, charTime time.Duration) (wire.Framing, error) {
+func makeFraming(spec benchfile.FramingSpec, charTime time.Duration) (wire.Framing, error) {
 	gap := spec.Gap
 	if spec.Name == "idle" && gap == 0 {
 		if charTime == 0 {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
 )
 
 // TestEveryDeviceKindHasADriver keeps the two halves of the device kinds
@@ -14,7 +14,7 @@ import (
 // nothing is built here that a bench cannot write.
 func TestEveryDeviceKindHasADriver(t *testing.T) {
 	var language, built []string
-	for _, k := range profiles.DeviceKinds() {
+	for _, k := range benchfile.DeviceKinds() {
 		language = append(language, k.Key)
 	}
 	for key, dd := range deviceDrivers {
@@ -51,7 +51,7 @@ bind:
   d: {from: server, to: stopping}
   e: {from: site, to: datagram}
 `
-	b, err := profiles.ParseBench("each.yaml", []byte(bench), nil)
+	b, err := benchfile.ParseBench("each.yaml", []byte(bench), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/hilrig/hilrig/emulator/plant/fmi"
-	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
 	"github.com/hilrig/hilrig/rig/fmu"
 	"github.com/hilrig/hilrig/rig/record"
 )
@@ -39,7 +39,7 @@ func (f runningFMU) summary() *record.FMUSummary {
 // part's integrator reads its blocks' outputs as it is made. On an error
 // the FMUs started are closed. priority is an isolated FMU's process's
 // SCHED_FIFO priority (0: normal).
-func startFMUs(b *profiles.LoadedBench, priority int) ([]runningFMU, error) {
+func startFMUs(b *benchfile.LoadedBench, priority int) ([]runningFMU, error) {
 	if b == nil {
 		return nil, nil
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
 )
 
 // ticker plays an endpoint: a frame every period, and nothing kept of
@@ -48,7 +49,7 @@ flows:
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := profiles.LoadBench("../profiles/benches/virtual.yaml", p)
+	b, err := benchfile.LoadBench("../profiles/benches/virtual.yaml", p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
+	"github.com/hilrig/hilrig/profiles/lang"
 	"github.com/hilrig/hilrig/rig/executor"
 	"github.com/hilrig/hilrig/rig/record"
 )
@@ -41,7 +42,7 @@ type sentFrames struct {
 // frames each sent, and where it ends. It must be a regular file (a
 // device or a FIFO might never end, or block).
 func ReadRecording(path string) (*RecordingFile, error) {
-	f, info, err := profiles.OpenFile(path)
+	f, info, err := lang.OpenFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +79,7 @@ func ReadRecording(path string) (*RecordingFile, error) {
 // withBenchReplays adds to players one for every bench endpoint that
 // replays a recording (replay: in the bench), unless players plays it
 // already; players itself is not changed.
-func withBenchReplays(b *profiles.LoadedBench, players map[string]Player) (map[string]Player, error) {
+func withBenchReplays(b *benchfile.LoadedBench, players map[string]Player) (map[string]Player, error) {
 	var out map[string]Player
 	read := map[string]*RecordingFile{}
 	for i, name := range b.Endpoints.Names {
@@ -196,7 +197,7 @@ func (r *replay) open() {
 		return
 	}
 	r.state = replayDone
-	f, info, err := profiles.OpenFile(r.rec.path)
+	f, info, err := lang.OpenFile(r.rec.path)
 	if err == nil && (!os.SameFile(info, r.rec.info) || info.Size() < r.rec.whole) {
 		f.Close()
 		err = errors.New("it changed since it was checked")

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
 	"github.com/hilrig/hilrig/rig/record"
 )
 
@@ -234,13 +235,13 @@ func TestReadRecordingRefuses(t *testing.T) {
 
 // replayBench is the virtual bench with a profile whose flows its
 // endpoints feed.
-func replayBench(t *testing.T) (*profiles.Loaded, *profiles.LoadedBench) {
+func replayBench(t *testing.T) (*profiles.Loaded, *benchfile.LoadedBench) {
 	t.Helper()
 	p, err := profiles.Parse("p.yaml", []byte("duration: 40s\nhops:\n  down: {delay: 5ms}\n  up: {delay: 5ms}\nflows:\n  m2s: {route: [down], role: to-plant}\n  s2m: {route: [up], role: to-controller}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := profiles.LoadBench("../profiles/benches/virtual.yaml", p)
+	b, err := benchfile.LoadBench("../profiles/benches/virtual.yaml", p)
 	if err != nil {
 		t.Fatal(err)
 	}

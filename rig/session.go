@@ -16,6 +16,7 @@ import (
 	"github.com/hilrig/hilrig/drivers"
 	"github.com/hilrig/hilrig/drivers/realtime"
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
 	"github.com/hilrig/hilrig/rig/executor"
 	"github.com/hilrig/hilrig/rig/record"
 )
@@ -94,7 +95,7 @@ func (c pacedClock) Wake()            { c.wall.Wake() }
 // Session is a profile and a bench ready to run on a clock.
 type Session struct {
 	profile *profiles.Loaded
-	bench   *profiles.LoadedBench
+	bench   *benchfile.LoadedBench
 	mode    Mode
 	opt     Options
 	logf    func(format string, args ...any)
@@ -124,7 +125,7 @@ type Session struct {
 // builds the devices (in real time; they are opened when it runs), the
 // models and the executor, and starts the writers of the trace and the
 // signals. b may be nil in virtual time.
-func Open(p *profiles.Loaded, b *profiles.LoadedBench, mode Mode, opt Options) (*Session, error) {
+func Open(p *profiles.Loaded, b *benchfile.LoadedBench, mode Mode, opt Options) (*Session, error) {
 	if b != nil {
 		var err error
 		if opt.Players, err = withBenchReplays(b, opt.Players); err != nil {
@@ -482,7 +483,7 @@ func threadsFor(endpoints int) int {
 func (s *Session) Profile() *profiles.Loaded { return s.profile }
 
 // Bench is the session's bench, or nil.
-func (s *Session) Bench() *profiles.LoadedBench { return s.bench }
+func (s *Session) Bench() *benchfile.LoadedBench { return s.bench }
 
 // Mode is the session's clock.
 func (s *Session) Mode() Mode { return s.mode }
@@ -711,7 +712,7 @@ func (s *Session) Close() {
 
 // Sim runs a profile in virtual time, with the models of bench b (nil:
 // none), as fast as the CPU allows.
-func Sim(p *profiles.Loaded, b *profiles.LoadedBench, opt Options) (record.Summary, error) {
+func Sim(p *profiles.Loaded, b *benchfile.LoadedBench, opt Options) (record.Summary, error) {
 	s, err := Open(p, b, Virtual, opt)
 	if err != nil {
 		return record.Summary{}, err
@@ -722,7 +723,7 @@ func Sim(p *profiles.Loaded, b *profiles.LoadedBench, opt Options) (record.Summa
 // Run forwards frames between a bench's devices through a profile's
 // emulated network, in real time, until the duration ends, ctx is done,
 // or a device fails (see Session.Run).
-func Run(ctx context.Context, p *profiles.Loaded, b *profiles.LoadedBench, opt Options) (record.Summary, error) {
+func Run(ctx context.Context, p *profiles.Loaded, b *benchfile.LoadedBench, opt Options) (record.Summary, error) {
 	s, err := Open(p, b, RealTime, opt)
 	if err != nil {
 		return record.Summary{}, err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
 	"github.com/hilrig/hilrig/rig/record"
 )
 
@@ -157,7 +158,7 @@ func BenchmarkSimBottleneck300s(b *testing.B) {
 // uncut car.
 func BenchmarkCoSim60s(b *testing.B) {
 	p := load(b, "internet-hil")
-	bench, err := profiles.LoadBench("../profiles/benches/quarter-car-seat.yaml", p)
+	bench, err := benchfile.LoadBench("../profiles/benches/quarter-car-seat.yaml", p)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -199,7 +200,7 @@ flows:
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := profiles.LoadBench("../profiles/benches/virtual.yaml", p)
+	b, err := benchfile.LoadBench("../profiles/benches/virtual.yaml", p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +232,7 @@ func TestStandInReplies(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(model string, delay time.Duration) record.OutputError {
-		b, err := profiles.ParseBench("b.yaml", []byte(`endpoints:
+		b, err := benchfile.ParseBench("b.yaml", []byte(`endpoints:
   robot: {model: {name: parallel-robot, cut: controller, solver: rk4, `+model+`}}
   controller: {pty: {}}
 bind:

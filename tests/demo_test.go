@@ -13,7 +13,7 @@ import (
 
 	"github.com/hilrig/hilrig/emulator/plant"
 	"github.com/hilrig/hilrig/firmware/wire"
-	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/modelfile"
 	"github.com/hilrig/hilrig/rig"
 )
 
@@ -112,7 +112,7 @@ func TestRunModelWithADevice(t *testing.T) {
 	port := rig.attach("seat")
 	defer port.Close()
 
-	m, err := profiles.LoadModel("quarter-car", nil)
+	m, err := modelfile.LoadModel("quarter-car", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

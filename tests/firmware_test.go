@@ -17,6 +17,7 @@ import (
 	"github.com/hilrig/hilrig/firmware/pid"
 	"github.com/hilrig/hilrig/firmware/wire"
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
 	"github.com/hilrig/hilrig/rig"
 	"github.com/hilrig/hilrig/rig/record"
 )
@@ -85,7 +86,7 @@ func firmwareRun(t *testing.T, profile string, fw *rig.Firmware) (record.Summary
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := profiles.ParseBench("bench.yaml", []byte(firmwareBench), p)
+	b, err := benchfile.ParseBench("bench.yaml", []byte(firmwareBench), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestFirmwareLoopMatchesTheLoopWithoutANetwork(t *testing.T) {
 	sum, cols := firmwareRun(t, firmwareLink(0), newPIDFirmware(t, law))
 
 	p, _ := profiles.Parse("link.yaml", []byte(firmwareLink(0)))
-	b, _ := profiles.ParseBench("bench.yaml", []byte(firmwareBench), p)
+	b, _ := benchfile.ParseBench("bench.yaml", []byte(firmwareBench), p)
 	bm := b.Models["motor"]
 	it, err := plant.NewIntegrator(bm.Simulated, bm.Solver, bm.Step)
 	if err != nil {
@@ -190,7 +191,7 @@ func stepMetrics(y []float64, dt, at time.Duration, to float64) (overshoot float
 // I_k + Ki·h·e_k), Z(jω) = (1 − e^{−jωh})/(jωh) the hold of V between
 // ticks, and τ the loop's dead time: the measurement's age at the tick
 // plus the command's wait until it applies.
-func loopMargin(t *testing.T, bm *profiles.BenchModel, law pid.Law, tau time.Duration) (wc, pm float64) {
+func loopMargin(t *testing.T, bm *benchfile.BenchModel, law pid.Law, tau time.Duration) (wc, pm float64) {
 	t.Helper()
 	lin := bm.Simulated.Linearize()
 	row := slices.Index(lin.Outputs, bm.SignalIndex("wL"))
@@ -261,7 +262,7 @@ func secondOrder(pm, wc float64) (zeta, overshoot float64, settle time.Duration)
 func TestFirmwareLoopWithDelay(t *testing.T) {
 	law := motorLaw(t)
 	p, _ := profiles.Parse("link.yaml", []byte(firmwareLink(0)))
-	b, _ := profiles.ParseBench("bench.yaml", []byte(firmwareBench), p)
+	b, _ := benchfile.ParseBench("bench.yaml", []byte(firmwareBench), p)
 	bm := b.Models["motor"]
 	const step, at = 10.0, 100 * time.Millisecond
 

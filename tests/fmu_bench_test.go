@@ -15,6 +15,7 @@ import (
 
 	"github.com/hilrig/hilrig/emulator/plant/fmi"
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
 	"github.com/hilrig/hilrig/rig"
 	"github.com/hilrig/hilrig/rig/fmu/fmutest"
 	"github.com/hilrig/hilrig/rig/record"
@@ -369,7 +370,7 @@ func TestFMURunsAgainstHardwareInRealTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := profiles.LoadBench(bench, p)
+	b, err := benchfile.LoadBench(bench, p)
 	if err != nil {
 		t.Fatal(err)
 	}

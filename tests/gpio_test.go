@@ -15,6 +15,7 @@ import (
 
 	"github.com/hilrig/hilrig/drivers/wiredpins"
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
 	"github.com/hilrig/hilrig/rig"
 	"github.com/hilrig/hilrig/rig/record"
 )
@@ -96,7 +97,7 @@ func TestRunGPIO(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := profiles.ParseBench("b.yaml", []byte(g.yaml("")), p)
+	b, err := benchfile.ParseBench("b.yaml", []byte(g.yaml("")), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +192,7 @@ func TestGPIOSafeOnError(t *testing.T) {
 	dir := t.TempDir()
 	extra := fmt.Sprintf("  other: {pty: {link: %s/other, reconnect: 0s}}\n  sink: {pty: {}}", dir)
 	bench := strings.Replace(g.yaml(extra), "bind:\n", "bind:\n  s2m: {from: other, to: sink}\n", 1)
-	b, err := profiles.ParseBench("b.yaml", []byte(bench), p)
+	b, err := benchfile.ParseBench("b.yaml", []byte(bench), p)
 	if err != nil {
 		t.Fatal(err)
 	}

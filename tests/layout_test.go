@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
 	"os/exec"
 	"slices"
 	"strings"
@@ -31,6 +32,18 @@ func TestImportDirection(t *testing.T) {
 		"rig":      {"rig", "emulator", "firmware", "drivers", "profiles"},
 		"tests":    {"tests", "rig", "emulator", "firmware", "drivers", "profiles"},
 	}
+	// The profile languages apart (issue 20): the YAML machinery imports no
+	// language; each language imports the machinery and the languages its
+	// files name (a bench names a profile and model files, a suite profiles
+	// and benches).
+	languages := map[string][]string{
+		"profiles/lang":      nil,
+		"profiles":           {"profiles/lang"},
+		"profiles/modelfile": {"profiles/lang"},
+		"profiles/benchfile": {"profiles/lang", "profiles", "profiles/modelfile"},
+		"profiles/suitefile": {"profiles/lang", "profiles", "profiles/benchfile"},
+	}
+	seen := map[string]bool{}
 	dec := json.NewDecoder(bytes.NewReader(out))
 	packages := 0
 	for {
@@ -50,11 +63,20 @@ func TestImportDirection(t *testing.T) {
 			t.Errorf("%s is outside the fixed top level (rig, emulator, drivers, firmware, profiles, tests)", pkg.ImportPath)
 			continue
 		}
+		self := strings.TrimPrefix(pkg.ImportPath, module)
+		names, isLanguage := languages[self]
+		if from == "profiles" && !isLanguage {
+			t.Errorf("%s is not one of the profile languages' packages %v: say in this test what it may import", pkg.ImportPath, slices.Sorted(maps.Keys(languages)))
+		}
+		seen[self] = true
 		for _, imp := range pkg.Imports {
 			if !strings.HasPrefix(imp, module) {
 				continue
 			}
 			rel := strings.TrimPrefix(imp, module)
+			if isLanguage && strings.SplitN(rel, "/", 2)[0] == "profiles" && !slices.Contains(names, rel) {
+				t.Errorf("%s imports %s: it may import of the languages only %v", pkg.ImportPath, imp, names)
+			}
 			to := strings.SplitN(rel, "/", 2)[0]
 			if !slices.Contains(ok, to) {
 				t.Errorf("%s imports %s: %s may import only %v", pkg.ImportPath, imp, from, ok)
@@ -69,5 +91,10 @@ func TestImportDirection(t *testing.T) {
 	}
 	if packages < 10 {
 		t.Fatalf("go list found only %d packages", packages)
+	}
+	for lang := range languages {
+		if !seen[lang] {
+			t.Errorf("no package %s: the profile languages are apart, the machinery in profiles/lang", lang)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
 	"github.com/hilrig/hilrig/rig"
 )
 
@@ -257,7 +258,7 @@ func BenchmarkPaper002(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			bench, err := profiles.LoadBench("../profiles/benches/robot-bus.yaml", p)
+			bench, err := benchfile.LoadBench("../profiles/benches/robot-bus.yaml", p)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
 	"github.com/hilrig/hilrig/rig"
 	"github.com/hilrig/hilrig/rig/record"
 	"github.com/hilrig/hilrig/rig/web"
@@ -105,7 +106,7 @@ func TestDashboardModelInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := profiles.LoadBench("../profiles/benches/digital-twin.yaml", p)
+	b, err := benchfile.LoadBench("../profiles/benches/digital-twin.yaml", p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,8 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
+	"github.com/hilrig/hilrig/profiles/lang"
 	"github.com/hilrig/hilrig/rig"
 	"github.com/hilrig/hilrig/rig/record"
 	"github.com/hilrig/hilrig/rig/web"
@@ -149,7 +151,7 @@ func (lr liveRun) start(t testing.TB) *live {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := profiles.LoadBench("../profiles/benches/virtual.yaml", p)
+	b, err := benchfile.LoadBench("../profiles/benches/virtual.yaml", p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -857,7 +859,7 @@ func TestMarkPhase(t *testing.T) {
 		t.Fatalf("%d %v: %s", code, err, body)
 	}
 	at := time.Duration(got.AtS * float64(time.Second)).Round(time.Nanosecond)
-	if want := "{at: " + profiles.Duration(at).String() + ", for: 500ms, phase: handover}"; got.Entry != want {
+	if want := "{at: " + lang.Duration(at).String() + ", for: 500ms, phase: handover}"; got.Entry != want {
 		t.Errorf("entry %q, want %q", got.Entry, want)
 	}
 	if code, body := l.request("POST", "/api/v1/phases/by-hand", ""); code != 200 || json.Unmarshal([]byte(body), &byHand) != nil {
@@ -1004,7 +1006,7 @@ func TestSnapshotSyncState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := profiles.LoadBench("../profiles/benches/digital-twin.yaml", p)
+	b, err := benchfile.LoadBench("../profiles/benches/digital-twin.yaml", p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/hilrig/hilrig/drivers"
 	"github.com/hilrig/hilrig/drivers/driverstest"
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
 	"github.com/hilrig/hilrig/rig"
 	"github.com/hilrig/hilrig/rig/executor"
 	"github.com/hilrig/hilrig/rig/record"
@@ -126,8 +127,8 @@ flows:
   s2m: {route: [up]}
 `
 
-func carBench(t testing.TB, p *profiles.Loaded) *profiles.LoadedBench {
-	b, err := profiles.ParseBench("b.yaml", []byte(`endpoints:
+func carBench(t testing.TB, p *profiles.Loaded) *benchfile.LoadedBench {
+	b, err := benchfile.ParseBench("b.yaml", []byte(`endpoints:
   car:  {model: {name: quarter-car, cut: CP2, exchange: 2ms, step: 500us}}
   seat: {pty: {}}
 bind:

@@ -10,7 +10,7 @@ import (
 
 	"github.com/hilrig/hilrig/drivers/driverstest"
 	"github.com/hilrig/hilrig/firmware/wire"
-	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
 	"github.com/hilrig/hilrig/rig"
 	"github.com/hilrig/hilrig/rig/executor"
 	"github.com/hilrig/hilrig/rig/record"
@@ -45,7 +45,7 @@ func (s *commandSeat) Write(p []byte) error {
 // skipped: generated = sent + skipped, and frames out = sent.
 func TestSafeValuesAreMessagesOfTheirOwn(t *testing.T) {
 	p := parse(t, carLink)
-	b, err := profiles.ParseBench("b.yaml", []byte(`endpoints:
+	b, err := benchfile.ParseBench("b.yaml", []byte(`endpoints:
   car:  {model: {name: quarter-car, cut: CP2, exchange: 2ms, step: 500us, codec: {wire: {sends: command}}}}
   seat: {pty: {codec: wire}}
 bind:

@@ -11,6 +11,7 @@ import (
 	"github.com/hilrig/hilrig/firmware/pid"
 	"github.com/hilrig/hilrig/firmware/wire"
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
 	"github.com/hilrig/hilrig/rig"
 	"github.com/hilrig/hilrig/rig/executor"
 	"github.com/hilrig/hilrig/rig/record"
@@ -440,7 +441,7 @@ func (s *wireSeat) send() {
 func TestWireModelExchangeAllocatesNothing(t *testing.T) {
 	for _, wait := range []bool{false, true} {
 		p := parse(t, carLink)
-		b, err := profiles.ParseBench("b.yaml", []byte(`endpoints:
+		b, err := benchfile.ParseBench("b.yaml", []byte(`endpoints:
   car:  {model: {name: quarter-car, cut: CP2, exchange: 2ms, step: 500us, codec: {wire: {sends: command}}}}
   seat: {pty: {codec: wire}}
 bind:
@@ -512,7 +513,7 @@ func FuzzWireIngest(f *testing.F) {
 	f.Add(seed(s.TimeResponse(nil, 5, wire.TimeReply{Requested: 0, Received: 4}), s.Ack(nil, 6, wire.Acknowledgement{Seq: 1})))
 	f.Add(seed([]byte{1, 2, 3}, s.Values(nil, wire.Command, 9, one, []float64{1})))
 	p := parse(f, carLink)
-	b, err := profiles.ParseBench("b.yaml", []byte(`endpoints:
+	b, err := benchfile.ParseBench("b.yaml", []byte(`endpoints:
   car:  {model: {name: quarter-car, cut: CP2, exchange: 2ms, codec: {wire: {sends: command}}}}
   seat: {pty: {codec: wire}}
 bind:

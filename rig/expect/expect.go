@@ -9,6 +9,7 @@ import (
 	"github.com/hilrig/hilrig/emulator"
 	"github.com/hilrig/hilrig/emulator/suggest"
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
 	"github.com/hilrig/hilrig/rig"
 	"github.com/hilrig/hilrig/rig/executor"
 	"github.com/hilrig/hilrig/rig/record"
@@ -142,7 +143,7 @@ const (
 // NamesOf lists what a run of profile p on bench b (nil: none) will
 // report; set Clock to say in which time it runs, and add to Played the
 // endpoints played otherwise than by the bench.
-func NamesOf(p *profiles.Loaded, b *profiles.LoadedBench) *Names {
+func NamesOf(p *profiles.Loaded, b *benchfile.LoadedBench) *Names {
 	n := &Names{Flows: p.Flows.Names, Hops: p.Hops.Names, Phases: []string{}, Endpoints: []string{}, Models: []string{},
 		Signals: map[string][]Signal{}, peers: map[string][]string{}, devices: map[string]device{}}
 	for _, ph := range p.Phases() {
@@ -185,7 +186,7 @@ func NamesOf(p *profiles.Loaded, b *profiles.LoadedBench) *Names {
 // signalsOf are the signals model endpoint name records, from its columns
 // with a stand-in (Parse leaves out the stand-in's where there is none),
 // in the model's order, the part's own time last.
-func signalsOf(name string, bm *profiles.BenchModel) []Signal {
+func signalsOf(name string, bm *benchfile.BenchModel) []Signal {
 	var out []Signal
 	ideal := map[string]bool{}
 	spec := rig.ModelSpecOf(bm)

@@ -11,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/hilrig/hilrig/emulator/suggest"
-	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/lang"
 )
 
 // limit is the value an expectation compares with, in the unit's base
@@ -84,7 +84,7 @@ func parseLimit(s string, u Unit) (limit, error) {
 		if unit == "" {
 			return l, nil
 		}
-		d, err := profiles.ParseDuration(strings.TrimLeft(s, "+-"))
+		d, err := lang.ParseDuration(strings.TrimLeft(s, "+-"))
 		if err != nil {
 			return l, errors.New(strings.Replace(err.Error(), "is not a duration", "is not a time", 1))
 		}
@@ -105,7 +105,7 @@ func parseLimit(s string, u Unit) (limit, error) {
 		if unit == "" {
 			return l, nil
 		}
-		b, err := profiles.ParseSize(strings.TrimLeft(s, "+-"))
+		b, err := lang.ParseSize(strings.TrimLeft(s, "+-"))
 		if err != nil {
 			return l, err
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
 	"github.com/hilrig/hilrig/rig"
 	"github.com/hilrig/hilrig/rig/expect"
 )
@@ -23,7 +24,7 @@ func TestSignalsAgreeWithSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, cut := range []string{"cp1", "cp2"} {
-		b, err := profiles.LoadBench("../../profiles/suites/benches/quarter-car-"+cut+".yaml", p)
+		b, err := benchfile.LoadBench("../../profiles/suites/benches/quarter-car-"+cut+".yaml", p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +76,7 @@ func TestEverySignalIsMeasured(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := profiles.LoadBench("../../profiles/"+c.bench+".yaml", p)
+		b, err := benchfile.LoadBench("../../profiles/"+c.bench+".yaml", p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,7 +36,7 @@ import (
 	"time"
 
 	"github.com/hilrig/hilrig/emulator/plant/fmi"
-	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
 )
 
 // Unit is an .fmu unpacked into a private directory, its libraries loaded
@@ -96,7 +96,7 @@ const DefaultStartBudget = time.Minute
 // directory (mode 0700, in $TMPDIR, which must allow its libraries to be
 // mapped executable), which Close removes.
 func Open(path string) (*Unit, error) {
-	a, f, err := profiles.OpenFMU(path)
+	a, f, err := benchfile.OpenFMU(path)
 	if err != nil {
 		return nil, err
 	}

@@ -45,7 +45,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/lang"
 	"github.com/hilrig/hilrig/rig/expect"
 	"github.com/hilrig/hilrig/rig/record"
 )
@@ -79,7 +79,7 @@ func (r *Run) Files() []string {
 // a trace (its header), a queues file (a CSV of t and HOP.queue_bytes…),
 // a signals file (another CSV whose first column is t), and a verdict.
 // Each must be a regular file; a summary or verdict at most
-// profiles.MaxFileBytes (the others are read as streams, whatever their
+// lang.MaxFileBytes (the others are read as streams, whatever their
 // size).
 func LoadRun(dir string) (*Run, error) {
 	entries, err := os.ReadDir(dir)
@@ -139,7 +139,7 @@ func LoadRun(dir string) (*Run, error) {
 }
 
 func readJSON(path string, v any) error {
-	data, err := profiles.ReadFile(path, profiles.MaxFileBytes)
+	data, err := lang.ReadFile(path, lang.MaxFileBytes)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
 	"github.com/hilrig/hilrig/rig"
 )
 
@@ -79,7 +80,7 @@ func TestRunDirReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := profiles.LoadBench("../../profiles/suites/benches/quarter-car-cp1.yaml", p)
+	b, err := benchfile.LoadBench("../../profiles/suites/benches/quarter-car-cp1.yaml", p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,8 @@ import (
 
 	"github.com/hilrig/hilrig/emulator/detmath"
 	"github.com/hilrig/hilrig/emulator/plant"
-	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/lang"
+	"github.com/hilrig/hilrig/profiles/modelfile"
 	"github.com/hilrig/hilrig/rig/record"
 )
 
@@ -179,7 +180,7 @@ func (s *Sites) distortion() ([]DistortionPoint, string) {
 	if s.Tau <= 0 {
 		return nil, "the one-way delays were not measured both ways (each site's time exchanges with the other answered)"
 	}
-	lm, err := profiles.LoadModel(m.Model, nil)
+	lm, err := modelfile.LoadModel(m.Model, nil)
 	if err != nil {
 		return nil, fmt.Sprintf("couple cannot load model %s: %v", m.Model, err)
 	}
@@ -265,7 +266,7 @@ const (
 // is strongest. Passes over the file: the run's length, the input's
 // power, then the sums; its memory does not grow with the run.
 func readSpectra(path, input, loop, uncut string) (*spectra, error) {
-	f, _, err := profiles.OpenFile(path)
+	f, _, err := lang.OpenFile(path)
 	if err != nil {
 		return nil, err
 	}

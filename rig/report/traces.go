@@ -14,7 +14,7 @@ import (
 
 	"github.com/hilrig/hilrig/emulator"
 	"github.com/hilrig/hilrig/emulator/detmath"
-	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/lang"
 	"github.com/hilrig/hilrig/rig/record"
 )
 
@@ -61,7 +61,7 @@ func scanLines(r io.Reader, fn func(n int, line []byte) error) error {
 // firstLine is the first line of the file at path, which must be a
 // regular file (a FIFO or a device may never end).
 func firstLine(path string) (string, error) {
-	f, _, err := profiles.OpenFile(path)
+	f, _, err := lang.OpenFile(path)
 	if err != nil {
 		return "", err
 	}
@@ -144,7 +144,7 @@ type traceRow struct {
 // run lasting at least minEnd. The supervisor's rows (no seq) are
 // skipped: they mark events, not frames.
 func readTrace(path string, minEnd float64) (*traceData, error) {
-	f, _, err := profiles.OpenFile(path)
+	f, _, err := lang.OpenFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -384,7 +384,7 @@ type signalsData struct {
 // n slices of the run from 0 to the file's last t, at least minEnd
 // (envelope; whole keeps a short series whole).
 func readSignals(path string, minEnd float64, n int, whole bool, wanted func(columns []string) []string) (*signalsData, error) {
-	f, _, err := profiles.OpenFile(path)
+	f, _, err := lang.OpenFile(path)
 	if err != nil {
 		return nil, err
 	}

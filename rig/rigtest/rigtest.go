@@ -22,6 +22,9 @@ import (
 	"time"
 
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
+	"github.com/hilrig/hilrig/profiles/lang"
+	"github.com/hilrig/hilrig/profiles/suitefile"
 	"github.com/hilrig/hilrig/rig/expect"
 	"github.com/hilrig/hilrig/rig/suite"
 )
@@ -48,7 +51,7 @@ type Options struct {
 // Rig is a session being set up; Run runs it.
 type Rig struct {
 	t        T
-	point    profiles.SuitePoint
+	point    suitefile.SuitePoint
 	dir      string
 	priority int
 }
@@ -63,14 +66,14 @@ func New(t T, bench, profile string, opt Options) *Rig {
 		t.Fatalf("rigtest: %v", err)
 		return nil
 	}
-	var b *profiles.LoadedBench
+	var b *benchfile.LoadedBench
 	if bench != "" {
-		if b, err = profiles.LoadBench(bench, p); err != nil {
+		if b, err = benchfile.LoadBench(bench, p); err != nil {
 			t.Fatalf("rigtest: %v", err)
 			return nil
 		}
 	}
-	return &Rig{t: t, dir: opt.Dir, priority: opt.Priority, point: profiles.SuitePoint{
+	return &Rig{t: t, dir: opt.Dir, priority: opt.Priority, point: suitefile.SuitePoint{
 		ID: p.Name, Case: p.Name, Profile: p, Bench: b, Real: opt.Real, Duration: opt.Duration, Seed: opt.Seed,
 	}}
 }
@@ -78,27 +81,27 @@ func New(t T, bench, profile string, opt Options) *Rig {
 // Send sends a line from a bench endpoint the test plays, into the flow
 // it feeds, as soon as the previous step has ended.
 func (r *Rig) Send(endpoint, line string) {
-	r.step(profiles.ScriptStep{Send: &profiles.SendStep{Endpoint: profiles.EndpointName(endpoint), Line: &line}})
+	r.step(suitefile.ScriptStep{Send: &suitefile.SendStep{Endpoint: benchfile.EndpointName(endpoint), Line: &line}})
 }
 
 // SendAt sends a line from a played endpoint at an instant of the run (or
 // when the previous step ends, if that is later).
 func (r *Rig) SendAt(endpoint string, at time.Duration, line string) {
-	d := profiles.Duration(at)
-	r.step(profiles.ScriptStep{Send: &profiles.SendStep{Endpoint: profiles.EndpointName(endpoint), Line: &line, At: &d}})
+	d := lang.Duration(at)
+	r.step(suitefile.ScriptStep{Send: &suitefile.SendStep{Endpoint: benchfile.EndpointName(endpoint), Line: &line, At: &d}})
 }
 
 // SendBytes sends a frame of bytes from a played endpoint as soon as the
 // previous step has ended.
 func (r *Rig) SendBytes(endpoint string, frame []byte) {
-	b := profiles.HexBytes(frame)
-	r.step(profiles.ScriptStep{Send: &profiles.SendStep{Endpoint: profiles.EndpointName(endpoint), Bytes: &b}})
+	b := suitefile.HexBytes(frame)
+	r.step(suitefile.ScriptStep{Send: &suitefile.SendStep{Endpoint: benchfile.EndpointName(endpoint), Bytes: &b}})
 }
 
 // ExpectLine waits, from the end of the previous step, for a frame whose
 // text is line to be delivered to a played endpoint.
 func (r *Rig) ExpectLine(endpoint, line string, within time.Duration) {
-	r.step(profiles.ScriptStep{Expect: &profiles.ExpectStep{Endpoint: profiles.EndpointName(endpoint), Line: &line, Within: profiles.Duration(within)}})
+	r.step(suitefile.ScriptStep{Expect: &suitefile.ExpectStep{Endpoint: benchfile.EndpointName(endpoint), Line: &line, Within: lang.Duration(within)}})
 }
 
 // Expect waits, from the end of the previous step, for a frame delivered
@@ -110,10 +113,10 @@ func (r *Rig) Expect(endpoint, pattern string, within time.Duration) {
 		r.t.Fatalf("rigtest: Expect(%q): %v", pattern, err)
 		return
 	}
-	r.step(profiles.ScriptStep{Expect: &profiles.ExpectStep{Endpoint: profiles.EndpointName(endpoint), Pattern: &profiles.Pattern{Regexp: re}, Within: profiles.Duration(within)}})
+	r.step(suitefile.ScriptStep{Expect: &suitefile.ExpectStep{Endpoint: benchfile.EndpointName(endpoint), Pattern: &suitefile.Pattern{Regexp: re}, Within: lang.Duration(within)}})
 }
 
-func (r *Rig) step(s profiles.ScriptStep) {
+func (r *Rig) step(s suitefile.ScriptStep) {
 	r.point.Script = append(r.point.Script, s)
 }
 

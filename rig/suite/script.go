@@ -9,7 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/lang"
+	"github.com/hilrig/hilrig/profiles/suitefile"
 	"github.com/hilrig/hilrig/rig"
 )
 
@@ -73,7 +74,7 @@ var _ rig.Player = (*player)(nil)
 const lastKept = 64
 
 // NewScript compiles a case's script.
-func NewScript(steps []profiles.ScriptStep) *Script {
+func NewScript(steps []suitefile.ScriptStep) *Script {
 	s := &Script{cur: 0}
 	endpoint := func(name string) int {
 		for i, p := range s.players {
@@ -112,7 +113,7 @@ func NewScript(steps []profiles.ScriptStep) *Script {
 			}
 			what := describePayload(snd.Line, snd.Bytes)
 			if count > 1 {
-				what = fmt.Sprintf("%d frames %s, one every %v,", count, what, profiles.Duration(c.every))
+				what = fmt.Sprintf("%d frames %s, one every %v,", count, what, lang.Duration(c.every))
 			}
 			c.text = fmt.Sprintf("send %s from %s", what, snd.Endpoint)
 			if snd.At != nil {
@@ -139,7 +140,7 @@ func NewScript(steps []profiles.ScriptStep) *Script {
 	return s
 }
 
-func describePayload(line *string, raw *profiles.HexBytes) string {
+func describePayload(line *string, raw *suitefile.HexBytes) string {
 	if line != nil {
 		return "line " + strconv.Quote(*line)
 	}
@@ -321,7 +322,7 @@ func (s *Script) Results() []StepResult {
 		case st.ok && st.send:
 			r.OK, r.Detail = true, fmt.Sprintf("sent at %s", seconds(st.ended))
 		case st.ok:
-			r.OK, r.Detail = true, fmt.Sprintf("%s arrived at %s, %s after the step began", showFrame(st.matched, len(st.matched)), seconds(st.ended), profiles.Duration(st.ended-st.began))
+			r.OK, r.Detail = true, fmt.Sprintf("%s arrived at %s, %s after the step began", showFrame(st.matched, len(st.matched)), seconds(st.ended), lang.Duration(st.ended-st.began))
 		case !st.send:
 			r.Detail = fmt.Sprintf("nothing matched from %s to %s: %s", seconds(st.began), seconds(st.began+st.within), st.nothing())
 		default:

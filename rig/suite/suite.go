@@ -19,30 +19,31 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/lang"
+	"github.com/hilrig/hilrig/profiles/suitefile"
 	"github.com/hilrig/hilrig/rig/expect"
 )
 
 // Suite is a suite ready to run: its cases loaded and their expectations
 // parsed against their profiles and benches.
 type Suite struct {
-	*profiles.LoadedSuite
+	*suitefile.LoadedSuite
 	Cases []*Case
 }
 
 // Case is one run of a suite: a case of the file, or one combination of
 // its matrix.
 type Case struct {
-	profiles.SuitePoint
+	suitefile.SuitePoint
 	Index  int // in the suite, from 0
 	Expect []*expect.Expectation
 }
 
 // Load reads a suite file and checks it whole: every problem found, in the
 // suite, the profiles and benches it names or its expectations, is
-// reported at once (a profiles.ErrorList), each at its line and column.
+// reported at once (a lang.ErrorList), each at its line and column.
 func Load(path string) (*Suite, error) {
-	data, err := profiles.ReadFile(path, profiles.MaxFileBytes)
+	data, err := lang.ReadFile(path, lang.MaxFileBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -52,8 +53,8 @@ func Load(path string) (*Suite, error) {
 // Parse is Load on text; source names it in messages and anchors the files
 // it names.
 func Parse(source string, data []byte) (*Suite, error) {
-	ls, err := profiles.ParseSuite(source, data)
-	var errs profiles.ErrorList
+	ls, err := suitefile.ParseSuite(source, data)
+	var errs lang.ErrorList
 	if err != nil && (ls == nil || !errors.As(err, &errs)) {
 		return nil, err
 	}
@@ -63,14 +64,14 @@ func Parse(source string, data []byte) (*Suite, error) {
 	// A problem may be in every point an expectation applies to, or only
 	// in those whose profile lacks a name: the message says which, then.
 	type problem struct {
-		err    *profiles.Error
-		at     profiles.Pos
+		err    *lang.Error
+		at     lang.Pos
 		points []string
 	}
 	var problems []*problem
 	found := map[string]*problem{}
-	applies := map[profiles.Pos]int{} // an expectation: how many points it applies to
-	check := func(e profiles.Expectation, names *expect.Names, point string) *expect.Expectation {
+	applies := map[lang.Pos]int{} // an expectation: how many points it applies to
+	check := func(e suitefile.Expectation, names *expect.Names, point string) *expect.Expectation {
 		x, err := expect.Parse(e.Text, names)
 		if err == nil {
 			return x
@@ -79,7 +80,7 @@ func Parse(source string, data []byte) (*Suite, error) {
 		if !errors.As(err, &bad) {
 			bad = &expect.Error{Text: e.Text, Col: 1, Msg: err.Error()}
 		}
-		pe := &profiles.Error{Pos: e.At(bad.Col), Path: e.Path, Msg: bad.Msg}
+		pe := &lang.Error{Pos: e.At(bad.Col), Path: e.Path, Msg: bad.Msg}
 		key := pe.Error()
 		if found[key] == nil {
 			found[key] = &problem{err: pe, at: e.Pos}
@@ -103,7 +104,7 @@ func Parse(source string, data []byte) (*Suite, error) {
 	}
 	// The expectations of a case that did not load are checked without
 	// its names: their syntax, their units, their clock.
-	clockOf := func(c *profiles.SuiteCase) string {
+	clockOf := func(c *suitefile.SuiteCase) string {
 		switch {
 		case c != nil && c.Clock != nil:
 			return string(*c.Clock)
@@ -136,7 +137,7 @@ func Parse(source string, data []byte) (*Suite, error) {
 	}
 	// The suite's own problems first, in its order, then those in the
 	// files it names.
-	slices.SortStableFunc(errs, func(a, b *profiles.Error) int {
+	slices.SortStableFunc(errs, func(a, b *lang.Error) int {
 		return cmp.Or(cmp.Compare(btoi(a.Pos.File != source), btoi(b.Pos.File != source)), cmp.Compare(a.Pos.File, b.Pos.File),
 			cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Col, b.Pos.Col))
 	})
@@ -146,7 +147,7 @@ func Parse(source string, data []byte) (*Suite, error) {
 // NamesOf are what a run of pt will report, for its expectations: the
 // names its profile and bench define, its clock, and the endpoints its
 // script plays, which have no device (and so no device's account).
-func NamesOf(pt profiles.SuitePoint) *expect.Names {
+func NamesOf(pt suitefile.SuitePoint) *expect.Names {
 	names := expect.NamesOf(pt.Profile, pt.Bench)
 	names.Clock = expect.Virtual
 	if pt.Real {

@@ -14,7 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/lang"
+	"github.com/hilrig/hilrig/profiles/suitefile"
 	"github.com/hilrig/hilrig/rig/report"
 )
 
@@ -169,7 +170,7 @@ testdata/s.yaml:28:76: cases.g.expect[1]: "5" is out of range: flows.m2s.loss_ra
 testdata/s.yaml:28:82: cases.g.expect[2]: write <= to compare
 testdata/s.yaml:30:5: cases.h: a real-time case needs a bench: give bench here or in the suite`
 	s, err := Parse("testdata/s.yaml", []byte(src))
-	var list profiles.ErrorList
+	var list lang.ErrorList
 	if s != nil || !errors.As(err, &list) {
 		t.Fatalf("Parse: %v, %T %v", s, err, err)
 	}
@@ -246,11 +247,11 @@ func TestScript(t *testing.T) {
 // TestScriptAllocs: a played endpoint takes a frame without allocating, as
 // the executor's hot path must (a script may play a real-time run).
 func TestScriptAllocs(t *testing.T) {
-	for _, step := range []profiles.ExpectStep{
-		{Endpoint: "plant", Line: ptr("PING 49"), Within: profiles.Duration(time.Second)},
-		{Endpoint: "plant", Pattern: &profiles.Pattern{Regexp: regexp.MustCompile(`^PING [0-9]+$`)}, Within: profiles.Duration(time.Second)},
+	for _, step := range []suitefile.ExpectStep{
+		{Endpoint: "plant", Line: ptr("PING 49"), Within: lang.Duration(time.Second)},
+		{Endpoint: "plant", Pattern: &suitefile.Pattern{Regexp: regexp.MustCompile(`^PING [0-9]+$`)}, Within: lang.Duration(time.Second)},
 	} {
-		sc := NewScript([]profiles.ScriptStep{{Expect: &step}})
+		sc := NewScript([]suitefile.ScriptStep{{Expect: &step}})
 		sc.Start(fixedEngine(time.Millisecond), time.Minute)
 		p := sc.Players()["plant"]
 		frame := []byte("PING 48 and more bytes than a line would have")

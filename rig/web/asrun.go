@@ -13,6 +13,7 @@ import (
 
 	"github.com/hilrig/hilrig/emulator"
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/lang"
 )
 
 // MaxChanges bounds the changes made by hand that one run keeps. Its
@@ -219,7 +220,7 @@ func entryAt(pre string, at time.Duration) (string, bool) {
 	if !ok || !strings.HasPrefix(rest, ",") && !strings.HasPrefix(rest, "}") {
 		return "", false
 	}
-	return "{at: " + profiles.Duration(at).String() + rest, true
+	return "{at: " + lang.Duration(at).String() + rest, true
 }
 
 // asRunMarker stands in the schedule for the changes made by hand while

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/lang"
 )
 
 func TestTimeOrder(t *testing.T) {
@@ -36,7 +37,7 @@ func TestTimeOrder(t *testing.T) {
 // TestAsRunScheduleInTimeOrder: the changes made by hand go among the
 // profile's entries by time, after those of their instant.
 func TestAsRunScheduleInTimeOrder(t *testing.T) {
-	d := func(v time.Duration) profiles.Duration { return profiles.Duration(v) }
+	d := func(v time.Duration) lang.Duration { return lang.Duration(v) }
 	profile := []profiles.ScheduleEntry{{At: d(50 * time.Second), Phase: "late"}, {At: d(10 * time.Second), Phase: "mid"}, {At: 0, Phase: "start"}}
 	byHand := []entryTimes{{at: 0, count: 1}, {at: 3 * time.Second, count: 1}, {at: 20 * time.Second, count: 1}}
 	got, groups := asRunSchedule(profile, time.Minute, byHand)

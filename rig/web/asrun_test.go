@@ -13,6 +13,7 @@ import (
 
 	"github.com/hilrig/hilrig/emulator"
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/lang"
 	"github.com/hilrig/hilrig/rig"
 	"github.com/hilrig/hilrig/rig/executor"
 	"github.com/hilrig/hilrig/rig/record"
@@ -173,11 +174,11 @@ func TestEntryAt(t *testing.T) {
 		}
 		entries = append(entries, e)
 	}
-	entries = append(entries, profiles.ScheduleEntry{Phase: "by-hand"}, profiles.ScheduleEntry{Phase: "p", For: ptr(profiles.Duration(time.Second))})
+	entries = append(entries, profiles.ScheduleEntry{Phase: "by-hand"}, profiles.ScheduleEntry{Phase: "p", For: ptr(lang.Duration(time.Second))})
 	for _, e := range entries {
 		pre := s.renderEntry(e)
 		for _, at := range []time.Duration{0, 1, 1500 * time.Millisecond, 123456789123, emulator.MaxDuration} {
-			e.At = profiles.Duration(at)
+			e.At = lang.Duration(at)
 			got, ok := entryAt(pre, at)
 			if want := s.renderEntry(e); !ok || got != want {
 				t.Errorf("at %v: %q, want %q", at, got, want)
@@ -213,7 +214,7 @@ func TestAsRunProfileAsWritten(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e.At = profiles.Duration(time.Duration(i+1) * 1234567)
+			e.At = lang.Duration(time.Duration(i+1) * 1234567)
 			prof.Schedule = append(prof.Schedule, e)
 			lines = append(append(lines, s.renderEntry(e)...), '\n')
 		}

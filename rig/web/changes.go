@@ -17,6 +17,7 @@ import (
 
 	"github.com/hilrig/hilrig/emulator"
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/lang"
 	"github.com/hilrig/hilrig/rig/record"
 )
 
@@ -350,7 +351,7 @@ func (s *Server) settle(res outcome, c change, pre string) string {
 		s.asRun.release()
 		return ""
 	}
-	c.entry.At = profiles.Duration(res.at)
+	c.entry.At = lang.Duration(res.at)
 	line, ok := entryAt(pre, res.at)
 	if !ok {
 		line = s.renderEntry(c.entry)
@@ -394,8 +395,8 @@ func (s *Server) postPhase(w http.ResponseWriter, r *http.Request) {
 	detail := "phase " + name
 	entry := profiles.ScheduleEntry{Phase: profiles.PhaseName(name)}
 	if length > 0 {
-		detail += " for " + profiles.Duration(length).String()
-		entry.For = ptr(profiles.Duration(length))
+		detail += " for " + lang.Duration(length).String()
+		entry.For = ptr(lang.Duration(length))
 	}
 	s.apply(w, r, change{entry: entry}, s.renderEntry(entry), linkRequest{Op: "phase", Phase: name, For: int64(length), Event: detail})
 }
@@ -415,7 +416,7 @@ func parsePhase(name string, body []byte) (time.Duration, *errChange) {
 	if req.For == nil {
 		return 0, nil
 	}
-	d, err := profiles.ParseDuration(*req.For)
+	d, err := lang.ParseDuration(*req.For)
 	if err == nil && d <= 0 {
 		err = errors.New("must be positive")
 	}

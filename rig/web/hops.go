@@ -16,6 +16,7 @@ import (
 	"github.com/hilrig/hilrig/emulator"
 	"github.com/hilrig/hilrig/emulator/suggest"
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/lang"
 	"github.com/hilrig/hilrig/rig/record"
 )
 
@@ -174,9 +175,9 @@ func parseHopChange(p *profiles.Loaded, source, hop string, body []byte, toChang
 		var err error
 		changes, entry, err = p.ParseChange(source, change, hop)
 		if err != nil {
-			var list profiles.ErrorList
+			var list lang.ErrorList
 			if !errors.As(err, &list) {
-				list = profiles.ErrorList{{Msg: err.Error()}}
+				list = lang.ErrorList{{Msg: err.Error()}}
 			}
 			for _, e := range list {
 				p := problem{Error: strings.TrimPrefix(e.Msg, "change: "), Path: e.Path}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/hilrig/hilrig/emulator"
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/lang"
 	"github.com/hilrig/hilrig/rig"
 	"github.com/hilrig/hilrig/rig/executor"
 	"github.com/hilrig/hilrig/rig/record"
@@ -509,7 +510,7 @@ func (h *Host) profileNow(ctx context.Context) (string, error) {
 	p := *h.s.Profile()
 	prof := *p.Profile
 	end := h.s.Executor().End()
-	prof.Seed, prof.Duration, prof.Schedule = h.s.Executor().Network().Seed(), profiles.Duration(end), within(prof.Schedule, end)
+	prof.Seed, prof.Duration, prof.Schedule = h.s.Executor().Network().Seed(), lang.Duration(end), within(prof.Schedule, end)
 	var now time.Duration
 	var hops []emulator.HopState
 	var latest map[hopParam]*change

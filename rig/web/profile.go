@@ -13,6 +13,7 @@ import (
 
 	"github.com/hilrig/hilrig/emulator"
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/lang"
 )
 
 // getProfile answers the resolved profile as it runs now, in the profile
@@ -43,7 +44,7 @@ func (s *Server) getProfile(w http.ResponseWriter, r *http.Request) {
 	end := time.Duration(s.run.hello.End)
 	byHand, times := s.asRun.entriesAndTimes() // the changes made by hand
 	var groups []int
-	prof.Seed, prof.Duration = s.run.hello.Seed, profiles.Duration(end)
+	prof.Seed, prof.Duration = s.run.hello.Seed, lang.Duration(end)
 	prof.Schedule, groups = asRunSchedule(within(prof.Schedule, end), end, times)
 	p.Profile = &prof
 	text := p.YAML()

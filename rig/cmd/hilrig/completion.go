@@ -14,6 +14,7 @@ import (
 	"github.com/hilrig/hilrig/emulator/plant"
 	"github.com/hilrig/hilrig/emulator/suggest"
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/modelfile"
 )
 
 var shells = []string{"bash", "zsh", "fish", "powershell"}
@@ -104,9 +105,9 @@ func completeFlags(c *cobra.Command) {
 		case "cut":
 			c.RegisterFlagCompletionFunc(f.Name, cobra.FixedCompletions([]string{"CP1", "CP2"}, cobra.ShellCompDirectiveNoFileComp))
 		case "output":
-			c.RegisterFlagCompletionFunc(f.Name, completeFromModel(func(m *profiles.LoadedModel) []string { return m.Signals() }))
+			c.RegisterFlagCompletionFunc(f.Name, completeFromModel(func(m *modelfile.LoadedModel) []string { return m.Signals() }))
 		case "input":
-			c.RegisterFlagCompletionFunc(f.Name, completeFromModel(func(m *profiles.LoadedModel) []string { return inputNames(m.Plant) }))
+			c.RegisterFlagCompletionFunc(f.Name, completeFromModel(func(m *modelfile.LoadedModel) []string { return inputNames(m.Plant) }))
 		case "cuts":
 			c.RegisterFlagCompletionFunc(f.Name, completeCuts)
 		case "param":
@@ -172,12 +173,12 @@ func namesOrFiles(names []cobra.Completion, toComplete string) ([]cobra.Completi
 
 // completeFromModel completes a flag from the model named by the
 // command's argument.
-func completeFromModel(names func(m *profiles.LoadedModel) []string) cobra.CompletionFunc {
+func completeFromModel(names func(m *modelfile.LoadedModel) []string) cobra.CompletionFunc {
 	return func(_ *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if len(args) == 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		m, err := profiles.LoadModel(args[0], nil)
+		m, err := modelfile.LoadModel(args[0], nil)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
@@ -195,7 +196,7 @@ func completeFromModel(names func(m *profiles.LoadedModel) []string) cobra.Compl
 func completeCuts(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	i := strings.LastIndex(toComplete, ",") + 1
 	done := strings.Split(toComplete[:i], ",")
-	cuts, directive := completeFromModel(func(m *profiles.LoadedModel) []string {
+	cuts, directive := completeFromModel(func(m *modelfile.LoadedModel) []string {
 		return slices.DeleteFunc(slices.Clone(m.CutNames()), func(cut string) bool { return slices.Contains(done, cut) })
 	})(c, args, toComplete[i:])
 	for j := range cuts {
@@ -207,7 +208,7 @@ func completeCuts(c *cobra.Command, args []string, toComplete string) ([]cobra.C
 // completeParams completes a built-in model's parameter names, up to the
 // "=" of name=value.
 func completeParams(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	params, directive := completeFromModel(func(m *profiles.LoadedModel) []string {
+	params, directive := completeFromModel(func(m *modelfile.LoadedModel) []string {
 		if m.Builtin == nil {
 			return nil
 		}

@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hilrig/hilrig/emulator/plant"
-	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/modelfile"
 	"github.com/hilrig/hilrig/rig/report"
 )
 
@@ -57,7 +57,7 @@ Sr is how much a relative change of the hardware part changes the response
 
 func runCouple(model string, o coupleFlags, stdout, stderr io.Writer) int {
 	delay, output, input := o.delay, o.output, o.input
-	m, err := profiles.LoadModel(model, o.params)
+	m, err := modelfile.LoadModel(model, o.params)
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}
@@ -164,7 +164,7 @@ func writeFile(path string, fill func(io.Writer) error) error {
 
 // printCoupling prints each cut's peaks, the cuts ranked by peak
 // distortion, and which distorts least.
-func printCoupling(w io.Writer, m *profiles.LoadedModel, results []*plant.Analysis) {
+func printCoupling(w io.Writer, m *modelfile.LoadedModel, results []*plant.Analysis) {
 	a0 := results[0]
 	fmt.Fprintf(w, "%s: distortion of %s's response to %s, delay %v each way (round trip %v)", m.Name, a0.Output, a0.Input, a0.Delay, 2*a0.Delay)
 	if !a0.Linear {

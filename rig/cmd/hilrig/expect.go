@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
 	"github.com/hilrig/hilrig/rig/expect"
 	"github.com/hilrig/hilrig/rig/record"
 )
@@ -23,7 +24,7 @@ func expectFlag(fs *pflag.FlagSet) *[]string {
 // expectations parses the --expect flags against what a run of p on b
 // will report, before it runs: a misspelt flow is a usage error, not a
 // failed run.
-func expectations(texts []string, p *profiles.Loaded, b *profiles.LoadedBench, clock string, replays []string) ([]*expect.Expectation, error) {
+func expectations(texts []string, p *profiles.Loaded, b *benchfile.LoadedBench, clock string, replays []string) ([]*expect.Expectation, error) {
 	names := expect.NamesOf(p, b)
 	names.Clock = clock         // what a run on it can measure (timing only in real time)
 	for _, r := range replays { // ENDPOINT=FILE: played from a recording, no stand-in there

@@ -7,9 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hilrig/hilrig/profiles/lang"
 	"github.com/spf13/pflag"
-
-	"github.com/hilrig/hilrig/profiles"
 )
 
 // durationFlag is a flag value for durations written as in profiles
@@ -27,11 +26,11 @@ func (f durationFlag) String() string {
 	if f.d == nil || *f.d == 0 {
 		return ""
 	}
-	return profiles.Duration(*f.d).String()
+	return lang.Duration(*f.d).String()
 }
 
 func (f durationFlag) Set(s string) error {
-	d, err := profiles.ParseDuration(s)
+	d, err := lang.ParseDuration(s)
 	if err == nil && f.positive && d == 0 {
 		return fmt.Errorf("%q: give a duration longer than 0s", s)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hilrig/hilrig/emulator/plant"
-	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/modelfile"
 )
 
 func modelsCommand() *cobra.Command {
@@ -48,7 +48,7 @@ func runModels(args []string, params paramFlags, stdout, stderr io.Writer) int {
 		if isFMU(args[0]) {
 			return runModelsFMU(args[0], params, stdout, stderr)
 		}
-		m, err := profiles.LoadModel(args[0], params)
+		m, err := modelfile.LoadModel(args[0], params)
 		if err != nil {
 			return fail(stderr, exitUsage, err)
 		}
@@ -61,7 +61,7 @@ func runModels(args []string, params paramFlags, stdout, stderr io.Writer) int {
 // describeModel prints what a bench and a device need to know of a model:
 // its blocks and signals, its inputs, its cuts with what crosses each way
 // (the frame's layout), and a built-in's parameters.
-func describeModel(w io.Writer, m *profiles.LoadedModel) {
+func describeModel(w io.Writer, m *modelfile.LoadedModel) {
 	fmt.Fprintf(w, "%s (%s)\n", m.Name, m.Source)
 	if m.Description != "" {
 		fmt.Fprintf(w, "  %s\n", m.Description)

@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/hilrig/hilrig/emulator/plant/fmi"
-	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
 	"github.com/hilrig/hilrig/rig/fmu"
 )
 
@@ -21,7 +21,7 @@ func runModelsFMU(path string, params paramFlags, stdout, stderr io.Writer) int 
 	if len(params) > 0 {
 		return fail(stderr, exitUsage, errors.New("--param changes a built-in model's parameters; set an FMU's with hilrig simulate --param"))
 	}
-	a, err := profiles.ReadFMU(path)
+	a, err := benchfile.ReadFMU(path)
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
 )
 
 // A namedFile is a file a command reads or writes, with what it is to the
@@ -175,7 +175,7 @@ func madeFrom(thing, source string, files []string) []namedFile {
 }
 
 // benchReads are the files a bench was made from; none without a bench.
-func benchReads(b *profiles.LoadedBench) []namedFile {
+func benchReads(b *benchfile.LoadedBench) []namedFile {
 	if b == nil {
 		return nil
 	}
@@ -195,10 +195,10 @@ func replayReads(replays []string) []namedFile {
 
 // ptyLinks are the symlinks a bench's pseudo-terminals make, which a run
 // writes as it does its outputs (replacing what is there).
-func ptyLinks(b *profiles.LoadedBench) []output {
+func ptyLinks(b *benchfile.LoadedBench) []output {
 	var links []output
 	for i, name := range b.Endpoints.Names {
-		if pty, ok := b.Endpoints.Values[i].Device.(*profiles.PtyPort); ok && pty.Link != nil {
+		if pty, ok := b.Endpoints.Values[i].Device.(*benchfile.PtyPort); ok && pty.Link != nil {
 			links = append(links, output{flag: fmt.Sprintf("the bench's endpoints.%s.pty.link", name), path: *pty.Link})
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hilrig/hilrig/emulator/suggest"
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
 	"github.com/hilrig/hilrig/rig"
 )
 
@@ -90,7 +91,7 @@ func runCheck(args []string, o checkFlags, stdout, stderr io.Writer) int {
 		}
 		with := ""
 		if o.bench != "" {
-			b, err := profiles.LoadBench(o.bench, p)
+			b, err := benchfile.LoadBench(o.bench, p)
 			if err == nil {
 				err = rig.CheckRealTime(p) // a bench is what run runs
 			}

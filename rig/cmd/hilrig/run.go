@@ -11,7 +11,8 @@ import (
 
 	"github.com/hilrig/hilrig/drivers"
 	"github.com/hilrig/hilrig/drivers/realtime"
-	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
+	"github.com/hilrig/hilrig/profiles/lang"
 	"github.com/hilrig/hilrig/rig"
 	"github.com/hilrig/hilrig/rig/expect"
 	"github.com/hilrig/hilrig/rig/record"
@@ -67,7 +68,7 @@ func runRun(ref string, o runFlags, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}
-	b, err := profiles.LoadBench(o.bench, p)
+	b, err := benchfile.LoadBench(o.bench, p)
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}
@@ -107,7 +108,7 @@ func runRun(ref string, o runFlags, stdout, stderr io.Writer) int {
 		summary, err = r.run(ctx)
 	}
 	var devErr *drivers.DeviceError
-	var profileErr profiles.ErrorList
+	var profileErr lang.ErrorList
 	if err != nil && summary.Profile == "" {
 		// The run did not start: a device is missing or unusable, or the
 		// profile asks for what real time cannot do.

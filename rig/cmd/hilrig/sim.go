@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/benchfile"
 	"github.com/hilrig/hilrig/rig"
 	"github.com/hilrig/hilrig/rig/expect"
 	"github.com/hilrig/hilrig/rig/record"
@@ -66,7 +67,7 @@ func runSim(ref string, o simFlags, stdout, stderr io.Writer) int {
 		return fail(stderr, exitUsage, err)
 	}
 	opt := rig.Options{Duration: o.duration, Log: stderr} // the run's events as they happen (a supervisor's alarms)
-	var bench *profiles.LoadedBench
+	var bench *benchfile.LoadedBench
 	if o.seed != "" {
 		s, err := strconv.ParseUint(o.seed, 10, 64)
 		if err != nil {
@@ -84,7 +85,7 @@ func runSim(ref string, o simFlags, stdout, stderr io.Writer) int {
 		return fail(stderr, exitUsage, fmt.Errorf("--replay and --record play a bench's endpoints: give --bench too"))
 	}
 	if o.bench != "" {
-		b, err := profiles.LoadBench(o.bench, p)
+		b, err := benchfile.LoadBench(o.bench, p)
 		if err != nil {
 			return fail(stderr, exitUsage, err)
 		}

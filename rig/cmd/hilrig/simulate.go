@@ -22,7 +22,8 @@ import (
 	"github.com/hilrig/hilrig/emulator/plant"
 	"github.com/hilrig/hilrig/emulator/plant/fmi"
 	"github.com/hilrig/hilrig/emulator/suggest"
-	"github.com/hilrig/hilrig/profiles"
+	"github.com/hilrig/hilrig/profiles/lang"
+	"github.com/hilrig/hilrig/profiles/modelfile"
 	"github.com/hilrig/hilrig/rig/fmu"
 )
 
@@ -403,7 +404,7 @@ func simulateModel(ctx context.Context, ref string, o simulateFlags, w *bufio.Wr
 	if o.inProcess {
 		return fail(stderr, exitUsage, fmt.Errorf("--in-process is for an FMU; %s is not an FMU", ref))
 	}
-	m, err := profiles.LoadModel(ref, o.params)
+	m, err := modelfile.LoadModel(ref, o.params)
 	if err != nil {
 		return fail(stderr, exitUsage, err)
 	}
@@ -496,7 +497,7 @@ type columnType struct {
 // which resolve says how to read, and rows of numbers at times that do
 // not decrease. Every problem is at the file's line and column.
 func readInputTable(path string, resolve func(names []string) ([]columnType, error)) (*inputTable, error) {
-	data, err := profiles.ReadFile(path, profiles.MaxFileBytes)
+	data, err := lang.ReadFile(path, lang.MaxFileBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,746 @@
+package lang
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v4"
+
+	"github.com/hilrig/hilrig/emulator"
+	"github.com/hilrig/hilrig/emulator/suggest"
+)
+
+// The decoder walks a YAML node tree and a Go value together, driven by the
+// Go types of the schema (schema.go): struct fields are keys, their tags say
+// which are required, and the unit types parse themselves. Every value's
+// position can be found by its path, so later checks (references, overlaps)
+// can point at the line and column too. It reports every problem it finds,
+// not only the first.
+
+// ScalarParser is implemented by the unit types: they parse a scalar and
+// return an error that completes the sentence `"<value>" ...`.
+type ScalarParser interface{ ParseScalar(string) error }
+
+// NodeDecoder is implemented by types that decode themselves from a node:
+// maps that keep their key order, and values written either as a scalar or
+// as a mapping.
+type NodeDecoder interface {
+	DecodeNode(d *Decoder, n *yaml.Node, path string)
+}
+
+// Absence is a key whose default is the absence of an impairment (no loss,
+// no jitter, no corruption, no flap): written none, it removes it, as a
+// schedule entry or a change made live (DELETE's reset) may need to.
+type Absence interface {
+	SetNone()
+	IsNone() bool
+}
+
+// OneOf marks a struct whose fields are alternatives: exactly one is given.
+type OneOf interface{ OneOf() }
+
+// SchemaTyped is a struct whose keys are those of another struct, made at
+// run time (an endpoint's, of the device kinds registered); it decodes
+// itself through it.
+type SchemaTyped interface{ SchemaType() reflect.Type }
+
+type Decoder struct {
+	// File is the source of the first file parsed (the profile, bench or
+	// suite itself), and so of every node files does not name: files
+	// holds only the nodes of the others (a base it extends, a --set),
+	// not an entry for each of a large file's hundreds of thousands.
+	File      string
+	Files     map[*yaml.Node]string
+	Errs      ErrorList       // the problems found, up to maxErrors
+	omitted   int             // problems found after errs was full
+	Positions map[string]Pos  // position of the value at each path decoded, unless tree is set
+	Failed    map[string]bool // paths that already have an error
+	// failedBelow marks the paths that hold a path that failed, so that
+	// whether a value or anything in it failed is a few lookups.
+	failedBelow map[string]bool
+	Removed     []removal  // keys an override (extends, --set) removed with null
+	Added       []addition // named entries a --set created
+	// Tree, when set, is the resolved tree of a profile: the positions of
+	// its paths are looked for in it when a message or a check needs one,
+	// not recorded for each path decoded (16 MB for 10 000 hops and flows).
+	Tree *yaml.Node
+	keys map[*yaml.Node]map[string]int // the index of a large mapping of tree, see keyIndex
+	// The document's language, for extends and --set: its schema, how a
+	// reference to a document it extends is read, and the names of the
+	// shipped documents (for did-you-mean).
+	Schema   reflect.Type
+	ReadRef  func(ref, source string) ([]byte, string, error)
+	RefNames func() []string
+}
+
+func NewDecoder() *Decoder {
+	return &Decoder{Files: map[*yaml.Node]string{}, Positions: map[string]Pos{}, Failed: map[string]bool{}, failedBelow: map[string]bool{}}
+}
+
+func (d *Decoder) PosOf(n *yaml.Node) Pos {
+	return Pos{File: d.FileOf(n), Line: n.Line, Col: n.Column}
+}
+
+// FileOf is the source file of node n (profiles merge several).
+func (d *Decoder) FileOf(n *yaml.Node) string {
+	if file, ok := d.Files[n]; ok {
+		return file
+	}
+	return d.File
+}
+
+// Report adds a problem at pos, about the value at path. Once the list is
+// full it only counts it: the message is not made.
+func (d *Decoder) Report(pos Pos, path, format string, args ...any) {
+	if len(d.Errs) >= MaxErrors {
+		d.omitted++
+		return
+	}
+	d.Errs = append(d.Errs, &Error{Pos: pos, Path: path, Msg: message(format, args)})
+}
+
+// Add adds problems found elsewhere (in a file the one being read names),
+// counting those over maxErrors, and those the list counted.
+func (d *Decoder) Add(list ...*Error) {
+	for _, e := range list {
+		switch {
+		case e.omitted > 0:
+			d.omitted += e.omitted
+		case len(d.Errs) >= MaxErrors:
+			d.omitted++
+		default:
+			d.Errs = append(d.Errs, e)
+		}
+	}
+}
+
+// Problems is how many problems were found, listed or counted.
+func (d *Decoder) Problems() int { return len(d.Errs) + d.omitted }
+
+// Err is the problems found, sorted, closed by the count of those not
+// listed; nil when there are none.
+func (d *Decoder) Err() error {
+	if d.Problems() == 0 {
+		return nil
+	}
+	list := d.Errs.sorted()
+	if d.omitted > 0 {
+		list = append(list, omittedEntry(d.omitted))
+	}
+	return list
+}
+
+// Fail marks the value at path as having an error.
+func (d *Decoder) Fail(path string) {
+	if d.Failed[path] {
+		return
+	}
+	d.Failed[path] = true
+	for q := path; q != ""; {
+		q = ParentPath(q)
+		if d.failedBelow[q] {
+			break // and so are the paths above it
+		}
+		d.failedBelow[q] = true
+	}
+}
+
+// failedAt reports whether the value at path, a value it is in, or one in
+// it has an error.
+func (d *Decoder) failedAt(path string) bool {
+	if d.failedBelow[path] {
+		return true
+	}
+	for q := path; ; q = ParentPath(q) {
+		if d.Failed[q] {
+			return true
+		}
+		if q == "" {
+			return false
+		}
+	}
+}
+
+func (d *Decoder) Errorf(n *yaml.Node, path, format string, args ...any) {
+	d.Fail(path)
+	d.Report(d.PosOf(n), path, format, args...)
+}
+
+// ErrorAt reports a problem found after decoding, at the position of path
+// (or of its nearest decoded ancestor). A check on a value that already
+// failed to decode would only repeat that error, so it is skipped.
+func (d *Decoder) ErrorAt(path, format string, args ...any) {
+	if d.failedAt(path) {
+		return
+	}
+	d.Fail(path)
+	d.Report(d.PosAt(path), path, format, args...)
+}
+
+// PosAt is the position of the value at path, or of its nearest decoded
+// ancestor.
+func (d *Decoder) PosAt(path string) Pos {
+	for q := path; ; q = ParentPath(q) {
+		if p, ok := d.At(q); ok || q == "" {
+			return p
+		}
+	}
+}
+
+// At is the position of the value at path, if it was written.
+func (d *Decoder) At(path string) (Pos, bool) {
+	if p, ok := d.Positions[path]; ok {
+		return p, true
+	}
+	if d.Tree != nil {
+		if n := d.NodeAt(d.Tree, path); n != nil {
+			return d.PosOf(n), true
+		}
+	}
+	return Pos{}, false
+}
+
+// NodeAt finds the node at a decoder path (hops.radio.jitter.file,
+// schedule[2].jitter.file) in a tree, or nil.
+func (d *Decoder) NodeAt(root *yaml.Node, path string) *yaml.Node {
+	n := Resolve(root)
+	if path == "" {
+		return n
+	}
+	for _, step := range strings.Split(path, ".") {
+		key, rest, _ := strings.Cut(step, "[")
+		if n.Kind != yaml.MappingNode {
+			return nil
+		}
+		i := d.keyIndex(n, key)
+		if i < 0 {
+			return nil
+		}
+		n = Resolve(n.Content[i+1])
+		for rest != "" {
+			var index string
+			index, rest, _ = strings.Cut(rest, "]")
+			rest = strings.TrimPrefix(rest, "[")
+			k, err := strconv.Atoi(index)
+			if err != nil || n.Kind != yaml.SequenceNode || k < 0 || k >= len(n.Content) {
+				return nil
+			}
+			n = Resolve(n.Content[k])
+		}
+	}
+	return n
+}
+
+// keyIndex is mappingIndex, through an index for a mapping of many keys
+// (the hops, the flows) made the first time it is looked in, so that
+// looking up a path in each of N hops is not N² comparisons.
+func (d *Decoder) keyIndex(n *yaml.Node, key string) int {
+	const scanned = 16 // keys: a struct's, or a few names
+	if len(n.Content) <= 2*scanned {
+		return MappingIndex(n, key)
+	}
+	index, ok := d.keys[n]
+	if !ok {
+		index = make(map[string]int, len(n.Content)/2)
+		for i := len(n.Content) - 2; i >= 0; i -= 2 { // the first of a key given twice, as mappingIndex
+			index[Resolve(n.Content[i]).Value] = i
+		}
+		if d.keys == nil {
+			d.keys = map[*yaml.Node]map[string]int{}
+		}
+		d.keys[n] = index
+	}
+	if i, ok := index[key]; ok {
+		return i
+	}
+	return -1
+}
+
+// within reports whether path p is q or inside it.
+func within(p, q string) bool {
+	return p == q || q == "" || strings.HasPrefix(p, q) && (p[len(q)] == '.' || p[len(q)] == '[')
+}
+
+func ParentPath(p string) string {
+	if i := strings.LastIndexAny(p, ".["); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+func Join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func IsNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
+
+func Resolve(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+func Describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	if IsNull(n) {
+		return "nothing"
+	}
+	return strconv.Quote(n.Value)
+}
+
+// Decode fills v from n. path names v in messages, e.g. hops.core-up.rate.
+func (d *Decoder) Decode(n *yaml.Node, v reflect.Value, path string) {
+	n = Resolve(n)
+	if d.Tree == nil {
+		d.Positions[path] = d.PosOf(n)
+	}
+	if v.CanAddr() {
+		switch p := v.Addr().Interface().(type) {
+		case NodeDecoder:
+			p.DecodeNode(d, n, path)
+			return
+		case ScalarParser:
+			if n.Kind != yaml.ScalarNode || IsNull(n) {
+				d.Errorf(n, path, "want %s, got %s", WantOf(v.Type()), Describe(n))
+				return
+			}
+			if err := p.ParseScalar(n.Value); err != nil {
+				d.Errorf(n, path, "%q %s", n.Value, err)
+			}
+			return
+		}
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if IsNull(n) {
+			d.Errorf(n, path, "want %s, got nothing", WantOf(v.Type().Elem()))
+			return
+		}
+		v.Set(reflect.New(v.Type().Elem()))
+		if a, ok := v.Interface().(Absence); ok && n.Kind == yaml.ScalarNode && n.Value == "none" {
+			a.SetNone()
+			return
+		}
+		d.Decode(n, v.Elem(), path)
+	case reflect.Struct:
+		d.DecodeStruct(n, v, path)
+	case reflect.Slice:
+		d.decodeSlice(n, v, path)
+	default:
+		d.decodeBasic(n, v, path)
+	}
+}
+
+// ScalarOr decodes n into full, a struct whose decodeNode calls this (given
+// as a pointer to a type without the method, so the struct decoder handles
+// it), or, when n is a scalar, into the field that scalar stands for: the
+// shorthand `key: value` for `key: {field: value}`. It reports which.
+func (d *Decoder) ScalarOr(n *yaml.Node, path string, scalar, full any) bool {
+	if n.Kind == yaml.ScalarNode && !IsNull(n) {
+		d.Decode(n, reflect.ValueOf(scalar).Elem(), path)
+		return true
+	}
+	d.DecodeStruct(n, reflect.ValueOf(full).Elem(), path)
+	return false
+}
+
+func (d *Decoder) decodeSlice(n *yaml.Node, v reflect.Value, path string) {
+	if IsNull(n) {
+		return
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.Errorf(n, path, "want a list, got %s", Describe(n))
+		return
+	}
+	v.Set(reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content)))
+	for i, item := range n.Content {
+		d.Decode(item, v.Index(i), fmt.Sprintf("%s[%d]", path, i))
+	}
+}
+
+func (d *Decoder) decodeBasic(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.ScalarNode || IsNull(n) {
+		d.Errorf(n, path, "want %s, got %s", WantOf(v.Type()), Describe(n))
+		return
+	}
+	var err error
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(n.Value)
+	case reflect.Bool:
+		var b bool
+		b, err = strconv.ParseBool(n.Value)
+		if n.Value != "true" && n.Value != "false" {
+			err = errors.New("not true or false")
+		}
+		v.SetBool(b)
+	case reflect.Int, reflect.Int64:
+		// An int holds 32 bits on arm and 386: a profile means the same on
+		// every machine only if an int field takes 32 bits on all.
+		bits := 64
+		if v.Kind() == reflect.Int {
+			bits = 32
+		}
+		var i int64
+		if i, err = strconv.ParseInt(n.Value, 10, bits); errors.Is(err, strconv.ErrRange) {
+			d.Errorf(n, path, "%s is out of range (from %d to %d)", n.Value, int64(-1)<<(bits-1), 1<<(bits-1)-1)
+			return
+		}
+		v.SetInt(i)
+	case reflect.Uint64:
+		var u uint64
+		u, err = strconv.ParseUint(n.Value, 10, 64)
+		v.SetUint(u)
+	case reflect.Float64:
+		var f float64
+		f, err = strconv.ParseFloat(n.Value, 64)
+		v.SetFloat(f)
+	default:
+		panic("profiles: no decoder for " + v.Type().String())
+	}
+	if err != nil {
+		d.Errorf(n, path, "%q is not %s", n.Value, WantOf(v.Type()))
+	}
+}
+
+func (d *Decoder) DecodeStruct(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.MappingNode {
+		d.Errorf(n, path, "want %s, got %s", WantOf(v.Type()), Describe(n))
+		return
+	}
+	_, alternatives := v.Addr().Interface().(OneOf)
+	d.DecodeFields(n, v, path, FieldsOf(v.Type()), alternatives)
+}
+
+// DecodeFields decodes the mapping n into v's fields; with alternatives,
+// exactly one of them must be given.
+func (d *Decoder) DecodeFields(n *yaml.Node, v reflect.Value, path string, fields []Field, alternatives bool) {
+	seen := map[string]bool{}
+	ForEachPair(d, n, path, func(key string, k, val *yaml.Node) {
+		f := fieldNamed(fields, key)
+		switch {
+		case f == nil:
+			d.Errorf(k, Join(path, key), "unknown key%s (want %s)", hint{key: key, fields: fields}, keyNames(fields))
+		case seen[key]:
+			d.Errorf(k, Join(path, key), "given twice")
+		default:
+			seen[key] = true
+			d.Decode(val, v.FieldByIndex(f.Index), Join(path, key))
+		}
+	})
+	for _, f := range fields {
+		if f.Required && !seen[f.Name] {
+			d.Errorf(n, path, "missing %s: want %s", f.Name, WantOf(f.Type))
+		}
+	}
+	if alternatives && len(seen) != 1 {
+		if len(seen) == 0 {
+			d.Errorf(n, path, "want one of %s", keyNames(fields))
+		} else {
+			d.Errorf(n, path, "give only one of %s", keyNames(fields))
+		}
+	}
+}
+
+// ForEachPair calls fn for each key of a mapping, rejecting keys that are
+// not plain strings and YAML merge keys.
+func ForEachPair(d *Decoder, n *yaml.Node, path string, fn func(key string, k, v *yaml.Node)) {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := Resolve(n.Content[i]), n.Content[i+1]
+		switch {
+		case k.Kind != yaml.ScalarNode:
+			d.Errorf(k, path, "a key must be a name, got %s", Describe(k))
+		case k.Value == "<<" && k.Tag == "!!merge":
+			d.Errorf(k, path, "merge keys (<<) are not supported; use extends")
+		default:
+			fn(k.Value, k, v)
+		}
+	}
+}
+
+// Field is one key of a schema struct.
+type Field struct {
+	Name     string
+	Index    []int
+	Type     reflect.Type
+	Required bool
+	Doc      string
+	Default  string
+}
+
+var fieldCache sync.Map // reflect.Type → []field
+
+// FieldsOf lists a struct's keys from its yaml tags, flattening embedded
+// structs into their parent.
+func FieldsOf(t reflect.Type) []Field {
+	if fs, ok := fieldCache.Load(t); ok {
+		return fs.([]Field)
+	}
+	if s, ok := reflect.New(t).Interface().(SchemaTyped); ok {
+		return FieldsOf(s.SchemaType())
+	}
+	var fs []Field
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if sf.Anonymous {
+			for _, inner := range FieldsOf(sf.Type) {
+				inner.Index = append([]int{i}, inner.Index...)
+				fs = append(fs, inner)
+			}
+			continue
+		}
+		tag := sf.Tag.Get("yaml")
+		if tag == "" || tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		doc, def := sf.Tag.Get("doc"), sf.Tag.Get("default")
+		if _, isHopKey := sf.Tag.Lookup("hop"); isHopKey {
+			// A hop's key is declared by the engine, with its meaning.
+			k, ok := emulator.LookupHopKey(name)
+			if !ok {
+				panic("profiles: " + t.Name() + "." + sf.Name + " is not one of the engine's hop keys")
+			}
+			doc, def = k.Doc, k.Default
+		}
+		fs = append(fs, Field{
+			Name:     name,
+			Index:    []int{i},
+			Type:     sf.Type,
+			Required: opts == "required",
+			Doc:      doc,
+			Default:  def,
+		})
+	}
+	fieldCache.Store(t, fs)
+	return fs
+}
+
+func fieldNamed(fs []Field, name string) *Field {
+	for i := range fs {
+		if fs[i].Name == name {
+			return &fs[i]
+		}
+	}
+	return nil
+}
+
+func fieldNames(fs []Field) []string {
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = f.Name
+	}
+	return names
+}
+
+func KeyList(fs []Field) string { return strings.Join(fieldNames(fs), ", ") }
+
+// keyNames is keyList, worked out when a message is made of it.
+type keyNames []Field
+
+func (k keyNames) String() string { return KeyList(k) }
+
+// WantOf is what a value of type t should be, worked out when a message
+// is made of it.
+func WantOf(t reflect.Type) fmt.Stringer { return wanted{t} }
+
+type wanted struct{ t reflect.Type }
+
+func (w wanted) String() string { return typeInfoOf(w.t).want() }
+
+// DidYouMean suggests the candidate closest to key, if one is close enough
+// to be a typo. The suggestion is looked for when it is printed: a check
+// that finds a million unknown names, with the error list full, does not
+// compare each with every name there is.
+func DidYouMean(key string, candidates []string) hint { return hint{key: key, candidates: candidates} }
+
+// maxTyped is the longest name a suggestion is looked for.
+const maxTyped = 64
+
+// hint is the "; did you mean C?" of a name, or "": among candidates, or
+// the keys of fields.
+type hint struct {
+	key        string
+	candidates []string
+	fields     []Field
+}
+
+func (h hint) String() string {
+	if h.fields != nil {
+		h.candidates = fieldNames(h.fields)
+	}
+	// A name longer than anyone types is not a typo worth the quadratic
+	// comparison; and a candidate more than two characters shorter is not
+	// a typo of the key (suggest's rule).
+	n := utf8.RuneCountInString(h.key)
+	if n > maxTyped {
+		return ""
+	}
+	var near []string
+	for _, c := range h.candidates {
+		if len(c) >= n-2 && utf8.RuneCountInString(c) >= n-2 {
+			near = append(near, c)
+		}
+	}
+	return suggest.DidYouMean(h.key, near)
+}
+
+// Map is a mapping from names to T that keeps the order of the source, so
+// that reports and `hilrig show` list things as they were written.
+type Map[T any] struct {
+	Names  []string
+	Values []*T
+
+	index map[string]int // the position of each name, once decoded
+}
+
+// ValidName reports whether name is letters, digits, _ and - (not
+// first): a name can be written in a path (hops.NAME.rate).
+func ValidName(name string) bool {
+	for i, c := range []byte(name) {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_':
+		case c == '-' && i > 0:
+		default:
+			return false
+		}
+	}
+	return name != ""
+}
+
+func (m *Map[T]) DecodeNode(d *Decoder, n *yaml.Node, path string) {
+	if IsNull(n) {
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		d.Errorf(n, path, "want a mapping of names to %s, got %s", WantOf(reflect.TypeFor[T]()), Describe(n))
+		return
+	}
+	if m.Names == nil && m.index == nil && len(n.Content) > 0 {
+		// Sized once, not grown through a copy at each doubling.
+		m.Names = make([]string, 0, len(n.Content)/2)
+		m.Values = make([]*T, 0, len(n.Content)/2)
+		m.index = make(map[string]int, len(n.Content)/2)
+	}
+	ForEachPair(d, n, path, func(name string, k, val *yaml.Node) {
+		switch {
+		case !ValidName(name):
+			d.Errorf(k, Join(path, name), "is not a valid name (letters, digits, _ and -)")
+		case m.Index(name) >= 0:
+			d.Errorf(k, Join(path, name), "given twice")
+		default:
+			v := new(T)
+			d.Decode(val, reflect.ValueOf(v).Elem(), Join(path, name))
+			if m.index == nil {
+				m.index = map[string]int{}
+			}
+			m.index[name] = len(m.Names)
+			m.Names = append(m.Names, name)
+			m.Values = append(m.Values, v)
+		}
+	})
+}
+
+// Index returns the position of name, or -1.
+func (m *Map[T]) Index(name string) int {
+	if m.index != nil {
+		if i, ok := m.index[name]; ok {
+			return i
+		}
+		return -1
+	}
+	for i, n := range m.Names { // a Map made in code, not decoded
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Len returns the number of entries.
+func (m *Map[T]) Len() int { return len(m.Names) }
+
+func (m *Map[T]) ElemType() reflect.Type { return reflect.TypeFor[T]() }
+
+// ParseYAML parses one YAML document and records which file each node came
+// from. Syntax errors carry their line and column.
+func (d *Decoder) ParseYAML(file string, data []byte) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, ErrorList{{Pos: Pos{File: file, Line: 1, Col: 1}, Msg: "empty profile"}}
+		}
+		return nil, syntaxError(file, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, ErrorList{{Pos: Pos{File: file, Line: extra.Line, Col: extra.Column}, Msg: "a profile is one YAML document; found a second"}}
+	} else if !errors.Is(err, io.EOF) {
+		return nil, syntaxError(file, err)
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+		// The file's own comments stay with its tree, for hilrig show.
+		root.HeadComment = joinComments(doc.HeadComment, root.HeadComment)
+		root.FootComment = joinComments(root.FootComment, doc.FootComment)
+	}
+	if d.File == "" {
+		d.File = file
+		return root, nil
+	}
+	var mark func(*yaml.Node)
+	mark = func(n *yaml.Node) {
+		d.Files[n] = file
+		for _, c := range n.Content {
+			mark(c)
+		}
+	}
+	if file != d.File {
+		mark(root)
+	}
+	return root, nil
+}
+
+func syntaxError(file string, err error) error {
+	var le *yaml.LoadError
+	if errors.As(err, &le) {
+		return ErrorList{{Pos: Pos{File: file, Line: le.Mark.Line, Col: le.Mark.Column}, Msg: "YAML syntax: " + clip(le.Message, maxText)}}
+	}
+	return ErrorList{{Pos: Pos{File: file}, Msg: "YAML syntax: " + clip(strings.TrimPrefix(err.Error(), "yaml: "), maxText)}}
+}
+
+// NameOf is a file's default name: its base name without its extension.
+func NameOf(source string) string {
+	return strings.TrimSuffix(filepath.Base(source), filepath.Ext(source))
+}
+
+// DecodeFile parses one YAML document and decodes it into v, a pointer to
+// a schema struct; the decoder holds the problems found.
+func DecodeFile(source string, data []byte, v any) (*Decoder, error) {
+	d := NewDecoder()
+	root, err := d.ParseYAML(source, data)
+	if err != nil {
+		return nil, err
+	}
+	d.Decode(root, reflect.ValueOf(v).Elem(), "")
+	return d, nil
+}

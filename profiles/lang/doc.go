@@ -1,0 +1,10 @@
+// Package lang is the machinery hilrig's YAML languages share (profiles,
+// benches, model files, suites): a decoder driven by a language's Go
+// schema types (keys from struct tags, units that parse themselves: a
+// Duration, a Rate, a Size, a Probability), the position of every value,
+// every problem reported at once with its file, line and column in a
+// bounded ErrorList, did-you-mean, overlays for extends and --set, the key
+// reference generated from a schema, and size-capped reads of regular
+// files only. It knows no language: each names its schema and how a file
+// it extends is found (Decoder's Schema, ReadRef and RefNames).
+package lang
