@@ -19,11 +19,8 @@ const (
 )
 
 // readabilityExceptions are the functions of profiles/... allowed past the
-// limits, each with why.
-var readabilityExceptions = map[string]string{
-	"parseQuantity":   "the YAML machinery's number scanner: split when the machinery is its own package (issue 20)",
-	"decoder.setPath": "the YAML machinery's --set: split when the machinery is its own package (issue 20)",
-}
+// limits, each with why: none now.
+var readabilityExceptions = map[string]string{}
 
 // TestProfilesFunctionsStayReadable: no function of the profile languages
 // (tests aside) is longer than maxFunctionLines or more complex than

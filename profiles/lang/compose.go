@@ -452,20 +452,8 @@ func (d *Decoder) SetPath(n *yaml.Node, t reflect.Type, steps []PathStep, done s
 	n = d.copyNode(n)
 	i := MappingIndex(n, step.Key)
 	last := len(steps) == 1 && step.Index < 0
-	if mt := DerefType(t); mt != nil && mergeable(mt) && !(last && IsNull(value)) {
-		// Naming another alternative (a loss model, a jitter distribution)
-		// replaces the value, as in extends: the same question, asked of a
-		// mapping of the one key set.
-		probe := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: step.Key}, {Kind: yaml.MappingNode}}}
-		if last {
-			probe.Content[1] = value
-		}
-		if replaces(mt, n, probe) {
-			d.forgetSets(done)
-			n = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: n.Style, Line: at(step.Col).Line, Column: step.Col}
-			d.Files[n] = SetFile
-			i = -1
-		}
+	if !(last && IsNull(value)) {
+		n, i = d.replaceAlternative(n, i, t, step, done, last, value, at)
 	}
 	var child *yaml.Node
 	if i >= 0 {
@@ -473,11 +461,7 @@ func (d *Decoder) SetPath(n *yaml.Node, t reflect.Type, steps []PathStep, done s
 	}
 	childType := FieldType(t, step.Key)
 	if mapOf := DerefType(t); mapOf != nil && i < 0 && IsNamedMap(mapOf) {
-		var names []string
-		for k := 0; k+1 < len(n.Content); k += 2 {
-			names = append(names, n.Content[k].Value)
-		}
-		d.Added = append(d.Added, addition{In: done, Name: step.Key, At: at(step.Col), Others: names})
+		d.noteAddition(n, step, done, at)
 	}
 	if last && IsNull(value) {
 		if i >= 0 {
@@ -505,6 +489,39 @@ func (d *Decoder) SetPath(n *yaml.Node, t reflect.Type, steps []PathStep, done s
 		n.Content = append(n.Content, key, child)
 	}
 	return n
+}
+
+// replaceAlternative empties n, of type t at done, when the step names
+// another alternative than it holds (a loss model, a jitter distribution):
+// that replaces the value, as in extends, the same question asked of a
+// mapping of the one key set. It returns n and the index of the step's key
+// in it (-1 once emptied).
+func (d *Decoder) replaceAlternative(n *yaml.Node, i int, t reflect.Type, step PathStep, done string, last bool, value *yaml.Node, at func(int) Pos) (*yaml.Node, int) {
+	mt := DerefType(t)
+	if mt == nil || !mergeable(mt) {
+		return n, i
+	}
+	probe := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: step.Key}, {Kind: yaml.MappingNode}}}
+	if last {
+		probe.Content[1] = value
+	}
+	if !replaces(mt, n, probe) {
+		return n, i
+	}
+	d.forgetSets(done)
+	n = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: n.Style, Line: at(step.Col).Line, Column: step.Col}
+	d.Files[n] = SetFile
+	return n, -1
+}
+
+// noteAddition notes the entry of the mapping of names n (at done) that a
+// --set adds, and the names that were there.
+func (d *Decoder) noteAddition(n *yaml.Node, step PathStep, done string, at func(int) Pos) {
+	var names []string
+	for k := 0; k+1 < len(n.Content); k += 2 {
+		names = append(names, n.Content[k].Value)
+	}
+	d.Added = append(d.Added, addition{In: done, Name: step.Key, At: at(step.Col), Others: names})
 }
 
 // setIndex sets, in the list n, the entry step.index, then the rest of the

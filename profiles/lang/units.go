@@ -50,7 +50,31 @@ func parseQuantity(s string) (q quantity, unit string, ok bool) {
 		q.neg = s[i] == '-'
 		i++
 	}
-	// The significand: digits, a point, digits; at least one digit.
+	i, ok = q.readSignificand(s, i)
+	if !ok {
+		return quantity{}, "", false
+	}
+	i = q.readExponent(s, i)
+	q.exp = max(min(q.exp, maxExponent+1), -maxExponent-1)
+	if q.digits == 0 && !q.huge {
+		q.exp = 0
+	}
+	for i < len(s) && asciiSpace(s[i]) {
+		i++
+	}
+	unit = s[i:]
+	for j := 0; j < len(unit); j++ {
+		if asciiSpace(unit[j]) {
+			return quantity{}, "", false
+		}
+	}
+	return q, unit, true
+}
+
+// readSignificand reads the significand from s[i:] into q (digits, a
+// point, digits; at least one digit) and returns where it ends, or false
+// when there is no digit.
+func (q *quantity) readSignificand(s string, i int) (int, bool) {
 	var zeros int // trailing zeros read but not yet multiplied in
 	seen, point := false, false
 	for ; i < len(s); i++ {
@@ -78,44 +102,34 @@ func parseQuantity(s string) (q quantity, unit string, ok bool) {
 		q.huge = q.huge || q.digits > (math.MaxUint64-9)/10
 		q.digits = q.digits*10 + uint64(c-'0')
 	}
-	if !seen {
-		return quantity{}, "", false
-	}
 	q.exp += zeros // digits carries no trailing zero
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		// An exponent, if digits follow; else the unit begins (1em).
-		j := i + 1
-		negExp := false
-		if j < len(s) && (s[j] == '+' || s[j] == '-') {
-			negExp = s[j] == '-'
-			j++
-		}
-		start, e := j, 0
-		for ; j < len(s) && s[j] >= '0' && s[j] <= '9'; j++ {
-			e = min(e*10+int(s[j]-'0'), maxExponent+1)
-		}
-		if j > start {
-			if negExp {
-				e = -e
-			}
-			q.exp = max(min(q.exp, maxExponent+1), -maxExponent-1) + e
-			i = j
-		}
+	return i, seen
+}
+
+// readExponent reads an exponent from s[i:] into q, if digits follow the e
+// (else the unit begins: 1em), and returns where it ends.
+func (q *quantity) readExponent(s string, i int) int {
+	if i >= len(s) || s[i] != 'e' && s[i] != 'E' {
+		return i
 	}
-	q.exp = max(min(q.exp, maxExponent+1), -maxExponent-1)
-	if q.digits == 0 && !q.huge {
-		q.exp = 0
+	j := i + 1
+	negExp := false
+	if j < len(s) && (s[j] == '+' || s[j] == '-') {
+		negExp = s[j] == '-'
+		j++
 	}
-	for i < len(s) && asciiSpace(s[i]) {
-		i++
+	start, e := j, 0
+	for ; j < len(s) && s[j] >= '0' && s[j] <= '9'; j++ {
+		e = min(e*10+int(s[j]-'0'), maxExponent+1)
 	}
-	unit = s[i:]
-	for j := 0; j < len(unit); j++ {
-		if asciiSpace(unit[j]) {
-			return quantity{}, "", false
-		}
+	if j == start {
+		return i
 	}
-	return q, unit, true
+	if negExp {
+		e = -e
+	}
+	q.exp = max(min(q.exp, maxExponent+1), -maxExponent-1) + e
+	return j
 }
 
 func asciiSpace(c byte) bool {
