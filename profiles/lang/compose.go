@@ -253,8 +253,9 @@ func (d *Decoder) copyNode(n *yaml.Node) *yaml.Node {
 // maxExtends bounds a chain of extends, against runaway recursion.
 const maxExtends = 16
 
-// ResolveExtends replaces a profile that extends another by the overlay of
-// it on its (recursively resolved) base. chain lists the sources seen.
+// ResolveExtends replaces a document that extends another (of d.Schema,
+// found by d.ReadRef) by the overlay of it on its (recursively resolved)
+// base. chain lists the sources seen.
 func (d *Decoder) ResolveExtends(root *yaml.Node, source string, chain []string) (*yaml.Node, error) {
 	root = Resolve(root)
 	if root.Kind != yaml.MappingNode {

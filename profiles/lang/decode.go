@@ -19,7 +19,8 @@ import (
 )
 
 // The decoder walks a YAML node tree and a Go value together, driven by the
-// Go types of the schema (schema.go): struct fields are keys, their tags say
+// Go types of a language's schema (profiles/schema.go, a Bench, a Suite):
+// struct fields are keys, their tags say
 // which are required, and the unit types parse themselves. Every value's
 // position can be found by its path, so later checks (references, overlaps)
 // can point at the line and column too. It reports every problem it finds,

@@ -9,11 +9,11 @@ import (
 	"github.com/hilrig/hilrig/profiles/lang"
 )
 
+var update = flag.Bool("update", false, "rewrite the generated key reference in profiles/suites/README.md")
+
 // TestSuiteErrors: every malformed suite is refused with the exact
 // message at the exact place: the suite's own mistakes in the suite, a
 // profile's or bench's in its file, naming the case that led there.
-var update = flag.Bool("update", false, "rewrite the generated key reference in profiles/suites/README.md")
-
 func TestSuiteErrors(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
 		{"",
