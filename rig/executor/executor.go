@@ -177,6 +177,7 @@ type Executor struct {
 	finished bool
 
 	wakeLate, releaseLate emulator.DelayHistogram
+	burst                 burst // frames released to devices in the engine's pass
 	wakeups               uint64
 	load                  loadMeter
 
@@ -374,6 +375,7 @@ func (x *Executor) Run(ctx context.Context) (stopped string, err error) {
 func (x *Executor) halt(at time.Duration, stopped string, err error) (string, error) {
 	x.stopAt = at
 	x.net.Advance(at - 1)
+	x.flush()
 	return stopped, err
 }
 
@@ -388,6 +390,7 @@ func (x *Executor) Step() (next time.Duration, done bool) {
 		return 0, true
 	}
 	x.net.Advance(now)
+	x.flush()
 	x.runPosted(now)
 	x.exchange(now)
 	next = x.end
@@ -428,6 +431,7 @@ func (x *Executor) Step() (next time.Duration, done bool) {
 			next = min(next, e)
 		}
 	}
+	x.flush() // what the models, sources and wire links released
 	return next, false
 }
 
@@ -571,7 +575,9 @@ func (x *Executor) disrupted(now time.Duration) bool {
 	return x.phases != nil && x.phases.Active(now)
 }
 
-// Finished hands an arrived frame to its egress and records the frame.
+// Finished hands an arrived frame to its egress (a byte-stream device's
+// with the others of the engine's pass, at its end: burst.go) and records
+// the frame.
 func (x *Executor) Finished(f *emulator.Frame) {
 	if x.phases != nil {
 		x.phases.Finished(f)
@@ -580,11 +586,25 @@ func (x *Executor) Finished(f *emulator.Frame) {
 	if f.Copy && !arrived {
 		return // a copy that dies has no row: the rows are the frames the source sent, and the copies delivered
 	}
+	e := x.egress[f.Flow]
+	if !arrived || e == nil {
+		x.settle(f, false, false)
+		return
+	}
+	if x.burst.stage(x, e, f) {
+		return // written with the others of the pass (flush)
+	}
+	x.settle(f, true, e.deliver(x, f))
+}
+
+// settle counts a frame the engine finished with and adds its row to the
+// trace: handed says it arrived at an egress, taken that the egress took
+// it.
+func (x *Executor) settle(f *emulator.Frame, handed, taken bool) {
 	status, recv, due := f.Status, time.Duration(-1), time.Duration(-1)
-	if arrived {
+	if f.Status.Arrived() {
 		recv, due = f.Done, f.Done
-		if e := x.egress[f.Flow]; e != nil {
-			taken := e.deliver(x, f)
+		if handed {
 			x.handed[f.Flow].Add(f, taken)
 			switch {
 			case !taken:
@@ -643,6 +663,7 @@ func (x *Executor) Finish() {
 	if !x.finished {
 		x.finished = true
 		x.net.Run(x.stopAt)
+		x.flush()
 	}
 }
 
