@@ -41,6 +41,9 @@ type endpointEgress struct {
 }
 
 func (e endpointEgress) deliver(x *Executor, f *emulator.Frame) bool {
+	// What the engine released before goes first: a failed model's safe
+	// values, written past the network, must be the last its hardware gets.
+	x.flush()
 	if e.device {
 		late := x.clock.Now() - x.net.Now()
 		x.releaseLate.Record(late)
