@@ -2,6 +2,5 @@
 // pins, UDP and TCP sockets, and the virtual stand-ins used by tests and
 // demos (pseudo-terminal pairs, wired fake pins). Each endpoint turns what
 // arrives from its device into timestamped frames, and writes frames back,
-// each (or, on a byte stream, each batch of frames that leave together) in
-// one attempt that never waits for the device.
+// each in one attempt that never waits for the device.
 package drivers

@@ -83,17 +83,6 @@ type Writer interface {
 	Write(payload []byte) error
 }
 
-// A BatchWriter is a Writer to a byte stream (a serial line, a
-// pseudo-terminal, a TCP connection), which takes frames that leave
-// together in one write.
-type BatchWriter interface {
-	Writer
-	// WriteBatch writes payloads in one attempt that never waits, as
-	// Write writes one, and returns how many of them, from the first, the
-	// device took, and Write's error for the first it did not.
-	WriteBatch(payloads [][]byte) (int, error)
-}
-
 // An Endpoint is one side of the rig's I/O: a device, named in the bench,
 // that produces frames and accepts them.
 type Endpoint interface {

@@ -375,16 +375,6 @@ func (s *Serial) Write(payload []byte) error {
 	return s.out.write(s.port, s.opening, payload)
 }
 
-// WriteBatch writes frames that leave together in one attempt.
-func (s *Serial) WriteBatch(payloads [][]byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.port == nil {
-		return s.out.writeBatch(nil, s.opening, payloads)
-	}
-	return s.out.writeBatch(s.port, s.opening, payloads)
-}
-
 // isPseudoTerminal reports whether path, after its symbolic links, is the
 // device side of a Unix 98 pseudo-terminal (character major 136 to 143, as
 // /dev/pts/N and the links socat makes to them are).

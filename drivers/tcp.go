@@ -43,7 +43,6 @@ type TCP struct {
 }
 
 var _ Endpoint = (*TCP)(nil)
-var _ BatchWriter = (*TCP)(nil)
 
 // dialTimeout bounds each attempt to dial a TCP endpoint's peer.
 const dialTimeout = 5 * time.Second
@@ -229,17 +228,6 @@ func (c *TCP) Write(payload []byte) error {
 		return c.out.write(nil, c.opening, payload)
 	}
 	return c.out.write(c.raw, c.opening, payload)
-}
-
-// WriteBatch writes frames that leave together in one attempt on the
-// socket.
-func (c *TCP) WriteBatch(payloads [][]byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.raw == nil {
-		return c.out.writeBatch(nil, c.opening, payloads)
-	}
-	return c.out.writeBatch(c.raw, c.opening, payloads)
 }
 
 func (c *TCP) Stop() error {

@@ -138,11 +138,9 @@ type streamOut struct {
 	deviceOut
 	framing wire.Framing
 	frame   []byte // the encoding buffer: no allocation once grown
-	ends    []int  // where each frame of a batch ends in frame
 	rest    []byte // what is still to write of the last frame, in restBuf
 	restBuf []byte
-	opening uint64    // the device's opening the rest is owed to
-	one     [1][]byte // write's batch of one
+	opening uint64 // the device's opening the rest is owed to
 }
 
 func newStreamOut(framing wire.Framing, maxFrame int, counts *atomicCounts) streamOut {
@@ -150,27 +148,12 @@ func newStreamOut(framing wire.Framing, maxFrame int, counts *atomicCounts) stre
 	return streamOut{
 		deviceOut: deviceOut{counts: counts},
 		framing:   framing, frame: make([]byte, 0, size), restBuf: make([]byte, 0, size),
-		ends: make([]int, 0, 1),
 	}
 }
 
 // write writes payload to dev, the device's opening-th opening, in one
 // attempt (two with a rest); a nil dev is a device that is away.
 func (w *streamOut) write(dev io.Writer, opening uint64, payload []byte) error {
-	w.one[0] = payload
-	_, err := w.writeBatch(dev, opening, w.one[:])
-	w.one[0] = nil
-	return err
-}
-
-// writeBatch writes payloads, frames that leave together, to dev in one
-// attempt (two with a rest), and returns how many of them, from the
-// first, the device took, and the error of the first it did not (as
-// Write's). A frame the device took the head of counts as taken (its rest
-// is kept, as write keeps it); the frames after it are refused. One write
-// of a burst instead of one a frame: a pty write costs the executor about
-// 2 µs, and the 30th frame of a burst left 60 µs after the first.
-func (w *streamOut) writeBatch(dev io.Writer, opening uint64, payloads [][]byte) (int, error) {
 	if opening != w.opening {
 		// Another device, or the same plugged in again: a rest owed to
 		// the last one is cut, and its stretch is over.
@@ -179,57 +162,29 @@ func (w *streamOut) writeBatch(dev io.Writer, opening uint64, payloads [][]byte)
 	}
 	if dev == nil {
 		w.cut()
-		var err error
-		for range payloads {
-			err = w.away()
-		}
-		return 0, err
+		return w.away()
 	}
 	if len(w.rest) > 0 {
 		n, err := w.attempt(dev, w.rest)
 		if w.rest = w.rest[n:]; len(w.rest) > 0 {
-			return 0, w.refuseAll(err, payloads)
+			return w.refuse(err)
 		}
 		if w.counts.restOwed.Swap(false) {
 			w.counts.framesOut.Add(1)
 		}
 	}
-	w.frame, w.ends = w.frame[:0], w.ends[:0]
-	for _, p := range payloads {
-		w.frame = w.framing.Append(w.frame, p)
-		w.ends = append(w.ends, len(w.frame))
-	}
+	w.frame = w.framing.Append(w.frame[:0], payload)
 	n, err := w.attempt(dev, w.frame)
-	taken, start := 0, 0
-	for _, end := range w.ends {
-		if end > n {
-			break
-		}
+	switch {
+	case n == len(w.frame):
 		w.taken()
-		taken, start = taken+1, end
-	}
-	if taken < len(payloads) && n > start {
-		// The head of a frame went: its rest goes first with the next.
-		w.rest = append(w.restBuf[:0], w.frame[n:w.ends[taken]]...)
+		return nil
+	case n > 0:
+		w.rest = append(w.restBuf[:0], w.frame[n:]...)
 		w.counts.restOwed.Store(true)
-		taken++
-		err = nil
+		return nil
 	}
-	if taken == len(payloads) {
-		return taken, nil
-	}
-	return taken, w.refuseAll(err, payloads[taken:])
-}
-
-// refuseAll refuses each of payloads, and returns the first's error.
-func (w *streamOut) refuseAll(err error, payloads [][]byte) error {
-	var first error
-	for i := range payloads {
-		if e := w.refuse(err); i == 0 {
-			first = e
-		}
-	}
-	return first
+	return w.refuse(err)
 }
 
 // attempt writes b once and counts the bytes that went.

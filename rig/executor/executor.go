@@ -41,9 +41,6 @@ type endpointEgress struct {
 }
 
 func (e endpointEgress) deliver(x *Executor, f *emulator.Frame) bool {
-	// What the engine released before goes first: a failed model's safe
-	// values, written past the network, must be the last its hardware gets.
-	x.flush()
 	if e.device {
 		late := x.clock.Now() - x.net.Now()
 		x.releaseLate.Record(late)
@@ -180,7 +177,6 @@ type Executor struct {
 	finished bool
 
 	wakeLate, releaseLate emulator.DelayHistogram
-	burst                 burst // frames released to devices in the engine's pass
 	wakeups               uint64
 	load                  loadMeter
 
@@ -378,7 +374,6 @@ func (x *Executor) Run(ctx context.Context) (stopped string, err error) {
 func (x *Executor) halt(at time.Duration, stopped string, err error) (string, error) {
 	x.stopAt = at
 	x.net.Advance(at - 1)
-	x.flush()
 	return stopped, err
 }
 
@@ -393,7 +388,6 @@ func (x *Executor) Step() (next time.Duration, done bool) {
 		return 0, true
 	}
 	x.net.Advance(now)
-	x.flush()
 	x.runPosted(now)
 	x.exchange(now)
 	next = x.end
@@ -434,7 +428,6 @@ func (x *Executor) Step() (next time.Duration, done bool) {
 			next = min(next, e)
 		}
 	}
-	x.flush() // what the models, sources and wire links released
 	return next, false
 }
 
@@ -578,9 +571,7 @@ func (x *Executor) disrupted(now time.Duration) bool {
 	return x.phases != nil && x.phases.Active(now)
 }
 
-// Finished hands an arrived frame to its egress (a byte-stream device's
-// with the others of the engine's pass, at its end: burst.go) and records
-// the frame.
+// Finished hands an arrived frame to its egress and records the frame.
 func (x *Executor) Finished(f *emulator.Frame) {
 	if x.phases != nil {
 		x.phases.Finished(f)
@@ -589,25 +580,11 @@ func (x *Executor) Finished(f *emulator.Frame) {
 	if f.Copy && !arrived {
 		return // a copy that dies has no row: the rows are the frames the source sent, and the copies delivered
 	}
-	e := x.egress[f.Flow]
-	if !arrived || e == nil {
-		x.settle(f, false, false)
-		return
-	}
-	if x.burst.stage(x, e, f) {
-		return // written with the others of the pass (flush)
-	}
-	x.settle(f, true, e.deliver(x, f))
-}
-
-// settle counts a frame the engine finished with and adds its row to the
-// trace: handed says it arrived at an egress, taken that the egress took
-// it.
-func (x *Executor) settle(f *emulator.Frame, handed, taken bool) {
 	status, recv, due := f.Status, time.Duration(-1), time.Duration(-1)
-	if f.Status.Arrived() {
+	if arrived {
 		recv, due = f.Done, f.Done
-		if handed {
+		if e := x.egress[f.Flow]; e != nil {
+			taken := e.deliver(x, f)
 			x.handed[f.Flow].Add(f, taken)
 			switch {
 			case !taken:
@@ -666,7 +643,6 @@ func (x *Executor) Finish() {
 	if !x.finished {
 		x.finished = true
 		x.net.Run(x.stopAt)
-		x.flush()
 	}
 }
 
