@@ -142,7 +142,7 @@ func TestCLIHelp(t *testing.T) {
 		want    []string
 	}{
 		{"sim", []string{"--duration D", "--seed N", "--set path=value", "(default: the profile's duration)"}},
-		{"run", []string{"--bench BENCH", "--spin D", "(default 250us)", "--priority N", "(default 80)"}},
+		{"run", []string{"--bench BENCH", "--spin D", "(default 100us)", "--priority N", "(default 80)"}},
 		{"demo", []string{"--cut CP1|CP2", `(default "CP2")`, "--duration D", "(default 10s)"}},
 		{"couple", []string{"--delay D", "(default 20ms)", "--param name=value"}},
 		{"check", []string{"--bench BENCH", "--set path=value"}},

@@ -37,16 +37,16 @@ func (c *Monotonic) Start() time.Time { return c.start }
 // Now is the time since the clock started.
 func (c *Monotonic) Now() time.Duration { return time.Since(c.start) }
 
-// DefaultSpin is the longest a waiter spins before a deadline unless told
-// otherwise: how long it spins is its sleeps' measured wakeup latency,
-// from BaseSpin up to this (wakelatency.go).
-const DefaultSpin = 250 * time.Microsecond
+// DefaultSpin is how long before a deadline a waiter stops sleeping and
+// spins: long enough to absorb the VM's usual timer wakeup latency
+// (BENCHMARKS.md).
+const DefaultSpin = 100 * time.Microsecond
 
 // waiting is what the waiters of every operating system share: the loop
 // that sleeps and then spins, and the account of what their waits cost,
 // which tells the executor how much of its CPU it leaves to others.
 type waiting struct {
-	clock interface{ Now() time.Duration } // a Monotonic; a test's stand-in
+	clock *Monotonic
 	spin  time.Duration
 	// sleep sleeps for d, or until woken, and returns false when pending
 	// turned true before it slept. It is a method value made once: a
@@ -57,17 +57,13 @@ type waiting struct {
 	// slept and spun are the time spent asleep and spinning in waits so
 	// far; only the waiting goroutine touches them.
 	slept, spun time.Duration
-	// late is how late the sleeps ended, which lengthens the spin.
-	late wakeLatency
 }
 
 // Until returns at deadline, or earlier when pending reports work; it says
-// which. It sleeps until the spin before the deadline (as long as its
-// sleeps have ended late, up to the spin it was given: wakelatency.go) and
-// spins the rest, so that it returns on time rather than when the scheduler gets to
-// it. pending must be cheap: it is called while spinning.
+// which. It sleeps until spin before the deadline and spins the rest, so
+// that it returns on time rather than when the scheduler gets to it.
+// pending must be cheap: it is called while spinning.
 func (w *waiting) Until(deadline time.Duration, pending func() bool) (woken bool) {
-	spin := w.late.spinFor(w.spin)
 	for {
 		if pending() {
 			return true
@@ -77,7 +73,7 @@ func (w *waiting) Until(deadline time.Duration, pending func() bool) (woken bool
 		if left <= 0 {
 			return false
 		}
-		if left <= spin {
+		if left <= w.spin {
 			for {
 				t := w.clock.Now()
 				if t >= deadline {
@@ -90,29 +86,20 @@ func (w *waiting) Until(deadline time.Duration, pending func() bool) (woken bool
 				}
 			}
 		}
-		slept := w.sleep(left-spin, pending)
-		end := w.clock.Now()
-		w.slept += end - now
-		if slept {
-			w.late.record(end - (deadline - spin))
-		}
+		slept := w.sleep(left-w.spin, pending)
+		w.slept += w.clock.Now() - now
 		if !slept {
 			return true // a wake between the check above and the sleep
 		}
 	}
 }
 
-// SetSpin sets how long before a deadline the waiter spins at most (0: it
-// sleeps all the way).
+// SetSpin sets how long before a deadline the waiter stops sleeping and
+// spins (0: it sleeps all the way).
 func (w *waiting) SetSpin(spin time.Duration) { w.spin = spin }
 
-// Spin is the spin the waiter was given (SetSpin): how long before a
-// deadline it spins at most.
+// Spin is how long before a deadline the waiter spins now.
 func (w *waiting) Spin() time.Duration { return w.spin }
-
-// SpinFor is how long before a deadline the waiter would spin if given
-// spin: as long as its sleeps have ended late, from BaseSpin up to spin.
-func (w *waiting) SpinFor(spin time.Duration) time.Duration { return w.late.spinFor(spin) }
 
 // Spent is the time the waiter's goroutine has spent asleep and spinning
 // in its waits so far.

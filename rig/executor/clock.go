@@ -35,8 +35,7 @@ func (c *Virtual) Until(deadline time.Duration, _ func() bool) bool {
 func (c *Virtual) Real() bool { return false }
 
 // Real is the wall clock (monotonic), waited on by a realtime.Waiter:
-// ppoll until the spin before the deadline (as long as the machine's
-// measured wakeup latency, up to the spin given), then spin.
+// ppoll until spin before the deadline, then spin.
 type Real struct {
 	*realtime.Monotonic
 	waiter *realtime.Waiter
@@ -44,8 +43,7 @@ type Real struct {
 
 var _ Clock = (*Real)(nil)
 
-// NewReal starts a real clock at zero now that spins at most spin before
-// a deadline.
+// NewReal starts a real clock at zero now.
 func NewReal(spin time.Duration) (*Real, error) {
 	mono := realtime.NewMonotonic()
 	w, err := realtime.NewWaiter(mono, spin)
@@ -70,16 +68,11 @@ func (c *Real) CPU() (time.Duration, bool) { return realtime.ThreadCPU() }
 // Rest sleeps until deadline, whatever arrives meanwhile.
 func (c *Real) Rest(deadline time.Duration) { c.waiter.Rest(deadline) }
 
-// Spin is how long before a deadline the clock spins at most (0: it
-// sleeps all the way).
+// Spin is how long before a deadline the clock spins now.
 func (c *Real) Spin() time.Duration { return c.waiter.Spin() }
 
-// SetSpin sets how long before a deadline the clock spins at most.
+// SetSpin sets how long before a deadline the clock spins.
 func (c *Real) SetSpin(spin time.Duration) { c.waiter.SetSpin(spin) }
-
-// SpinFor is how long the clock would spin given spin: as long as the
-// machine's wakeups have been late, up to spin.
-func (c *Real) SpinFor(spin time.Duration) time.Duration { return c.waiter.SpinFor(spin) }
 
 var _ meteredClock = (*Real)(nil)
 

@@ -50,7 +50,6 @@ type meteredClock interface {
 	Rest(until time.Duration)
 	Spin() time.Duration
 	SetSpin(time.Duration)
-	SpinFor(time.Duration) time.Duration
 }
 
 // loadMeter is the executor's account of its CPU by windows.
@@ -146,14 +145,13 @@ func (l *loadMeter) check(x *Executor) error {
 	}
 	// Spinning stops after a window busy more than SpinShedAbove, and
 	// starts again once the window's work plus a spin before each of its
-	// deadlines (as long as the clock would spin now, which follows how
-	// late its sleeps end) would stay under SpinResumeBelow.
+	// deadlines would stay under SpinResumeBelow.
 	switch {
 	case l.spin == 0:
 	case !l.shed && busy > SpinShedAbove*length/LoadWindow:
 		l.shed = true
 		l.clock.SetSpin(0)
-	case l.shed && !l.spent && busy+time.Duration(x.wakeups-l.wakeups)*l.clock.SpinFor(l.spin) < SpinResumeBelow*length/LoadWindow:
+	case l.shed && !l.spent && busy+time.Duration(x.wakeups-l.wakeups)*l.spin < SpinResumeBelow*length/LoadWindow:
 		l.shed = false
 		l.clock.SetSpin(l.spin)
 	}

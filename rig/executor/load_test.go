@@ -49,8 +49,6 @@ func (c *workClock) Spin() time.Duration { return c.spin }
 
 func (c *workClock) SetSpin(spin time.Duration) { c.spin, c.spins = spin, append(c.spins, spin) }
 
-func (c *workClock) SpinFor(spin time.Duration) time.Duration { return spin }
-
 // burner is a source that wants to run every period and costs what cost
 // says at each instant: work, on the test's clock.
 type burner struct {
