@@ -13,7 +13,8 @@
 //	probe hist LABEL < cyclictest -q -h N output
 //	    cyclictest's histogram (1 µs buckets) as the same line.
 //	probe summary LABEL FILE
-//	    the release lateness of a hilrig run's JSON summary.
+//	    the release lateness of a hilrig run's JSON summary (n: the frames
+//	    it delivered).
 //	probe table < lines
 package main
 
@@ -62,7 +63,7 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "probe:", err)
-		os.Exit(1)
+		os.Exit(2) // a device, file or input it could not use: the probe asserts nothing
 	}
 }
 
@@ -298,9 +299,11 @@ func summary(label, path string) error {
 		return err
 	}
 	var s struct {
+		Flows []struct {
+			Delivered int64 `json:"delivered"`
+		} `json:"flows"`
 		Timing struct {
 			Release map[string]float64 `json:"release_lateness_s"`
-			Wakeups int64              `json:"wakeups"`
 		} `json:"timing"`
 	}
 	if err := json.Unmarshal(data, &s); err != nil {
@@ -310,7 +313,11 @@ func summary(label, path string) error {
 	if r == nil {
 		return fmt.Errorf("%s: no timing.release_lateness_s (no frame released?)", path)
 	}
-	fmt.Printf("%s %d %.1f %.1f %.1f %.1f\n", label, s.Timing.Wakeups, r["p50"]*1e6, r["p99"]*1e6, r["p99_9"]*1e6, r["max"]*1e6)
+	var released int64 // n: the frames the rig delivered
+	for _, f := range s.Flows {
+		released += f.Delivered
+	}
+	fmt.Printf("%s %d %.1f %.1f %.1f %.1f\n", label, released, r["p50"]*1e6, r["p99"]*1e6, r["p99_9"]*1e6, r["max"]*1e6)
 	return nil
 }
 
