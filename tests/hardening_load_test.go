@@ -135,7 +135,8 @@ func TestLoadedKeepsNoTree(t *testing.T) {
 // in all (which the garbage collector then has to follow and free, and
 // which sets the process's peak): yaml.v4's node tree and parser take
 // some 45 MB of it and the profile's values and engine configuration some
-// 20 with their slices' growth; positions are not recorded per value (the
+// 20, their slices sized once (grown by appending, the engine's hops, flows
+// and routes took 11 MB more: 78 MB in all); positions are not recorded per value (the
 // decoder finds them in the tree when a message needs one), nor the file
 // of each node.
 func TestParseLargeAllocates(t *testing.T) {
@@ -146,7 +147,7 @@ func TestParseLargeAllocates(t *testing.T) {
 		t.Fatal(err)
 	}
 	runtime.ReadMemStats(&after)
-	if allocated, limit := after.TotalAlloc-before.TotalAlloc, uint64(100<<20); allocated > limit {
+	if allocated, limit := after.TotalAlloc-before.TotalAlloc, uint64(75<<20); allocated > limit {
 		t.Errorf("loading %d hops and flows allocated %d MB, want at most %d MB", largeHops, allocated>>20, limit>>20)
 	}
 }
