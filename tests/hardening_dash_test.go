@@ -126,20 +126,26 @@ func (r *liveRig) get(path string) string {
 func (r *liveRig) metrics() (map[string]*dto.MetricFamily, string) {
 	r.t.Helper()
 	body := r.get("/metrics")
+	return parseMetrics(r.t, body), body
+}
+
+// parseMetrics parses a Prometheus text exposition.
+func parseMetrics(t testing.TB, body string) map[string]*dto.MetricFamily {
+	t.Helper()
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(strings.NewReader(body))
 	if err != nil {
-		r.t.Fatalf("%v\n%s", err, body)
+		t.Fatalf("%v\n%s", err, body)
 	}
-	return families, body
+	return families
 }
 
-// metricValue is the value of the family's metric with the labels given
-// (name, value, …); ok false if there is none.
-func metricValue(families map[string]*dto.MetricFamily, name string, labels ...string) (v float64, ok bool) {
+// findMetric is the family's metric with the labels given (name, value,
+// …), or nil.
+func findMetric(families map[string]*dto.MetricFamily, name string, labels ...string) *dto.Metric {
 	f := families[name]
 	if f == nil {
-		return 0, false
+		return nil
 	}
 metrics:
 	for _, m := range f.Metric {
@@ -152,15 +158,24 @@ metrics:
 				continue metrics
 			}
 		}
-		switch {
-		case m.Counter != nil:
-			return m.Counter.GetValue(), true
-		case m.Gauge != nil:
-			return m.Gauge.GetValue(), true
-		}
-		return 0, true
+		return m
 	}
-	return 0, false
+	return nil
+}
+
+// metricValue is the value of the family's metric with the labels given
+// (name, value, …); ok false if there is none.
+func metricValue(families map[string]*dto.MetricFamily, name string, labels ...string) (v float64, ok bool) {
+	m := findMetric(families, name, labels...)
+	switch {
+	case m == nil:
+		return 0, false
+	case m.Counter != nil:
+		return m.Counter.GetValue(), true
+	case m.Gauge != nil:
+		return m.Gauge.GetValue(), true
+	}
+	return 0, true
 }
 
 // waitMetric reads the metrics until cond holds of them, for 10 s at most.

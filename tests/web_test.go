@@ -25,8 +25,6 @@ import (
 
 	"github.com/gorilla/websocket"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/hilrig/hilrig/profiles"
 	"github.com/hilrig/hilrig/profiles/benchfile"
@@ -387,32 +385,14 @@ func TestMetrics(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("%d: %s", code, body)
 	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
+	families := parseMetrics(t, body)
 	value := func(name string, labels ...string) *dto.Metric {
 		t.Helper()
-		f := families[name]
-		if f == nil {
-			t.Fatalf("no metric %s", name)
+		m := findMetric(families, name, labels...)
+		if m == nil {
+			t.Fatalf("no %s%v", name, labels)
 		}
-	metrics:
-		for _, m := range f.Metric {
-			for i := 0; i+1 < len(labels); i += 2 {
-				found := false
-				for _, lp := range m.Label {
-					found = found || lp.GetName() == labels[i] && lp.GetValue() == labels[i+1]
-				}
-				if !found {
-					continue metrics
-				}
-			}
-			return m
-		}
-		t.Fatalf("no %s%v", name, labels)
-		return nil
+		return m
 	}
 	sent := value("hilrig_flow_sent_frames_total", "flow", "m2s").GetCounter().GetValue()
 	delivered := value("hilrig_flow_frames_total", "flow", "m2s", "status", "delivered").GetCounter().GetValue()
