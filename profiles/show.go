@@ -22,8 +22,9 @@ import (
 // configuration. This is what hilrig show prints.
 func (l *Loaded) AsWritten() []byte {
 	if l.written == nil && l.reparse != nil {
-		// It loaded once; it loads again unless a file it extends changed
-		// since, and then what it was is rendered from its values.
+		// The same text parsed again, with its tree kept; what it
+		// extends is read again, and if that no longer loads, what the
+		// profile was is rendered from its values.
 		if again, err := l.reparse(); err == nil {
 			l = again
 		}
