@@ -62,7 +62,7 @@ type Decoder struct {
 	Files     map[*yaml.Node]string
 	Errs      ErrorList       // the problems found, up to maxErrors
 	omitted   int             // problems found after errs was full
-	Positions map[string]Pos  // position of the value at each path decoded, unless tree is set
+	Positions map[string]Pos  // position of the value at each path decoded, unless Tree is set
 	Failed    map[string]bool // paths that already have an error
 	// failedBelow marks the paths that hold a path that failed, so that
 	// whether a value or anything in it failed is a few lookups.
@@ -72,6 +72,10 @@ type Decoder struct {
 	// Tree, when set, is the resolved tree of a profile: the positions of
 	// its paths are looked for in it when a message or a check needs one,
 	// not recorded for each path decoded (16 MB for 10 000 hops and flows).
+	// Only a document whose keys hold no '.' or '[' can be looked up by
+	// path so: a profile's names cannot, but a suite's set: keys are
+	// paths (hops.core-up.rate), so suites record their positions (as
+	// benches and model files do, which are small).
 	Tree *yaml.Node
 	keys map[*yaml.Node]map[string]int // the index of a large mapping of tree, see keyIndex
 	// The document's language, for extends and --set: its schema, how a
