@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hilrig/hilrig/tests/perf/cyclichist"
 )
 
 // The quarter car's real-time exchange rate, measured from the rig's own
@@ -200,44 +201,23 @@ func machineFloor(b *testing.B, period, d time.Duration) (floor, bool) {
 	return parseFloor(out, period)
 }
 
-// parseFloor reads cyclictest's histogram (-h): a line "latency count" per
-// microsecond of latency, then comments, "# Histogram Overflows" among
-// them.
+// parseFloor reads cyclictest's histogram: the wake-ups a period or more
+// late, and the 99.9th percentile.
 func parseFloor(out []byte, period time.Duration) (floor, bool) {
-	type bucket struct{ us, n uint64 }
-	var hist []bucket
-	var total, overflows uint64
-	lines := bufio.NewScanner(bytes.NewReader(out))
-	for lines.Scan() {
-		line := lines.Text()
-		if rest, ok := strings.CutPrefix(line, "# Histogram Overflows:"); ok {
-			overflows, _ = strconv.ParseUint(strings.TrimSpace(rest), 10, 64)
-			continue
-		}
-		f := strings.Fields(line)
-		if len(f) != 2 || strings.HasPrefix(line, "#") {
-			continue
-		}
-		us, err1 := strconv.ParseUint(f[0], 10, 64)
-		n, err2 := strconv.ParseUint(f[1], 10, 64)
-		if err1 == nil && err2 == nil && n > 0 {
-			hist = append(hist, bucket{us, n})
-			total += n
-		}
-	}
-	total += overflows
-	if total == 0 {
+	h, err := cyclichist.Read(bytes.NewReader(out))
+	if err != nil {
 		return floor{}, false
 	}
-	fl := floor{late: overflows, p999: -1}
+	total := h.Total()
+	fl := floor{late: h.Overflows, p999: -1}
 	var seen uint64
-	for _, h := range hist {
-		if time.Duration(h.us)*time.Microsecond >= period {
-			fl.late += h.n
+	for _, b := range h.Buckets {
+		if time.Duration(b.US)*time.Microsecond >= period {
+			fl.late += b.N
 		}
-		seen += h.n
+		seen += b.N
 		if fl.p999 < 0 && seen*1000 >= total*999 {
-			fl.p999 = time.Duration(h.us) * time.Microsecond
+			fl.p999 = time.Duration(b.US) * time.Microsecond
 		}
 	}
 	if fl.p999 < 0 { // among the overflows: at least the histogram's end

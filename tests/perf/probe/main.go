@@ -35,6 +35,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hilrig/hilrig/tests/perf/cyclichist"
 	"golang.org/x/sys/unix"
 )
 
@@ -253,40 +254,23 @@ func openRaw(path string) (int, error) {
 // overflows counted at the histogram's end (their value is unknown: the
 // max line gives the largest).
 func hist(label string, r io.Reader) error {
-	var us []float64
-	maxUS := math.NaN()
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		switch {
-		case len(f) == 2 && f[0][0] != '#':
-			b, err1 := strconv.Atoi(f[0])
-			c, err2 := strconv.Atoi(f[1])
-			if err1 != nil || err2 != nil {
-				continue
-			}
-			for range c {
-				us = append(us, float64(b))
-			}
-		case len(f) >= 4 && f[0] == "#" && f[1] == "Max" && f[2] == "Latencies:":
-			m, err := strconv.Atoi(f[3])
-			if err == nil {
-				maxUS = float64(m)
-			}
-		case len(f) >= 4 && f[0] == "#" && f[1] == "Histogram" && f[2] == "Overflows:":
-			c, _ := strconv.Atoi(f[3])
-			for range c {
-				us = append(us, math.Inf(1))
-			}
+	h, err := cyclichist.Read(r)
+	if err != nil {
+		return fmt.Errorf("hist: %w", err)
+	}
+	us := make([]float64, 0, h.Total())
+	for _, b := range h.Buckets {
+		for range b.N {
+			us = append(us, float64(b.US))
 		}
 	}
-	if len(us) == 0 {
-		return errors.New("hist: no histogram on stdin (cyclictest -q -h N)")
+	// Past the histogram's end cyclictest keeps only the maximum.
+	over := math.NaN()
+	if h.MaxUS > 0 {
+		over = float64(h.MaxUS)
 	}
-	for i, v := range us {
-		if math.IsInf(v, 1) {
-			us[i] = maxUS
-		}
+	for range h.Overflows {
+		us = append(us, over)
 	}
 	printLine(label, us)
 	return nil
