@@ -45,7 +45,9 @@ type Sink interface {
 // Sink.Read: the thread owns it and passes it on every call, and the sink
 // keeps it. The zero value is ready.
 type ReaderMeter struct {
-	Start, CPU time.Duration // when the window began, and the thread's CPU then
+	Start, CPU  time.Duration // when the window began, and the thread's CPU then
+	Checked     time.Duration // when the thread's CPU was last read
+	RestedUntil time.Duration // when its last rest ended
 }
 
 // The notices a Sink hears, as the run's events name them.

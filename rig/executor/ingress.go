@@ -31,51 +31,70 @@ type Ingress struct {
 	noticed atomic.Bool
 }
 
-// ReaderBudget is the share of a CPU an endpoint's reader thread may take
-// in a LoadWindow of its reads (drivers.Sink.Read): a device that floods the rig
-// with frames (a UDP sender gone mad) would otherwise keep a real-time
-// thread busy as long as the kernel let it. A reader that has used its
-// share rests for the rest of the window, stretched so that it had the
-// share, and the frames wait in the kernel's buffer meanwhile (where a
-// socket loses what overflows it, and a serial line or pseudo-terminal
-// holds its sender back).
+// ReaderBudget is the CPU an endpoint's reader thread may take in a
+// LoadWindow of its reads (drivers.Sink.Read): a device that floods the
+// rig with frames (a UDP sender gone mad) would otherwise keep a
+// real-time thread busy as long as the kernel let it. A reader that has
+// used it in a window rests for the rest of the window, stretched so that
+// it had its share, and the frames wait in the kernel's buffer meanwhile
+// (where a socket loses what overflows it, and a serial line or
+// pseudo-terminal holds its sender back).
+//
+// The budget is counted over a whole window, not over the stretch between
+// two reads: the kernel counts as a thread's CPU what it was not doing
+// (interrupts it took, time its virtual CPU's host ran something else),
+// and on a loaded machine a reader that read a frame every 5 ms was seen
+// to use 1.25 ms of one such stretch, and rested.
 const ReaderBudget = LoadWindow / 4
+
+// readerCheck is how often a reader's CPU is read while it works: a flood
+// overruns ReaderBudget by at most this much.
+const readerCheck = ReaderBudget / 2
 
 // readerRests are the rests of an endpoint's reader threads, however
 // many it has.
 type readerRests struct {
 	rests  atomic.Uint64
 	rested atomic.Int64 // ns in all
-	seen   uint64       // rests the executor has reported
+	// floods are the rests that came within a LoadWindow of the thread's
+	// previous one: a device that keeps it busy, where a rest alone may
+	// be the machine's doing (ReaderBudget).
+	floods                atomic.Uint64
+	seenFloods, seenRests uint64 // what the executor has seen of both
 }
 
 // meter sets the ingress up for n endpoints' readers.
 func (q *Ingress) meter(n int) { q.readers = make([]readerRests, n) }
 
 // Read is called on endpoint's reader thread after each read from its
-// device: it rests once that thread has used its share of the window.
+// device: it rests once that thread has used ReaderBudget of a window.
 func (q *Ingress) Read(endpoint int, m *drivers.ReaderMeter, at time.Duration) {
-	if endpoint >= len(q.readers) {
-		return
-	}
-	if at-m.Start < ReaderBudget { // looked at this often, it works at most ReaderBudget at a stretch
+	if endpoint >= len(q.readers) || at-m.Checked < readerCheck {
 		return
 	}
 	cpu, ok := realtime.ThreadCPU()
 	if !ok {
 		return
 	}
-	if m.Start > 0 || m.CPU > 0 {
-		if used := cpu - m.CPU; used >= ReaderBudget*(at-m.Start)/LoadWindow {
-			rest := used*LoadWindow/ReaderBudget - (at - m.Start)
-			time.Sleep(rest)
-			r := &q.readers[endpoint]
-			r.rests.Add(1)
-			r.rested.Add(int64(rest))
-			at += rest
+	m.Checked = at
+	used, elapsed := cpu-m.CPU, at-m.Start
+	switch {
+	case m.Start == 0 && m.CPU == 0:
+		m.Start, m.CPU = at, cpu
+	case used >= max(ReaderBudget, ReaderBudget*elapsed/LoadWindow): // a stretch between reads may outlast a window
+		rest := used*LoadWindow/ReaderBudget - elapsed
+		time.Sleep(rest)
+		r := &q.readers[endpoint]
+		r.rests.Add(1)
+		r.rested.Add(int64(rest))
+		if m.RestedUntil > 0 && at-m.RestedUntil <= LoadWindow {
+			r.floods.Add(1)
 		}
+		at += rest
+		m.Start, m.CPU, m.Checked, m.RestedUntil = at, cpu, at, at
+	case elapsed >= LoadWindow:
+		m.Start, m.CPU = at, cpu
 	}
-	m.Start, m.CPU = at, cpu
 }
 
 type ingressFrame struct {

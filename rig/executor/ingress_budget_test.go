@@ -2,6 +2,7 @@ package executor
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -75,5 +76,112 @@ func TestReadersOfOneEndpointMeteredApart(t *testing.T) {
 	wg.Wait()
 	if n := in.readers[0].rests.Load(); n != 0 {
 		t.Errorf("the idle readers rested %d times, %v in all", n, time.Duration(in.readers[0].rested.Load()))
+	}
+}
+
+// burnCPU keeps the calling thread busy for d of its own CPU time.
+func burnCPU(d time.Duration) {
+	for cpu, _ := realtime.ThreadCPU(); ; {
+		if now, _ := realtime.ThreadCPU(); now-cpu >= d {
+			return
+		}
+	}
+}
+
+// TestReaderStallIsNoFlood: the kernel counts as a reader's CPU what it
+// did not do (an interrupt, its virtual CPU's host running something
+// else). A reader that reads every 5 ms and seems, every 50 ms, to use
+// 1.875 ms of the stretch before a read (the 1.25 ms of 5 ms that rested
+// the controller's reader on a loaded CI machine) uses under ReaderBudget
+// of every window and does not rest (the rule before rested it at each:
+// 6 times); one that seems to use two budgets at once (its share of the
+// stretch up to the next read, however the window falls) rests once,
+// which is no flood. One rest is allowed to the machine's own stalls.
+func TestReaderStallIsNoFlood(t *testing.T) {
+	cases := []struct {
+		name      string
+		stall     time.Duration
+		every     int
+		wantRests int
+	}{
+		{"3/4 of a budget every 50 ms", 3 * ReaderBudget / 4, 10, 0},
+		{"two budgets at once", 2 * ReaderBudget, 60, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := NewIngress(64, func() {})
+			in.meter(1)
+			clock := realtime.NewMonotonic()
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				var meter drivers.ReaderMeter
+				for i := range 60 {
+					time.Sleep(5 * time.Millisecond)
+					if i%c.every == c.every/2 {
+						burnCPU(c.stall)
+					}
+					in.Read(0, &meter, clock.Now())
+				}
+			}()
+			<-done
+			r := &in.readers[0]
+			if n := int(r.rests.Load()); n < c.wantRests || n > c.wantRests+1 {
+				t.Errorf("rested %d times, want %d", n, c.wantRests)
+			}
+			if n := r.floods.Load(); n > 0 {
+				t.Errorf("%d floods", n)
+			}
+		})
+	}
+}
+
+// TestFloodedReaderIsToldOnce: a reader kept busy rests again and again,
+// its rests a 3/4 window after the one before (all but the first a
+// flood's, unless the machine held the thread a window), and the executor
+// tells of it once, then of its end ReaderQuiet after its last rest.
+func TestFloodedReaderIsToldOnce(t *testing.T) {
+	in := NewIngress(64, func() {})
+	in.meter(1)
+	x := &Executor{in: in, endpoints: []endpointState{{name: "udp"}}}
+	clock := realtime.NewMonotonic()
+	payload := make([]byte, 32)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		var meter drivers.ReaderMeter
+		for start := clock.Now(); clock.Now()-start < 100*time.Millisecond; {
+			in.Frame(0, payload, clock.Now())
+			in.Read(0, &meter, clock.Now())
+			in.pop(nil)
+		}
+	}()
+	for ended := false; !ended; {
+		time.Sleep(LoadWindow)
+		select {
+		case <-done:
+			ended = true
+		default:
+		}
+		x.readersResting(clock.Now())
+	}
+	r := &in.readers[0]
+	if rests, floods := r.rests.Load(), r.floods.Load(); rests < 5 || floods < rests/2 {
+		t.Errorf("%d rests, %d of them a flood's", rests, floods)
+	}
+	for quiet := clock.Now(); clock.Now()-quiet <= ReaderQuiet+LoadWindow; {
+		time.Sleep(LoadWindow)
+		x.readersResting(clock.Now())
+	}
+	var kinds []string
+	for _, e := range x.Events() {
+		kinds = append(kinds, e.Kind)
+	}
+	if want := []string{"reader_overload", "reader_overload_ended"}; !slices.Equal(kinds, want) {
+		t.Errorf("events %v, want %v", kinds, want)
 	}
 }

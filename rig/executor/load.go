@@ -198,28 +198,30 @@ func (l *loadMeter) check(x *Executor) error {
 // rests every few windows, and each would otherwise be an event.
 const ReaderQuiet = 100 * time.Millisecond
 
-// readersResting tells of the endpoints whose readers began to rest, out
-// of their share of the CPU, and of those that have not rested for
-// ReaderQuiet since.
+// readersResting tells of the endpoints whose readers are flooded, resting
+// out of their share of the CPU again within a window of the last time,
+// and of those that have not rested for ReaderQuiet since. A single rest
+// is in the summary's reader_rest_s but no news: it is as likely the
+// machine's doing as the device's (ReaderBudget).
 func (x *Executor) readersResting(now time.Duration) {
 	if x.in == nil {
 		return
 	}
 	for i := range x.in.readers {
 		r, e := &x.in.readers[i], &x.endpoints[i]
-		n := r.rests.Load()
-		switch {
-		case n > r.seen:
-			if !e.resting {
-				e.resting = true
-				x.notify(now, "reader_overload", fmt.Sprintf("%s: its reader used its %v of every %v and rests: frames from the device wait in the kernel (a socket drops what overflows its buffer)", e.name, ReaderBudget, LoadWindow), true)
-			}
+		floods, rests := r.floods.Load(), r.rests.Load()
+		if rests > r.seenRests {
 			e.restedAt = now
+		}
+		switch {
+		case floods > r.seenFloods && !e.resting:
+			e.resting = true
+			x.notify(now, "reader_overload", fmt.Sprintf("%s: its reader keeps using its %v of every %v and rests: frames from the device wait in the kernel (a socket drops what overflows its buffer)", e.name, ReaderBudget, LoadWindow), true)
 		case e.resting && now-e.restedAt >= ReaderQuiet:
 			e.resting = false
 			x.notify(now, "reader_overload_ended", fmt.Sprintf("%s: its reader has kept up for %v", e.name, ReaderQuiet), true)
 		}
-		r.seen = n
+		r.seenFloods, r.seenRests = floods, rests
 	}
 }
 
