@@ -367,7 +367,7 @@ func TestStreamTellsTheEnd(t *testing.T) {
 	for _, m := range got {
 		events = append(events, m.Events...)
 	}
-	if len(got) > 2 || last.State != "ended" || last.TimeS < 1.4 || len(last.Flows) != 3 || last.Flows[0].Sent < 70 || len(events) != 1 || events[0].Detail != "phase by-hand for 200ms" {
+	if len(got) > 2 || last.State != "ended" || last.TimeS != 1.5 || len(last.Flows) != 3 || last.Flows[0].Sent < 70 || len(events) != 1 || events[0].Detail != "phase by-hand for 200ms" {
 		t.Errorf("%d messages, the last at %v s in state %q, %d flows, events %+v", len(got), last.TimeS, last.State, len(last.Flows), events)
 	}
 	if sum := last.Summary; sum == nil || sum.Duration != 1.5 || sum.Stopped != "duration" || sum.Flows[0].Sent != 75 || len(sum.Phases) != 1 {

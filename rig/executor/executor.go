@@ -371,9 +371,15 @@ func (x *Executor) Run(ctx context.Context) (stopped string, err error) {
 	}
 }
 
+// halt stops the run at at and publishes its last snapshot: the one that
+// observers show as the run's end (the periodic one may be PublishEvery
+// old, or older on a loaded machine).
 func (x *Executor) halt(at time.Duration, stopped string, err error) (string, error) {
 	x.stopAt = at
 	x.net.Advance(at - 1)
+	if x.monitor != nil {
+		x.monitor.Publish(func(s *record.Snapshot) { x.snapshotAt(s, at) })
+	}
 	return stopped, err
 }
 

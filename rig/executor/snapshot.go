@@ -6,15 +6,18 @@ import (
 	"github.com/hilrig/hilrig/rig/record"
 )
 
-// fillSnapshot writes the run's state into a snapshot of the monitor. It
-// runs on the executor's goroutine every record.PublishEvery and
+// fillSnapshot writes the run's state now into a snapshot of the monitor.
+// It runs on the executor's goroutine every record.PublishEvery and
 // allocates nothing once the snapshot's slices have grown.
-func (x *Executor) fillSnapshot(s *record.Snapshot) {
+func (x *Executor) fillSnapshot(s *record.Snapshot) { x.snapshotAt(s, x.clock.Now()) }
+
+// snapshotAt writes the run's state into s as of now.
+func (x *Executor) snapshotAt(s *record.Snapshot, now time.Duration) {
 	var wall time.Time
 	if x.real {
 		wall = time.Now()
 	}
-	s.Reset(x.clock.Now(), wall)
+	s.Reset(now, wall)
 	for i, name := range x.flowNames {
 		var h *record.Handed
 		if x.egress[i] != nil {

@@ -181,9 +181,10 @@ type Host struct {
 
 	wmu sync.Mutex // over writes to conn
 
-	ended   chan struct{} // closed when the run has ended
-	served  chan struct{} // closed when the server has closed the link
-	started atomic.Bool
+	ended     chan struct{} // closed when the run has ended
+	published chan struct{} // closed when the last snapshot was sent
+	served    chan struct{} // closed when the server has closed the link
+	started   atomic.Bool
 
 	// On the executor only: the changes applied so far, and the latest
 	// that set each parameter of each hop (for the profile as it runs).
@@ -201,7 +202,7 @@ func NewHost(s *rig.Session, mon *record.Monitor, conn net.Conn, log io.Writer) 
 	if log == nil {
 		log = io.Discard
 	}
-	h := &Host{s: s, mon: mon, conn: conn, ended: make(chan struct{}), served: make(chan struct{}), latest: map[hopParam]*change{},
+	h := &Host{s: s, mon: mon, conn: conn, ended: make(chan struct{}), published: make(chan struct{}), served: make(chan struct{}), latest: map[hopParam]*change{},
 		logf: func(format string, args ...any) { fmt.Fprintf(log, "hilrig: "+format+"\n", args...) }}
 	p := s.Profile()
 	hi := hello{Source: p.Source, Profile: p.YAML(), Clock: s.Mode().String(), Seed: s.Executor().Network().Summary().Seed, End: int64(s.Executor().End()), Started: time.Now(), RunID: newRunID()}
@@ -240,6 +241,7 @@ func (h *Host) Run(ctx context.Context) (record.Summary, error) {
 	h.wmu.Unlock()
 	sum, err := h.s.Run(ctx)
 	close(h.ended)
+	<-h.published // the run's last snapshot before its end, which the server tells as it
 	end := ending{Summary: sum}
 	end.Profile, _ = h.profileNow(context.Background())
 	if werr := h.write(kindEnd, end); werr == nil {
@@ -261,6 +263,7 @@ const linkPoll = 10 * time.Millisecond
 // garbage for the server. A server slow to read holds up this goroutine
 // only; the snapshots meanwhile are skipped, as a slow reader skips them.
 func (h *Host) publish() {
+	defer close(h.published)
 	tick := time.NewTicker(linkPoll)
 	defer tick.Stop()
 	var snap record.Snapshot
