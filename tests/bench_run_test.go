@@ -47,7 +47,7 @@ func forward(b *testing.B, profile string, n int, every time.Duration) forwarded
 	b.Helper()
 	rig := startRig(b, profile, ptyBenchText("line", ""))
 	line, _ := wire.NewFraming("line", wire.FramingOptions{})
-	got, bad, sending := rig.carry(traffic{send: line, n: n, every: every, settle: 100 * time.Millisecond, stop: syscall.SIGTERM, onThread: harnessThread})
+	got, bad, sending := rig.carry(traffic{send: line, n: n, every: every, settle: 100 * time.Millisecond, stop: syscall.SIGTERM})
 	if bad != 0 {
 		b.Fatalf("%d frames arrived damaged", bad)
 	}
@@ -152,14 +152,17 @@ func BenchmarkRunThroughput(b *testing.B) {
 	}
 }
 
+// harnessPriority is the SCHED_FIFO priority of the stand-ins for the
+// controller and the plant, which are hardware on a real bench: below the
+// rig's threads (80, its readers 79), above everything else, so that they
+// do not add the scheduler's latency to what is measured.
+const harnessPriority = 70
+
 // harnessThread puts the calling goroutine on its own OS thread, for good,
-// at SCHED_FIFO 70, below the rig's 80, so that the stand-ins for the
-// controller and the plant, which are hardware on a real bench, do not
-// add the scheduler's latency to what is measured. Without the privilege
-// it changes nothing.
+// at harnessPriority. Without the privilege it changes nothing.
 func harnessThread() {
 	runtime.LockOSThread()
-	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: 70}
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: harnessPriority}
 	unix.SchedSetAttr(0, &attr, 0)
 }
 

@@ -171,7 +171,13 @@ func TestRunGPIO(t *testing.T) {
 			delays = append(delays, got[k].at-w.at)
 		}
 		t.Logf("pin %d: %d edges replayed; delay %s", i, len(want), quantiles(delays))
-		if slices.Min(delays) < 5*time.Millisecond || slices.Max(delays) > 55*time.Millisecond {
+		// Unraised (under the race detector), the rig is one more process
+		// for the scheduler: the delays' ceiling is the normal build's.
+		ceiling := 55 * time.Millisecond
+		if raceDetector {
+			ceiling = time.Second
+		}
+		if slices.Min(delays) < 5*time.Millisecond || slices.Max(delays) > ceiling {
 			t.Errorf("pin %d: delays from %v to %v", i, slices.Min(delays), slices.Max(delays))
 		}
 	}

@@ -98,18 +98,20 @@ func (r *rigProcess) attach(name string) serial.Port {
 // traffic is the frames a test sends from the controller's device to the
 // plant's through a running rig.
 type traffic struct {
-	send     wire.Framing
-	receive  wire.Framing // on the plant's side; nil: send
-	n        int
-	every    time.Duration
-	settle   time.Duration // after the last frame, before stopping the rig
-	stop     os.Signal
-	onThread func() // run first on the sending and the reading goroutines
+	send    wire.Framing
+	receive wire.Framing // on the plant's side; nil: send
+	n       int
+	every   time.Duration
+	settle  time.Duration // after the last frame, before stopping the rig
+	stop    os.Signal
 }
 
 // carry attaches to both devices, sends the frames while the plant's side
 // reads them, stops the rig (which must exit 0), and returns what arrived,
-// how many frames were bad, and how long the sending took.
+// how many frames were bad, and how long the sending took. The sending and
+// the reading goroutines are the devices: they run on harness threads (at
+// normal priority on a loaded 2-core machine, the reader was held 75 ms
+// at a time and the frames read as late by the rig).
 func (r *rigProcess) carry(tr traffic) (got []received, bad uint64, sending time.Duration) {
 	r.t.Helper()
 	ctrl, plant := r.attach("controller"), r.attach("plant")
@@ -121,16 +123,12 @@ func (r *rigProcess) carry(tr traffic) (got []received, bad uint64, sending time
 	reading := make(chan struct{})
 	go func() {
 		defer close(reading)
-		if tr.onThread != nil {
-			tr.onThread()
-		}
+		harnessThread()
 		got, bad = receive(plant, back, start)
 	}()
 	sent := make(chan time.Duration)
 	go func() {
-		if tr.onThread != nil {
-			tr.onThread()
-		}
+		harnessThread()
 		send(ctrl, tr.send, tr.n, tr.every, start)
 		sent <- time.Since(start)
 	}()
