@@ -188,15 +188,15 @@ func (n *Network) Now() time.Duration { return n.now }
 
 // NextEvent returns the time of the next pending event.
 func (n *Network) NextEvent() (time.Duration, bool) {
-	if n.events.len() == 0 {
-		return 0, false
+	if e := n.events.peek(); e != nil {
+		return e.at, true
 	}
-	return n.events.peek().at, true
+	return 0, false
 }
 
 // Advance processes every event due at or before t and moves the clock to t.
 func (n *Network) Advance(t time.Duration) {
-	for n.events.len() > 0 && n.events.peek().at <= t {
+	for e := n.events.peek(); e != nil && e.at <= t; e = n.events.peek() {
 		ev := n.events.pop()
 		n.now = ev.at
 		n.dispatch(&ev)
@@ -388,12 +388,8 @@ func (n *Network) Finish() {
 	}
 	n.finished = true
 	var inside []*Frame
-	for _, ev := range n.events.items {
-		if ev.frame != nil {
-			inside = append(inside, ev.frame)
-		}
-	}
 	put := func(f *Frame) { inside = append(inside, f) }
+	n.events.frames(put)
 	for i := range n.hops {
 		h := &n.hops[i]
 		h.serialiser.Drain(put)
@@ -408,6 +404,6 @@ func (n *Network) Finish() {
 		f.Status, f.Done = InFlight, n.now
 		n.finish(f)
 	}
-	n.events.items = n.events.items[:0]
+	n.events.clear()
 	n.finishStages()
 }

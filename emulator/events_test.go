@@ -1,0 +1,92 @@
+package emulator
+
+import (
+	"testing"
+	"time"
+)
+
+// TestEventQueueMatchesOneHeap runs the queue as a run does, with many
+// sources' events among the others, and checks each pop against the
+// earliest of everything queued, found by a search: the radix queue of
+// the sources' events and the heap of the others pop in the one order,
+// ties included (several events at the instant being handled, a source's
+// event queued at it, control events at it).
+func TestEventQueueMatchesOneHeap(t *testing.T) {
+	tests := []struct {
+		name    string
+		spread  uint64 // events are queued up to this long after now
+		sources int    // pending source events kept, like flows
+	}{
+		{"ties at every instant", 3, 50},
+		{"few sources, near", 1000, 5},
+		{"many sources, far", uint64(time.Second), 5000},
+		{"times past 2^62", 1 << 62, 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var q eventQueue
+			var pending []event // everything queued, unordered
+			s := NewStream(3, "queue", tt.name)
+			var now time.Duration
+			push := func(kind eventKind, index int, at time.Duration) {
+				order := q.push(at, kind, index, nil)
+				pending = append(pending, event{at: at, order: order, ref: uint32(index)<<kindBits | uint32(kind)})
+			}
+			for i := range tt.sources {
+				push(evEmit, i, time.Duration(s.Uint64()%tt.spread))
+			}
+			for step := range 30_000 {
+				if q.len() != len(pending) {
+					t.Fatalf("step %d: %d queued, want %d", step, q.len(), len(pending))
+				}
+				least := 0
+				for i := range pending {
+					if pending[i].before(&pending[least]) {
+						least = i
+					}
+				}
+				want := pending[least]
+				pending[least] = pending[len(pending)-1]
+				pending = pending[:len(pending)-1]
+				if p := q.peek(); p == nil || *p != want {
+					t.Fatalf("step %d: peek %+v, want %+v", step, p, want)
+				}
+				if got := q.pop(); got != want {
+					t.Fatalf("step %d: popped %+v, want %+v", step, got, want)
+				}
+				now = want.at
+				later := func() time.Duration { return min(now+time.Duration(s.Uint64()%tt.spread), MaxDuration) }
+				switch want.kind() {
+				case evEmit: // the source's next frame, and the frame's first exit
+					push(evEmit, want.index(), later())
+					push(evExit, 0, later())
+				case evExit:
+					if s.Uint64()%4 == 0 {
+						push(evExit, 0, now) // on to a hop without delay
+					}
+				}
+				if s.Uint64()%50 == 0 {
+					q.pushControl(now, evApply, step, uint64(step))
+					pending = append(pending, event{at: now, order: uint64(step), ref: uint32(step)<<kindBits | uint32(evApply)})
+				}
+			}
+		})
+	}
+}
+
+// TestSourcesStayOutOfTheHeap: with 10 000 flows, each with a source's
+// next frame pending, the heap holds only the other events (frames in
+// flight, serialisers): about 600 here, where it held 10 000 more, whose
+// sifting was a third of the run's time (issue 21).
+func TestSourcesStayOutOfTheHeap(t *testing.T) {
+	n := mustNew(t, manyFlows(10_000), nil)
+	n.Advance(100 * ms)
+	// 100 000 frames a second spend 6 ms in the hops' delays: 600 exits
+	// pending on average, and a serialiser's wake-up at most per hop.
+	if got, most := len(n.events.items), 2000; got > most {
+		t.Errorf("%d events in the heap, want at most %d (the frames in flight)", got, most)
+	}
+	if got := n.events.len(); got < 10_000 {
+		t.Errorf("%d events queued, want at least one per flow", got)
+	}
+}
