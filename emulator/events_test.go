@@ -1,16 +1,17 @@
 package emulator
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
 
-// TestEventQueueMatchesOneHeap runs the queue as a run does, with many
+// TestEventQueueMatchesOneHeap runs the queue as a run does, with the
 // sources' events among the others, and checks each pop against the
-// earliest of everything queued, found by a search: the radix queue of
-// the sources' events and the heap of the others pop in the one order,
-// ties included (several events at the instant being handled, a source's
-// event queued at it, control events at it).
+// earliest of everything queued, found by a search: with the sources'
+// events in the radix queue or in the heap, the queue pops in the one
+// order, ties included (several events at the instant being handled, a
+// source's event queued at it, control events at it).
 func TestEventQueueMatchesOneHeap(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -23,54 +24,60 @@ func TestEventQueueMatchesOneHeap(t *testing.T) {
 		{"times past 2^62", 1 << 62, 200},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var q eventQueue
-			var pending []event // everything queued, unordered
-			s := NewStream(3, "queue", tt.name)
-			var now time.Duration
-			push := func(kind eventKind, index int, at time.Duration) {
-				order := q.push(at, kind, index, nil)
-				pending = append(pending, event{at: at, order: order, ref: uint32(index)<<kindBits | uint32(kind)})
+		for _, apart := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/apart=%v", tt.name, apart), func(t *testing.T) {
+				testEventQueueOrder(t, tt.name, tt.spread, tt.sources, apart)
+			})
+		}
+	}
+}
+
+func testEventQueueOrder(t *testing.T, name string, spread uint64, sources int, apart bool) {
+	q := eventQueue{sourcesApart: apart}
+	var pending []event // everything queued, unordered
+	s := NewStream(3, "queue", name)
+	var now time.Duration
+	push := func(kind eventKind, index int, at time.Duration) {
+		order := q.push(at, kind, index, nil)
+		pending = append(pending, event{at: at, order: order, ref: uint32(index)<<kindBits | uint32(kind)})
+	}
+	for i := range sources {
+		push(evEmit, i, time.Duration(s.Uint64()%spread))
+	}
+	for step := range 30_000 {
+		if q.len() != len(pending) {
+			t.Fatalf("step %d: %d queued, want %d", step, q.len(), len(pending))
+		}
+		least := 0
+		for i := range pending {
+			if pending[i].before(&pending[least]) {
+				least = i
 			}
-			for i := range tt.sources {
-				push(evEmit, i, time.Duration(s.Uint64()%tt.spread))
+		}
+		want := pending[least]
+		pending[least] = pending[len(pending)-1]
+		pending = pending[:len(pending)-1]
+		if p := q.peek(); p == nil || *p != want {
+			t.Fatalf("step %d: peek %+v, want %+v", step, p, want)
+		}
+		if got := q.pop(); got != want {
+			t.Fatalf("step %d: popped %+v, want %+v", step, got, want)
+		}
+		now = want.at
+		later := func() time.Duration { return min(now+time.Duration(s.Uint64()%spread), MaxDuration) }
+		switch want.kind() {
+		case evEmit: // the source's next frame, and the frame's first exit
+			push(evEmit, want.index(), later())
+			push(evExit, 0, later())
+		case evExit:
+			if s.Uint64()%4 == 0 {
+				push(evExit, 0, now) // on to a hop without delay
 			}
-			for step := range 30_000 {
-				if q.len() != len(pending) {
-					t.Fatalf("step %d: %d queued, want %d", step, q.len(), len(pending))
-				}
-				least := 0
-				for i := range pending {
-					if pending[i].before(&pending[least]) {
-						least = i
-					}
-				}
-				want := pending[least]
-				pending[least] = pending[len(pending)-1]
-				pending = pending[:len(pending)-1]
-				if p := q.peek(); p == nil || *p != want {
-					t.Fatalf("step %d: peek %+v, want %+v", step, p, want)
-				}
-				if got := q.pop(); got != want {
-					t.Fatalf("step %d: popped %+v, want %+v", step, got, want)
-				}
-				now = want.at
-				later := func() time.Duration { return min(now+time.Duration(s.Uint64()%tt.spread), MaxDuration) }
-				switch want.kind() {
-				case evEmit: // the source's next frame, and the frame's first exit
-					push(evEmit, want.index(), later())
-					push(evExit, 0, later())
-				case evExit:
-					if s.Uint64()%4 == 0 {
-						push(evExit, 0, now) // on to a hop without delay
-					}
-				}
-				if s.Uint64()%50 == 0 {
-					q.pushControl(now, evApply, step, uint64(step))
-					pending = append(pending, event{at: now, order: uint64(step), ref: uint32(step)<<kindBits | uint32(evApply)})
-				}
-			}
-		})
+		}
+		if s.Uint64()%50 == 0 {
+			q.pushControl(now, evApply, step, uint64(step))
+			pending = append(pending, event{at: now, order: uint64(step), ref: uint32(step)<<kindBits | uint32(evApply)})
+		}
 	}
 }
 

@@ -151,6 +151,13 @@ func New(cfg Config, obs Observer) (*Network, error) {
 		return nil, err
 	}
 	n.queueSchedule()
+	sources := 0
+	for _, fc := range cfg.Flows {
+		if fc.Traffic != nil {
+			sources++
+		}
+	}
+	n.events.sourcesApart = sources >= manySources
 	// A source is off until its start, which switches it on like the
 	// schedule does (if the schedule switched it on earlier, nothing
 	// changes).
@@ -196,8 +203,11 @@ func (n *Network) NextEvent() (time.Duration, bool) {
 
 // Advance processes every event due at or before t and moves the clock to t.
 func (n *Network) Advance(t time.Duration) {
-	for e := n.events.peek(); e != nil && e.at <= t; e = n.events.peek() {
-		ev := n.events.pop()
+	for {
+		ev, ok := n.events.popUntil(t)
+		if !ok {
+			break
+		}
 		n.now = ev.at
 		n.dispatch(&ev)
 	}
