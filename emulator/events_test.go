@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // TestEventQueueMatchesOneHeap runs the queue as a run does, with the
@@ -95,5 +96,51 @@ func TestSourcesStayOutOfTheHeap(t *testing.T) {
 	}
 	if got := n.events.len(); got < 10_000 {
 		t.Errorf("%d events queued, want at least one per flow", got)
+	}
+}
+
+// TestFlowLinesAFrameReads: what a frame's work reads of its flow is on
+// four cache lines of the flow's six, which start on a line in the large
+// allocation of many flows (issue 21; the same fields were on five or six
+// of a flow's 368 bytes, which did not start on a line).
+func TestFlowLinesAFrameReads(t *testing.T) {
+	var f flow
+	line := func(offset uintptr) uintptr { return offset / cacheLine }
+	stats := unsafe.Offsetof(f.stats)
+	delay := stats + unsafe.Offsetof(f.stats.Delay)
+	tests := []struct {
+		name   string
+		offset uintptr
+		line   uintptr
+	}{
+		{"pending", unsafe.Offsetof(f.pending), 0},
+		{"stop", unsafe.Offsetof(f.stop), 0},
+		{"nextSeq", unsafe.Offsetof(f.nextSeq), 0},
+		{"at", unsafe.Offsetof(f.at), 0},
+		{"end of at", unsafe.Offsetof(f.at) + unsafe.Sizeof(f.at) - 1, 0},
+		{"lead", unsafe.Offsetof(f.lead), 0},
+		{"size", unsafe.Offsetof(f.size), 0},
+		{"on", unsafe.Offsetof(f.on), 0},
+		{"src", unsafe.Offsetof(f.src), 1},
+		{"end of rng", unsafe.Offsetof(f.rng) + unsafe.Sizeof(f.rng) - 1, 1},
+		{"stats.Sent", stats + unsafe.Offsetof(f.stats.Sent), 2},
+		{"Delay.n", delay + unsafe.Offsetof(f.stats.Delay.n), 2},
+		{"Delay.min and max", delay + unsafe.Offsetof(f.stats.Delay.max), 2},
+		{"end of Delay.dense", delay + unsafe.Offsetof(f.stats.Delay.dense) + unsafe.Sizeof(f.stats.Delay.dense) - 1, 2},
+		{"Delay.sparse", delay + unsafe.Offsetof(f.stats.Delay.sparse), 3},
+		{"Delay.lo", delay + unsafe.Offsetof(f.stats.Delay.lo), 3},
+		{"Status[Delivered]", stats + unsafe.Offsetof(f.stats.Status) + uintptr(Delivered)*8, 3},
+	}
+	for _, tt := range tests {
+		if got := line(tt.offset); got != tt.line {
+			t.Errorf("%s at byte %d, on line %d of the flow; want line %d", tt.name, tt.offset, got, tt.line)
+		}
+	}
+	if size := unsafe.Sizeof(f); size%cacheLine != 0 {
+		t.Errorf("a flow is %d bytes, not a whole number of %d-byte lines", size, cacheLine)
+	}
+	n := mustNew(t, manyFlows(10_000), nil)
+	if at := uintptr(unsafe.Pointer(&n.flows[0])); at%cacheLine != 0 {
+		t.Errorf("10 000 flows start at %#x, not on a line", at)
 	}
 }
