@@ -58,8 +58,8 @@ func testEventQueueOrder(t *testing.T, name string, spread uint64, sources int, 
 		want := pending[least]
 		pending[least] = pending[len(pending)-1]
 		pending = pending[:len(pending)-1]
-		if p := q.peek(); p == nil || *p != want {
-			t.Fatalf("step %d: peek %+v, want %+v", step, p, want)
+		if at, ok := q.nextAt(); !ok || at != want.at {
+			t.Fatalf("step %d: next at %v (%v), want %v", step, at, ok, want.at)
 		}
 		if got := q.pop(); got != want {
 			t.Fatalf("step %d: popped %+v, want %+v", step, got, want)

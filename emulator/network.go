@@ -219,10 +219,7 @@ func (n *Network) Now() time.Duration { return n.now }
 
 // NextEvent returns the time of the next pending event.
 func (n *Network) NextEvent() (time.Duration, bool) {
-	if e := n.events.peek(); e != nil {
-		return e.at, true
-	}
-	return 0, false
+	return n.events.nextAt()
 }
 
 // Advance processes every event due at or before t and moves the clock to t.
