@@ -128,14 +128,16 @@ func (q *eventQueue) pushControl(at time.Duration, kind eventKind, index int, ra
 
 // pop removes and returns the earliest event; there must be one.
 func (q *eventQueue) pop() event {
-	e, _ := q.popUntil(math.MaxInt64)
+	e, _ := q.popEither(math.MaxInt64)
 	return e
 }
 
-// popUntil removes and returns the earliest event if there is one at or
-// before t: the one choice between the heap and the sources, where a peek
-// and a pop would make it twice for every event of a run.
-func (q *eventQueue) popUntil(t time.Duration) (event, bool) {
+// popEither removes and returns the earliest event, of the heap or of the
+// sources' queue, if there is one at or before t: it chooses once, where
+// a peek and a pop would choose twice for every event of a run. A run's
+// loop calls it only when the sources are apart, and pops the heap
+// directly otherwise.
+func (q *eventQueue) popEither(t time.Duration) (event, bool) {
 	var s *sourceEvent
 	if q.sources.n > 0 {
 		s = q.sources.peek()

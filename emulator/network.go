@@ -224,13 +224,20 @@ func (n *Network) NextEvent() (time.Duration, bool) {
 
 // Advance processes every event due at or before t and moves the clock to t.
 func (n *Network) Advance(t time.Duration) {
-	for {
-		ev, ok := n.events.popUntil(t)
-		if !ok {
-			break
+	q := &n.events
+	if !q.sourcesApart { // the heap alone, as in most runs: nothing to choose
+		for len(q.items) > 0 && q.items[0].at <= t {
+			ev := q.popHeap()
+			n.dispatch(&ev)
 		}
-		n.now = ev.at
-		n.dispatch(&ev)
+	} else {
+		for {
+			ev, ok := q.popEither(t)
+			if !ok {
+				break
+			}
+			n.dispatch(&ev)
+		}
 	}
 	n.now = max(n.now, t)
 }
@@ -262,7 +269,9 @@ func (n *Network) newFrame(flowIndex, size int) *Frame {
 	return f
 }
 
+// dispatch handles ev, the earliest event, at its time.
 func (n *Network) dispatch(ev *event) {
+	n.now = ev.at
 	switch ev.kind() {
 	case evEmit:
 		n.emit(ev.index(), ev.order)
