@@ -131,3 +131,23 @@ func BenchmarkEventQueue(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSourcesApart runs BenchmarkFlows' scenario with the sources'
+// events in the radix queue and in the heap, in turns in one process, so
+// that a loaded machine weighs on both alike: what keeping them apart
+// gains, and from how many flows (manySources).
+func BenchmarkSourcesApart(b *testing.B) {
+	const d = 2 * time.Second
+	for _, flows := range []int{10, 1000, 10_000} {
+		cfg := manyFlows(flows)
+		for _, apart := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%d/apart=%v", flows, apart), func(b *testing.B) {
+				for b.Loop() {
+					n := mustNew(b, cfg, nil)
+					n.events.sourcesApart = apart // before the sources start
+					n.Run(d)
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,146 @@
+package emulator
+
+import (
+	"fmt"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// TestEventQueueMatchesOneHeap runs the queue as a run does, with the
+// sources' events among the others, and checks each pop against the
+// earliest of everything queued, found by a search: with the sources'
+// events in the radix queue or in the heap, the queue pops in the one
+// order, ties included (several events at the instant being handled, a
+// source's event queued at it, control events at it).
+func TestEventQueueMatchesOneHeap(t *testing.T) {
+	tests := []struct {
+		name    string
+		spread  uint64 // events are queued up to this long after now
+		sources int    // pending source events kept, like flows
+	}{
+		{"ties at every instant", 3, 50},
+		{"few sources, near", 1000, 5},
+		{"many sources, far", uint64(time.Second), 5000},
+		{"times past 2^62", 1 << 62, 200},
+	}
+	for _, tt := range tests {
+		for _, apart := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/apart=%v", tt.name, apart), func(t *testing.T) {
+				testEventQueueOrder(t, tt.name, tt.spread, tt.sources, apart)
+			})
+		}
+	}
+}
+
+func testEventQueueOrder(t *testing.T, name string, spread uint64, sources int, apart bool) {
+	q := eventQueue{sourcesApart: apart}
+	var pending []event // everything queued, unordered
+	s := NewStream(3, "queue", name)
+	var now time.Duration
+	push := func(kind eventKind, index int, at time.Duration) {
+		order := q.push(at, kind, index, nil)
+		pending = append(pending, event{at: at, order: order, ref: uint32(index)<<kindBits | uint32(kind)})
+	}
+	for i := range sources {
+		push(evEmit, i, time.Duration(s.Uint64()%spread))
+	}
+	for step := range 30_000 {
+		if q.len() != len(pending) {
+			t.Fatalf("step %d: %d queued, want %d", step, q.len(), len(pending))
+		}
+		least := 0
+		for i := range pending {
+			if pending[i].before(&pending[least]) {
+				least = i
+			}
+		}
+		want := pending[least]
+		pending[least] = pending[len(pending)-1]
+		pending = pending[:len(pending)-1]
+		if at, ok := q.nextAt(); !ok || at != want.at {
+			t.Fatalf("step %d: next at %v (%v), want %v", step, at, ok, want.at)
+		}
+		if got := q.pop(); got != want {
+			t.Fatalf("step %d: popped %+v, want %+v", step, got, want)
+		}
+		now = want.at
+		later := func() time.Duration { return min(now+time.Duration(s.Uint64()%spread), MaxDuration) }
+		switch want.kind() {
+		case evEmit: // the source's next frame, and the frame's first exit
+			push(evEmit, want.index(), later())
+			push(evExit, 0, later())
+		case evExit:
+			if s.Uint64()%4 == 0 {
+				push(evExit, 0, now) // on to a hop without delay
+			}
+		}
+		if s.Uint64()%50 == 0 {
+			q.pushControl(now, evApply, step, uint64(step))
+			pending = append(pending, event{at: now, order: uint64(step), ref: uint32(step)<<kindBits | uint32(evApply)})
+		}
+	}
+}
+
+// TestSourcesStayOutOfTheHeap: with 10 000 flows, each with a source's
+// next frame pending, the heap holds only the other events (frames in
+// flight, serialisers): about 600 here, where it held 10 000 more, whose
+// sifting was a third of the run's time (issue 21).
+func TestSourcesStayOutOfTheHeap(t *testing.T) {
+	n := mustNew(t, manyFlows(10_000), nil)
+	n.Advance(100 * ms)
+	// 100 000 frames a second spend 6 ms in the hops' delays: 600 exits
+	// pending on average, and a serialiser's wake-up at most per hop.
+	if got, most := len(n.events.items), 2000; got > most {
+		t.Errorf("%d events in the heap, want at most %d (the frames in flight)", got, most)
+	}
+	if got := n.events.len(); got < 10_000 {
+		t.Errorf("%d events queued, want at least one per flow", got)
+	}
+}
+
+// TestFlowLinesAFrameReads: what a frame's work reads of its flow is on
+// four cache lines of the flow's six, which start on a line in the large
+// allocation of many flows (issue 21; the same fields were on five or six
+// of a flow's 368 bytes, which did not start on a line).
+func TestFlowLinesAFrameReads(t *testing.T) {
+	var f flow
+	line := func(offset uintptr) uintptr { return offset / cacheLine }
+	stats := unsafe.Offsetof(f.stats)
+	delay := stats + unsafe.Offsetof(f.stats.Delay)
+	tests := []struct {
+		name   string
+		offset uintptr
+		line   uintptr
+	}{
+		{"pending", unsafe.Offsetof(f.pending), 0},
+		{"stop", unsafe.Offsetof(f.stop), 0},
+		{"nextSeq", unsafe.Offsetof(f.nextSeq), 0},
+		{"at", unsafe.Offsetof(f.at), 0},
+		{"end of at", unsafe.Offsetof(f.at) + unsafe.Sizeof(f.at) - 1, 0},
+		{"lead", unsafe.Offsetof(f.lead), 0},
+		{"size", unsafe.Offsetof(f.size), 0},
+		{"on", unsafe.Offsetof(f.on), 0},
+		{"src", unsafe.Offsetof(f.src), 1},
+		{"end of rng", unsafe.Offsetof(f.rng) + unsafe.Sizeof(f.rng) - 1, 1},
+		{"stats.Sent", stats + unsafe.Offsetof(f.stats.Sent), 2},
+		{"Delay.n", delay + unsafe.Offsetof(f.stats.Delay.n), 2},
+		{"Delay.min and max", delay + unsafe.Offsetof(f.stats.Delay.max), 2},
+		{"end of Delay.dense", delay + unsafe.Offsetof(f.stats.Delay.dense) + unsafe.Sizeof(f.stats.Delay.dense) - 1, 2},
+		{"Delay.sparse", delay + unsafe.Offsetof(f.stats.Delay.sparse), 3},
+		{"Delay.lo", delay + unsafe.Offsetof(f.stats.Delay.lo), 3},
+		{"Status[Delivered]", stats + unsafe.Offsetof(f.stats.Status) + uintptr(Delivered)*8, 3},
+	}
+	for _, tt := range tests {
+		if got := line(tt.offset); got != tt.line {
+			t.Errorf("%s at byte %d, on line %d of the flow; want line %d", tt.name, tt.offset, got, tt.line)
+		}
+	}
+	if size := unsafe.Sizeof(f); size%cacheLine != 0 {
+		t.Errorf("a flow is %d bytes, not a whole number of %d-byte lines", size, cacheLine)
+	}
+	n := mustNew(t, manyFlows(10_000), nil)
+	if at := uintptr(unsafe.Pointer(&n.flows[0])); at%cacheLine != 0 {
+		t.Errorf("10 000 flows start at %#x, not on a line", at)
+	}
+}
