@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/hilrig/hilrig/drivers"
 	"github.com/hilrig/hilrig/drivers/realtime"
 )
@@ -79,6 +81,23 @@ func TestReadersOfOneEndpointMeteredApart(t *testing.T) {
 	}
 }
 
+// readerThread locks the calling goroutine to its thread and raises it to
+// SCHED_FIFO 1, as an endpoint's reader thread runs raised (at 79), and
+// returns what undoes both. At normal priority, beside six busy loops, a
+// flooded thread ran too little of each window to use its budget: 2 or 3
+// rests in 100 ms where a quarter of the CPU gives 10, and a burn of two
+// budgets spread over a stretch four times as long.
+func readerThread() (undo func()) {
+	runtime.LockOSThread()
+	if realtime.RaiseThread(1) != nil {
+		return runtime.UnlockOSThread
+	}
+	return func() {
+		realtime.LowerThread()
+		runtime.UnlockOSThread()
+	}
+}
+
 // burnCPU keeps the calling thread busy for d of its own CPU time.
 func burnCPU(d time.Duration) {
 	for cpu, _ := realtime.ThreadCPU(); ; {
@@ -115,11 +134,13 @@ func TestReaderStallIsNoFlood(t *testing.T) {
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
+				defer readerThread()()
 				var meter drivers.ReaderMeter
 				for i := range 60 {
-					time.Sleep(5 * time.Millisecond)
+					// The thread's own sleep: time.Sleep's wake-up comes
+					// through the runtime's other threads, of normal
+					// priority, late by tens of ms on a loaded machine.
+					unix.Nanosleep(&unix.Timespec{Nsec: int64(5 * time.Millisecond)}, nil)
 					if i%c.every == c.every/2 {
 						burnCPU(c.stall)
 					}
@@ -151,8 +172,7 @@ func TestFloodedReaderIsToldOnce(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
+		defer readerThread()()
 		var meter drivers.ReaderMeter
 		for start := clock.Now(); clock.Now()-start < 100*time.Millisecond; {
 			in.Frame(0, payload, clock.Now())
