@@ -1,7 +1,7 @@
 package drivers
 
 import (
-	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -25,23 +26,35 @@ type UDPConfig struct {
 }
 
 // UDP is a UDP socket endpoint.
+//
+// Its socket is its own descriptor, kept out of Go's netpoller: a socket
+// in the netpoller's epoll set raises EPOLLOUT each time the kernel frees
+// a datagram it sent, and each wakes the netpoller's thread, once per
+// frame the executor writes (at 10 kHz that was most of the executor's
+// CPU, BENCHMARKS.md). So the reader blocks in recvfrom on its own locked
+// thread (a blocked receive is woken by data, not by EPOLLOUT), and the
+// executor sends with MSG_DONTWAIT, in one attempt that never waits.
 type UDP struct {
-	cfg      UDPConfig
-	conn     *net.UDPConn
-	dialed   bool
+	cfg    UDPConfig
+	local  net.Addr
+	dialed bool
+	// sock is the descriptor; open is false before Start and after Stop,
+	// which closes it only once no Write is using it.
+	sockMu sync.RWMutex
+	sock   int
+	open   bool
+	// peer is where Write sends when listening: Peer, or whoever sent
+	// the last datagram (hasPeer false: nobody yet).
 	mu       sync.Mutex
-	peer     netip.AddrPort // where Write sends, when listening
+	peer     sockaddr
 	hasPeer  bool
 	fixed    bool // Peer was given: do not follow the senders
 	stopping atomic.Bool
 	stopped  chan struct{}
 	counts   atomicCounts
-	// The executor's: the socket written in one attempt, its address
-	// family, the peer its destination was made for, and the account.
-	raw    *rawWriter
-	family int
-	sentTo netip.AddrPort
-	out    deviceOut
+	// The executor's: the destination it sends to, and the account.
+	to  sockaddr
+	out deviceOut
 }
 
 var _ Endpoint = (*UDP)(nil)
@@ -65,45 +78,78 @@ func (u *UDP) where() string {
 
 func (u *UDP) Start(clock Clock, sink Sink, index int) error {
 	fail := func(err error) error { return &DeviceError{Endpoint: u.cfg.Name, Device: u.where(), Err: err} }
-	var err error
+	var (
+		conn *net.UDPConn
+		err  error
+	)
 	switch {
 	case u.cfg.Dial != "":
 		var raddr *net.UDPAddr
 		if raddr, err = net.ResolveUDPAddr("udp", u.cfg.Dial); err != nil {
 			return fail(err)
 		}
-		u.conn, err = net.DialUDP("udp", nil, raddr)
+		conn, err = net.DialUDP("udp", nil, raddr)
 		u.dialed = true
 	default:
 		var laddr *net.UDPAddr
 		if laddr, err = net.ResolveUDPAddr("udp", u.cfg.Listen); err != nil {
 			return fail(err)
 		}
-		u.conn, err = net.ListenUDP("udp", laddr)
-		if err == nil && u.cfg.Peer != "" {
-			var peer netip.AddrPort
-			if peer, err = netip.ParseAddrPort(u.cfg.Peer); err == nil {
-				u.peer, u.hasPeer, u.fixed = peer, true, true
-			}
-		}
-	}
-	if err == nil {
-		u.raw, err = newRawWriter(u.conn)
-	}
-	if err == nil {
-		ctlErr := u.raw.raw.Control(func(fd uintptr) { u.family, err = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_DOMAIN) })
-		err = cmp.Or(ctlErr, err)
+		conn, err = net.ListenUDP("udp", laddr)
 	}
 	if err != nil {
-		if u.conn != nil {
-			u.conn.Close()
-		}
 		return fail(err)
 	}
+	u.local = conn.LocalAddr()
+	sock, err := ownSocket(conn)
+	if err != nil {
+		return fail(err)
+	}
+	if u.cfg.Peer != "" && !u.dialed {
+		var peer netip.AddrPort
+		var family int
+		if peer, err = netip.ParseAddrPort(u.cfg.Peer); err == nil {
+			family, err = unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_DOMAIN)
+		}
+		if err == nil {
+			u.peer, err = sockaddrOf(family, peer)
+		}
+		if err != nil {
+			unix.Close(sock)
+			return fail(err)
+		}
+		u.hasPeer, u.fixed = true, true
+	}
+	u.sock, u.open = sock, true
 	u.out = deviceOut{counts: &u.counts, notices: newNotices(clock, sink, index, u.cfg.Name, u.where())}
 	u.stopped = make(chan struct{})
 	go u.read(clock, sink, index)
 	return nil
+}
+
+// ownSocket takes conn's socket out of the netpoller: a duplicate of its
+// descriptor, in blocking mode, outlives conn, whose Close removes the
+// socket from the netpoller's epoll set. The net package has bound (and
+// connected) it as it does any UDP socket (dual-stack on an unspecified
+// address, the address families, the lookups).
+func ownSocket(conn *net.UDPConn) (int, error) {
+	defer conn.Close()
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	sock := -1
+	ctlErr := raw.Control(func(fd uintptr) {
+		sock, err = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0)
+	})
+	if err = errors.Join(ctlErr, err); err != nil {
+		return -1, err
+	}
+	if err = unix.SetNonblock(sock, false); err != nil {
+		unix.Close(sock)
+		return -1, err
+	}
+	return sock, nil
 }
 
 func (u *UDP) read(clock Clock, sink Sink, index int) {
@@ -111,22 +157,25 @@ func (u *UDP) read(clock Clock, sink Sink, index int) {
 	lockReaderThread(u.cfg.ReaderThread)
 	buf := make([]byte, 1<<16) // any datagram, whole: an oversize one is counted with all its bytes
 	var meter ReaderMeter
+	var from sockaddr
 	for {
-		n, from, err := u.conn.ReadFromUDPAddrPort(buf)
+		n, err := recvFrom(u.sock, buf, &from)
 		at := clock.Now()
 		sink.Read(index, &meter, at)
 		if u.stopping.Load() {
-			return
+			return // Stop shut the socket down, which ended the receive
 		}
-		if errors.Is(err, syscall.ECONNREFUSED) {
+		switch {
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case errors.Is(err, syscall.ECONNREFUSED):
 			// UDP has no connection to lose: the kernel reports, on
 			// the next read or write, that a datagram sent earlier
 			// found no one listening (an ICMP port unreachable). That
 			// datagram was lost, the socket still works.
 			u.counts.writeErrors.Add(1)
 			continue
-		}
-		if err != nil {
+		case err != nil:
 			sink.Gone(index, at, &DeviceError{Endpoint: u.cfg.Name, Device: u.where(), Err: err})
 			return
 		}
@@ -151,63 +200,109 @@ func (u *UDP) read(clock Clock, sink Sink, index int) {
 // socket whose send buffer is full (a slow interface's queue) does not
 // take it.
 func (u *UDP) Write(payload []byte) error {
-	if u.raw == nil {
-		return u.out.away()
+	u.sockMu.RLock()
+	defer u.sockMu.RUnlock()
+	if !u.open {
+		return u.out.refuse(net.ErrClosed)
 	}
+	var to *sockaddr // a dialed socket's peer is the one it is connected to
 	if !u.dialed {
 		u.mu.Lock()
-		peer, ok := u.peer, u.hasPeer
+		u.to, to = u.peer, &u.to
+		ok := u.hasPeer
 		u.mu.Unlock()
 		if !ok {
 			return u.out.away() // nobody has sent anything yet: no one to answer
 		}
-		if peer != u.sentTo || u.raw.to == nil {
-			to, err := sockaddrOf(u.family, peer) // allocates, once a peer
-			if err != nil {
-				return u.out.refuse(err)
-			}
-			u.raw.to, u.sentTo = to, peer
-		}
 	}
-	n, err := u.raw.Write(payload)
-	if err != nil {
+	if err := sendTo(u.sock, payload, to); err != nil {
 		return u.out.refuse(err)
 	}
-	u.counts.bytesOut.Add(uint64(n))
+	u.counts.bytesOut.Add(uint64(len(payload)))
 	u.out.taken()
 	return nil
 }
 
+// A sockaddr is a socket address as the kernel reads and writes it, so
+// that a datagram's sender becomes the next one's destination without a
+// conversion (or an allocation) on the way.
+type sockaddr struct {
+	any  unix.RawSockaddrAny
+	size uint32 // of the address in any; 0: none
+}
+
+// recvFrom receives one datagram into p and its sender into from, waiting
+// for it.
+func recvFrom(sock int, p []byte, from *sockaddr) (int, error) {
+	from.size = unix.SizeofSockaddrAny
+	n, _, errno := unix.Syscall6(unix.SYS_RECVFROM, uintptr(sock), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)),
+		0, uintptr(unsafe.Pointer(&from.any)), uintptr(unsafe.Pointer(&from.size)))
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
+}
+
+// sendTo sends p as one datagram to to (nil: the socket's connected
+// peer), without waiting for room.
+func sendTo(sock int, p []byte, to *sockaddr) error {
+	var addr unsafe.Pointer
+	var size uint32
+	if to != nil {
+		addr, size = unsafe.Pointer(&to.any), to.size
+	}
+	_, _, errno := unix.Syscall6(unix.SYS_SENDTO, uintptr(sock), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)),
+		unix.MSG_DONTWAIT, uintptr(addr), uintptr(size))
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
 // sockaddrOf is peer as a socket of family addresses it.
-func sockaddrOf(family int, peer netip.AddrPort) (unix.Sockaddr, error) {
+func sockaddrOf(family int, peer netip.AddrPort) (sockaddr, error) {
+	var s sockaddr
 	a := peer.Addr()
 	switch {
 	case family == unix.AF_INET && a.Unmap().Is4():
-		return &unix.SockaddrInet4{Port: int(peer.Port()), Addr: a.Unmap().As4()}, nil
+		in := (*unix.RawSockaddrInet4)(unsafe.Pointer(&s.any))
+		in.Family, in.Addr = unix.AF_INET, a.Unmap().As4()
+		binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&in.Port))[:], peer.Port())
+		s.size = unix.SizeofSockaddrInet4
 	case family == unix.AF_INET6 && a.IsValid():
-		sa := &unix.SockaddrInet6{Port: int(peer.Port()), Addr: a.As16()}
+		in := (*unix.RawSockaddrInet6)(unsafe.Pointer(&s.any))
+		in.Family, in.Addr = unix.AF_INET6, a.As16()
+		binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&in.Port))[:], peer.Port())
 		if zone := a.Zone(); zone != "" {
 			ifi, err := net.InterfaceByName(zone)
 			if err != nil {
-				return nil, err
+				return s, err
 			}
-			sa.ZoneId = uint32(ifi.Index)
+			in.Scope_id = uint32(ifi.Index)
 		}
-		return sa, nil
+		s.size = unix.SizeofSockaddrInet6
+	default:
+		return s, fmt.Errorf("cannot send to %v from a socket of address family %d", peer, family)
 	}
-	return nil, fmt.Errorf("cannot send to %v from a socket of address family %d", peer, family)
+	return s, nil
 }
 
 func (u *UDP) Stop() error {
-	if u.stopping.Swap(true) || u.conn == nil {
+	if u.stopping.Swap(true) || u.stopped == nil {
 		return nil
 	}
-	err := u.conn.Close()
+	// A receive in progress returns once the socket is shut down for
+	// reading (closing the descriptor would not end it), and so does
+	// every one after.
+	unix.Shutdown(u.sock, unix.SHUT_RD) // ENOTCONN on a socket not connected, which shuts it down all the same
 	<-u.stopped
-	return err
+	u.sockMu.Lock()
+	defer u.sockMu.Unlock()
+	u.open = false
+	return unix.Close(u.sock)
 }
 
 func (u *UDP) Counts() Counts { return u.counts.snapshot() }
 
 // LocalAddr is the address the endpoint is bound to (useful with port 0).
-func (u *UDP) LocalAddr() net.Addr { return u.conn.LocalAddr() }
+func (u *UDP) LocalAddr() net.Addr { return u.local }

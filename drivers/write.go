@@ -15,10 +15,10 @@ import (
 // The executor writes every frame to its device itself, on its one
 // real-time thread, at the instant the engine releases it: nothing may make
 // that thread wait. So a device write is one attempt that never waits (a
-// tty's descriptor is non-blocking, a socket is written through its
-// syscall.RawConn once), and what a device does not take is refused and
-// counted, never queued: a queue would deliver it late, and grow for as
-// long as the device does not read.
+// tty's descriptor is non-blocking, a TCP socket is written through its
+// syscall.RawConn once, a UDP socket with MSG_DONTWAIT), and what a device
+// does not take is refused and counted, never queued: a queue would
+// deliver it late, and grow for as long as the device does not read.
 
 // ErrNotReading is Write's error for a frame its device did not take: the
 // device's side was full, because nothing reads it (a program that does not
@@ -203,12 +203,10 @@ func (w *streamOut) cut() {
 
 // rawWriter writes to a socket in a single attempt through its
 // syscall.RawConn, so that the netpoller never parks the executor's
-// goroutine to wait for room (net.Conn's Write would). To, when set, is
-// the datagram's destination.
+// goroutine to wait for room (net.Conn's Write would).
 type rawWriter struct {
 	raw  syscall.RawConn
 	once func(fd uintptr) bool // w.attempt, made once: no allocation a write
-	to   unix.Sockaddr
 	b    []byte
 	n    int
 	err  error
@@ -232,14 +230,7 @@ func newRawWriter(c any) (*rawWriter, error) {
 // happened, so that RawConn.Write never waits for the socket to be
 // writable.
 func (w *rawWriter) attempt(fd uintptr) bool {
-	if w.to != nil {
-		w.n, w.err = 0, unix.Sendto(int(fd), w.b, 0, w.to)
-		if w.err == nil {
-			w.n = len(w.b)
-		}
-	} else {
-		w.n, w.err = unix.Write(int(fd), w.b)
-	}
+	w.n, w.err = unix.Write(int(fd), w.b)
 	return true
 }
 

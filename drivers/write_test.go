@@ -2,12 +2,14 @@ package drivers
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -254,13 +256,18 @@ func TestSockaddrOf(t *testing.T) {
 		{unix.AF_INET, "[2001:db8::1]:9", "cannot send to [2001:db8::1]:9 from a socket of address family 2"},
 	} {
 		var got string
-		switch sa, err := sockaddrOf(tc.family, netip.MustParseAddrPort(tc.peer)); sa := sa.(type) {
-		case *unix.SockaddrInet4:
-			got = fmt.Sprintf("inet %v port %d", netip.AddrFrom4(sa.Addr), sa.Port)
-		case *unix.SockaddrInet6:
-			got = fmt.Sprintf("inet6 %v port %d", netip.AddrFrom16(sa.Addr), sa.Port)
+		// The kernel's layout: the port in network byte order.
+		switch sa, err := sockaddrOf(tc.family, netip.MustParseAddrPort(tc.peer)); {
+		case err != nil:
+			got = err.Error()
+		case sa.size == unix.SizeofSockaddrInet4 && sa.any.Addr.Family == unix.AF_INET:
+			in := (*unix.RawSockaddrInet4)(unsafe.Pointer(&sa.any))
+			got = fmt.Sprintf("inet %v port %d", netip.AddrFrom4(in.Addr), binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(&in.Port))[:]))
+		case sa.size == unix.SizeofSockaddrInet6 && sa.any.Addr.Family == unix.AF_INET6:
+			in := (*unix.RawSockaddrInet6)(unsafe.Pointer(&sa.any))
+			got = fmt.Sprintf("inet6 %v port %d", netip.AddrFrom16(in.Addr), binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(&in.Port))[:]))
 		default:
-			got = fmt.Sprint(err)
+			got = fmt.Sprintf("size %d, family %d", sa.size, sa.any.Addr.Family)
 		}
 		if got != tc.want {
 			t.Errorf("%d %s: %s; want %s", tc.family, tc.peer, got, tc.want)

@@ -441,8 +441,10 @@ func (x *Executor) Step() (next time.Duration, done bool) {
 // deadline is measured.
 func (x *Executor) wait(next time.Duration) {
 	if !x.clock.Until(next, x.pending) && x.real {
+		late := x.clock.Now() - next
 		x.wakeups++
-		x.wakeLate.Record(x.clock.Now() - next)
+		x.wakeLate.Record(late)
+		x.load.woke(late)
 	}
 }
 

@@ -12,24 +12,34 @@ import (
 )
 
 // workClock is a real clock the test drives: the executor's work moves it
-// (a burner's Emit adds its cost), a wait jumps to its deadline, and the
-// spin before each deadline is counted as spun, the rest as slept, as the
-// real waiter does.
+// (a burner's Emit adds its cost), and a wait sleeps until spin before its
+// deadline, wakes latency after that (the machine's wake-up latency: not
+// the thread's CPU) and spins what is left, as the real waiter does: a
+// wake-up later than the spin is late.
 type workClock struct {
 	driverstest.Clock
-	spin, slept, spun time.Duration
-	spins             []time.Duration // every SetSpin
+	spin, latency, slept, spun time.Duration
+	spins                      []time.Duration // every SetSpin
 }
 
 func (c *workClock) Real() bool { return true }
 
 func (c *workClock) Until(deadline time.Duration, _ func() bool) bool {
-	if left := deadline - c.Now(); left > 0 {
-		spun := min(left, c.spin)
-		c.spun += spun
-		c.slept += left - spun
-		c.Set(deadline)
+	now := c.Now()
+	if deadline <= now {
+		return false
 	}
+	if wake := deadline - c.spin; wake > now {
+		woke := wake + c.latency
+		c.slept += woke - now
+		c.Set(woke)
+		if woke >= deadline {
+			return false
+		}
+		now = woke
+	}
+	c.spun += deadline - now
+	c.Set(deadline)
 	return false
 }
 
@@ -50,24 +60,36 @@ func (c *workClock) Spin() time.Duration { return c.spin }
 func (c *workClock) SetSpin(spin time.Duration) { c.spin, c.spins = spin, append(c.spins, spin) }
 
 // burner is a source that wants to run every period and costs what cost
-// says at each instant: work, on the test's clock.
+// says at each instant: work, on the test's clock. Its next turn is a
+// period after this one began, or, on a grid, a period after this one was
+// due (as a model's exchanges are).
 type burner struct {
 	clock  *workClock
 	period time.Duration
 	cost   func(now time.Duration) time.Duration
 	next   time.Duration
+	grid   bool
 }
 
 func (b *burner) Next() time.Duration { return b.next }
 
 func (b *burner) Emit(now time.Duration, _ func(int, []byte)) {
 	b.clock.Add(b.cost(now))
-	b.next = now + b.period
+	if b.next += b.period; !b.grid || b.next <= now {
+		b.next = now + b.period
+	}
 }
 
 // runBurner runs a burner alone in an executor on the test's clock, for
 // the given time, and returns how it stopped, its events and its timing.
 func runBurner(t *testing.T, spin, period time.Duration, end time.Duration, cost func(time.Duration) time.Duration) (string, error, []record.Event, record.TimingSummary) {
+	t.Helper()
+	return runBurnerOn(t, &workClock{spin: spin}, false, period, end, cost)
+}
+
+// runBurnerOn is runBurner on a clock the test set up, its turns on a
+// grid or not.
+func runBurnerOn(t *testing.T, clock *workClock, grid bool, period time.Duration, end time.Duration, cost func(time.Duration) time.Duration) (string, error, []record.Event, record.TimingSummary) {
 	t.Helper()
 	p := parse(t, `duration: 1h
 hops:
@@ -75,9 +97,8 @@ hops:
 flows:
   m2s: {route: [link]}
 `)
-	clock := &workClock{spin: spin}
 	x, err := executor.New(executor.Config{Network: p.Config, Clock: clock, End: end,
-		Sources: []executor.Source{&burner{clock: clock, period: period, cost: cost}}})
+		Sources: []executor.Source{&burner{clock: clock, period: period, cost: cost, grid: grid}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,5 +197,65 @@ func TestAStallIsNotAnOverload(t *testing.T) {
 	})
 	if err != nil || stopped != "duration" || len(evs) != 0 || timing.Overloads != 0 {
 		t.Fatalf("stopped %q, %v, events %+v, overloads %d", stopped, err, evs, timing.Overloads)
+	}
+}
+
+// TestSpinResumesWhereItFits: a 10 kHz exchange (on a grid, as a model's
+// are) whose turn costs 30 µs,
+// with 20 µs of spin before each deadline, on a machine that wakes a
+// sleeping thread 18 µs late. A burst of work (60 µs a turn for 50 ms)
+// sheds spinning; after it, spinning costs 2 µs a wake-up (the spin less
+// the wake-up latency it absorbs), 32 % busy in all, and is taken up
+// again. Where the machine wakes on time, the whole spin is spent each
+// wake-up (50 % busy): spinning stays given up, as it does while the
+// turns alone fill more than SpinResumeBelow of a window.
+func TestSpinResumesWhereItFits(t *testing.T) {
+	const (
+		period = 100 * time.Microsecond
+		spin   = 20 * time.Microsecond
+		end    = 500 * time.Millisecond
+		burst  = 50 * time.Millisecond
+	)
+	for _, tc := range []struct {
+		name          string
+		latency, work time.Duration
+		resumes       bool
+	}{
+		{"18 µs wake-ups, 30 % work", 18 * time.Microsecond, 30 * time.Microsecond, true},
+		{"10 µs wake-ups, 20 % work", 10 * time.Microsecond, 20 * time.Microsecond, true},
+		{"on-time wake-ups, 30 % work", 0, 30 * time.Microsecond, false},
+		{"18 µs wake-ups, 45 % work", 18 * time.Microsecond, 45 * time.Microsecond, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := &workClock{spin: spin, latency: tc.latency}
+			stopped, err, evs, timing := runBurnerOn(t, clock, true, period, end, func(now time.Duration) time.Duration {
+				if now < burst {
+					return 60 * time.Microsecond
+				}
+				return tc.work
+			})
+			if err != nil || stopped != "duration" || len(evs) != 0 {
+				t.Fatalf("stopped %q, %v, events %v", stopped, err, evs)
+			}
+			if len(clock.spins) == 0 || clock.spins[0] != 0 {
+				t.Fatalf("the burst did not shed spinning: SetSpin %v", clock.spins)
+			}
+			if !tc.resumes {
+				// Shed from the burst's first window on (the last window
+				// may close after the end and not count).
+				if len(clock.spins) != 1 || timing.SpinShedS < (end-3*executor.LoadWindow).Seconds() {
+					t.Errorf("spinning taken up again where it does not fit: SetSpin %v, shed %.3f s of %v", clock.spins, timing.SpinShedS, end)
+				}
+				return
+			}
+			// Shed for the burst, and back within two windows of its end
+			// (the window it ends in, then the first whole one after).
+			if len(clock.spins) != 2 || clock.spins[1] != spin {
+				t.Fatalf("SetSpin %v, want 0 then %v", clock.spins, spin)
+			}
+			if shed, most := timing.SpinShedS, (burst + 2*executor.LoadWindow).Seconds(); shed > most {
+				t.Errorf("spinning given up for %.3f s of %v, want at most %.3f s", shed, end, most)
+			}
+		})
 	}
 }
