@@ -1,0 +1,557 @@
+package lang
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v4"
+)
+
+// yaml.v4 composes a node tree by a scanner, a parser of tokens into events
+// and a composer of events, and resolves every plain scalar's tag by trying
+// it as an integer and a float: for a profile of 10 000 hops and flows,
+// 60 % of a load's CPU and some 45 MB allocated. fastParse builds the same
+// tree for the YAML hilrig's files are written in, from the bytes in one
+// pass, its nodes and their children taken from slabs and its scalars
+// slices of one copy of the text.
+//
+// It reads a subset, and declines (ok false) anything outside it, before or
+// while parsing, so that the file goes to yaml.v4 whole and means what it
+// did, with yaml.v4's messages for what is wrong in it. The subset, one
+// document of ASCII text:
+//
+//   - a block mapping at column 1, of keys that are single-line plain or
+//     quoted scalars followed by ": " or ":" at the end of the line;
+//   - block mappings and block sequences ("- " entries, an entry a
+//     mapping begun on its line too) nested in it by indentation;
+//   - flow mappings and sequences ({k: v, ...}, [a, ...]) on one line;
+//   - single-line plain scalars, and quoted scalars without escapes.
+//
+// Declined: comments, anchors, aliases, tags, directives, document
+// markers, block scalars (| >), multi-line scalars and flow collections,
+// explicit keys (?), empty values, tabs, escapes, and scalars yaml.v4
+// might resolve to a timestamp. FuzzFastParse holds it to yaml.v4's tree:
+// the same kinds, tags, styles, values, lines and columns, or declined.
+
+// fastDeclined marks the bytes whose presence anywhere sends a file to
+// yaml.v4: outside ASCII, control characters but the newline, and the
+// indicators of what the subset does not read.
+var fastDeclined = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c >= 0x80 || c < 0x20 && c != '\n' || c == 0x7f
+	}
+	for _, c := range "#&*!|>?@`\\\t" {
+		t[c] = true
+	}
+	return t
+}()
+
+// plainByte marks the bytes a plain scalar of the subset may hold after its
+// first in a flow (':' only where it is not followed by a space or the end
+// of the line, which ends a key); plainBlockByte, outside one, where the
+// flow indicators and quotes are text too (a description's "a, b" or
+// "Paper 001's").
+var plainByte, plainBlockByte = func() (flow, block [256]bool) {
+	for c := range 256 {
+		flow[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	}
+	for _, c := range " _.+-/~=()$;^<:%" {
+		flow[c] = true
+	}
+	block = flow
+	for _, c := range ",[]{}'\"" {
+		block[c] = true
+	}
+	return flow, block
+}()
+
+// nodeSlab is how many nodes are allocated at once: a slab stays alive while
+// any node of it is, and no loaded value keeps a node.
+const nodeSlab = 1024
+
+// fastDepth bounds nesting, far below yaml.v4's own limit (10 000).
+const fastDepth = 64
+
+type fastParser struct {
+	text      string // a copy of the file: scalars are slices of it
+	pos       int
+	line      int // of pos, from 1
+	lineStart int // the offset of line's first byte
+	depth     int
+
+	nodes   []yaml.Node  // the current slab, taken from the front
+	content []*yaml.Node // the current slab of children
+	stack   []*yaml.Node // the children of the collections being parsed
+}
+
+// errDecline unwinds the parser when the file is outside the subset.
+type errDecline struct{}
+
+// fastParse returns the tree yaml.v4 composes for data (its document's
+// root), or ok false when data is outside the subset fastParse reads.
+func fastParse(data []byte) (root *yaml.Node, ok bool) {
+	for _, c := range data {
+		if fastDeclined[c] {
+			return nil, false
+		}
+	}
+	text := string(data)
+	if strings.Contains(text, "---") || strings.Contains(text, "...") {
+		return nil, false // document markers, or scalars near enough to them
+	}
+	p := &fastParser{text: text, line: 1}
+	defer func() {
+		if r := recover(); r != nil {
+			if _, declined := r.(errDecline); !declined {
+				panic(r)
+			}
+			root, ok = nil, false
+		}
+	}()
+	p.skipBlankLines()
+	if p.pos >= len(p.text) || p.col() != 1 {
+		p.decline()
+	}
+	root = p.blockMapping(0)
+	p.skipBlankLines()
+	if p.pos < len(p.text) {
+		p.decline()
+	}
+	return root, true
+}
+
+func (p *fastParser) decline() { panic(errDecline{}) }
+
+func (p *fastParser) col() int { return p.pos - p.lineStart + 1 }
+
+func (p *fastParser) peek() byte {
+	if p.pos < len(p.text) {
+		return p.text[p.pos]
+	}
+	return '\n'
+}
+
+// peekAt is the byte i after pos; past the text, a newline.
+func (p *fastParser) peekAt(i int) byte {
+	if p.pos+i < len(p.text) {
+		return p.text[p.pos+i]
+	}
+	return '\n'
+}
+
+func (p *fastParser) skipSpaces() {
+	for p.pos < len(p.text) && p.text[p.pos] == ' ' {
+		p.pos++
+	}
+}
+
+// endLine passes the spaces to the end of the line, and the newline; there
+// must be nothing else.
+func (p *fastParser) endLine() {
+	p.skipSpaces()
+	if p.pos < len(p.text) {
+		if p.text[p.pos] != '\n' {
+			p.decline()
+		}
+		p.pos++
+		p.line++
+		p.lineStart = p.pos
+	}
+}
+
+// skipBlankLines passes lines of spaces only, leaving pos at the first
+// byte of the next line, or at the end.
+func (p *fastParser) skipBlankLines() {
+	for {
+		i := p.pos
+		for i < len(p.text) && p.text[i] == ' ' {
+			i++
+		}
+		if i >= len(p.text) || p.text[i] != '\n' {
+			return
+		}
+		p.pos = i + 1
+		p.line++
+		p.lineStart = p.pos
+	}
+}
+
+// indent is the indentation of the line pos begins, with pos after it;
+// -1 at the end of the text.
+func (p *fastParser) indent() int {
+	p.skipBlankLines()
+	if p.pos >= len(p.text) {
+		return -1
+	}
+	p.skipSpaces()
+	return p.pos - p.lineStart
+}
+
+func (p *fastParser) node(kind yaml.Kind, tag string, line, col int) *yaml.Node {
+	if len(p.nodes) == 0 {
+		p.nodes = make([]yaml.Node, nodeSlab)
+	}
+	n := &p.nodes[0]
+	p.nodes = p.nodes[1:]
+	n.Kind, n.Tag, n.Line, n.Column = kind, tag, line, col
+	return n
+}
+
+// children moves the children stacked from base to the collection n, in a
+// slice of their own length and capacity (an append copies it).
+func (p *fastParser) children(n *yaml.Node, base int) {
+	kids := p.stack[base:]
+	if len(kids) > len(p.content) {
+		p.content = make([]*yaml.Node, max(len(kids), 4*nodeSlab))
+	}
+	c := p.content[:len(kids):len(kids)]
+	copy(c, kids)
+	p.content = p.content[len(kids):]
+	clear(kids)
+	p.stack = p.stack[:base]
+	if len(c) > 0 {
+		n.Content = c
+	}
+}
+
+func (p *fastParser) enter() {
+	if p.depth++; p.depth > fastDepth {
+		p.decline()
+	}
+}
+
+// blockMapping parses the mapping whose first key is at pos, in a line
+// indented by indent (or after the "- " of a sequence's entry, at that
+// column), through the last line of its keys.
+func (p *fastParser) blockMapping(indent int) *yaml.Node {
+	p.enter()
+	m := p.node(yaml.MappingNode, "!!map", p.line, p.col())
+	base := len(p.stack)
+	for {
+		key := p.key(false)
+		p.stack = append(p.stack, key, p.blockValue(indent))
+		next := p.indent()
+		if next < indent {
+			break
+		}
+		if next > indent {
+			p.decline()
+		}
+	}
+	p.children(m, base)
+	p.depth--
+	return m
+}
+
+// key parses a mapping's key and its ':', and the space after it unless in
+// a block the line ends there.
+func (p *fastParser) key(flow bool) *yaml.Node {
+	start := p.pos
+	var k *yaml.Node
+	if c := p.peek(); c == '"' || c == '\'' {
+		k = p.quoted()
+	} else {
+		k = p.plain(flow)
+	}
+	if p.peek() != ':' || p.pos-start > 1000 {
+		p.decline() // a simple key is at most 1024 characters in YAML
+	}
+	p.pos++
+	switch p.peek() {
+	case ' ':
+		p.pos++
+	case '\n':
+		if flow {
+			p.decline()
+		}
+	default:
+		p.decline()
+	}
+	return k
+}
+
+// blockValue parses the value after a key of a block mapping indented by
+// indent: on the key's line, or a collection on the lines below.
+func (p *fastParser) blockValue(indent int) *yaml.Node {
+	p.skipSpaces()
+	if p.peek() != '\n' {
+		v := p.inlineValue()
+		p.endLine()
+		return v
+	}
+	p.endLine()
+	next := p.indent()
+	switch {
+	case next > indent && p.isEntry():
+		return p.blockSequence(next)
+	case next > indent:
+		return p.blockMapping(next)
+	case next == indent && p.isEntry():
+		return p.blockSequence(next) // a list may sit at its key's indent
+	}
+	p.decline() // an empty value: null, placed where yaml.v4 places it
+	return nil
+}
+
+// isEntry reports whether pos is at a block sequence's "- ".
+func (p *fastParser) isEntry() bool {
+	return p.peek() == '-' && (p.peekAt(1) == ' ' || p.peekAt(1) == '\n')
+}
+
+// blockSequence parses the entries at indent, from the first's "- " at pos.
+func (p *fastParser) blockSequence(indent int) *yaml.Node {
+	p.enter()
+	s := p.node(yaml.SequenceNode, "!!seq", p.line, p.col())
+	base := len(p.stack)
+	for {
+		p.pos++ // the -
+		p.skipSpaces()
+		var entry *yaml.Node
+		switch {
+		case p.peek() == '\n':
+			p.decline() // an entry on the lines below, or empty
+		case p.isEntry():
+			p.decline() // a list in a list on one line
+		case p.startsMapping():
+			entry = p.blockMapping(p.col() - 1)
+		default:
+			entry = p.inlineValue()
+			p.endLine()
+		}
+		p.stack = append(p.stack, entry)
+		next := p.indent()
+		if next < indent || next == indent && !p.isEntry() {
+			break // the mapping the list is the value of (at its key's indent) goes on
+		}
+		if next > indent {
+			p.decline()
+		}
+	}
+	p.children(s, base)
+	p.depth--
+	return s
+}
+
+// startsMapping reports whether the line from pos is a key and its ':'.
+func (p *fastParser) startsMapping() bool {
+	i := p.pos
+	switch c := p.text[i]; c {
+	case '{', '[':
+		return false
+	case '"', '\'':
+		end := strings.IndexByte(p.text[i+1:], c)
+		if end < 0 {
+			return false
+		}
+		i += end + 2
+		return i < len(p.text) && p.text[i] == ':'
+	}
+	for ; i < len(p.text) && p.text[i] != '\n'; i++ {
+		if p.text[i] == ':' && (i+1 == len(p.text) || p.text[i+1] == ' ' || p.text[i+1] == '\n') {
+			return true
+		}
+	}
+	return false
+}
+
+// inlineValue parses a value that is on its line: a flow collection, or a
+// scalar.
+func (p *fastParser) inlineValue() *yaml.Node {
+	switch p.peek() {
+	case '{', '[':
+		return p.flowCollection()
+	case '"', '\'':
+		return p.quoted()
+	}
+	v := p.plain(false)
+	if p.peek() == ':' {
+		p.decline() // a key where a value is: an error
+	}
+	return v
+}
+
+// flowCollection parses {k: v, ...} or [v, ...] from pos, on one line.
+func (p *fastParser) flowCollection() *yaml.Node {
+	p.enter()
+	open := p.peek()
+	kind, tag, closing := yaml.MappingNode, "!!map", byte('}')
+	if open == '[' {
+		kind, tag, closing = yaml.SequenceNode, "!!seq", ']'
+	}
+	n := p.node(kind, tag, p.line, p.col())
+	n.Style = yaml.FlowStyle
+	base := len(p.stack)
+	p.pos++
+	p.skipSpaces()
+	if p.peek() != closing {
+		for {
+			if kind == yaml.MappingNode {
+				p.stack = append(p.stack, p.key(true))
+				p.skipSpaces()
+			}
+			p.stack = append(p.stack, p.flowValue())
+			p.skipSpaces()
+			if p.peek() == closing {
+				break
+			}
+			if p.peek() != ',' {
+				p.decline()
+			}
+			p.pos++
+			p.skipSpaces()
+			if p.peek() == closing {
+				p.decline() // a trailing comma
+			}
+		}
+	}
+	p.pos++ // closing
+	p.children(n, base)
+	p.depth--
+	return n
+}
+
+func (p *fastParser) flowValue() *yaml.Node {
+	switch p.peek() {
+	case '{', '[':
+		return p.flowCollection()
+	case '"', '\'':
+		return p.quoted()
+	}
+	v := p.plain(true)
+	if p.peek() == ':' {
+		p.decline()
+	}
+	return v
+}
+
+// quoted parses a quoted scalar on one line, without escapes (nor a
+// doubled quote in a single-quoted one).
+func (p *fastParser) quoted() *yaml.Node {
+	q := p.peek()
+	line, col := p.line, p.col()
+	start := p.pos + 1
+	end := start
+	for end < len(p.text) && p.text[end] != q {
+		if p.text[end] == '\n' {
+			p.decline()
+		}
+		end++
+	}
+	if end >= len(p.text) || end+1 < len(p.text) && p.text[end+1] == q {
+		p.decline()
+	}
+	p.pos = end + 1
+	n := p.node(yaml.ScalarNode, "!!str", line, col)
+	n.Value = p.text[start:end]
+	n.Style = yaml.DoubleQuotedStyle
+	if q == '\'' {
+		n.Style = yaml.SingleQuotedStyle
+	}
+	return n
+}
+
+// plain parses a plain scalar on one line: up to a ": " (or ':' ending the
+// line) when it is a key, a ',', ']' or '}' in a flow, the end of the line.
+func (p *fastParser) plain(flow bool) *yaml.Node {
+	line, col := p.line, p.col()
+	start := p.pos
+	c := p.peek()
+	if !plainByte[c] || c == ' ' || c == ':' || c == '%' || c == '-' && !plainByte[p.peekAt(1)] || c == '-' && p.peekAt(1) == ' ' {
+		p.decline()
+	}
+	inside := &plainBlockByte
+	if flow {
+		inside = &plainByte
+	}
+	end := start // past the last byte that is not a space
+	for p.pos < len(p.text) {
+		c := p.text[p.pos]
+		if c == ':' {
+			next := p.peekAt(1)
+			if next == ' ' || next == '\n' || flow {
+				break // a key's end, or in a flow, anything yaml.v4 might read otherwise
+			}
+		} else if !inside[c] {
+			break
+		}
+		p.pos++
+		if c != ' ' {
+			end = p.pos
+		}
+	}
+	if c := p.peek(); c != ':' && c != '\n' && !(flow && (c == ',' || c == ']' || c == '}')) {
+		p.decline() // a byte the subset does not read in a plain scalar
+	}
+	if flow && p.peek() == ':' && p.peekAt(1) != ' ' {
+		p.decline()
+	}
+	value := p.text[start:end]
+	n := p.node(yaml.ScalarNode, resolvePlain(value), line, col)
+	n.Value = value
+	return n
+}
+
+// mayBeNumber reports whether yaml.v4 might resolve s, a plain scalar
+// beginning with a sign or a digit, to an integer or a float: a scalar
+// with any other byte (10Mbit, 2ms, 100B) is a string, found without
+// trying it as a number (and making the parser's errors, one a scalar).
+// After the sign, 0x, 0o or 0b and digits of any base, or decimal digits,
+// points and exponents; underscores anywhere.
+func mayBeNumber(s string) bool {
+	s = strings.TrimLeft(s, "+-")
+	digits := "0123456789_.eE+-"
+	if len(s) > 2 && s[0] == '0' && strings.ContainsRune("xXoObB", rune(s[1])) {
+		s, digits = s[2:], "0123456789abcdefABCDEF_"
+	}
+	return strings.Trim(s, digits) == ""
+}
+
+// yamlStyleFloat is yaml.v4's pattern of a float (resolver.go).
+var yamlStyleFloat = regexp.MustCompile(`^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$`)
+
+// resolvePlain is the tag yaml.v4 resolves a plain scalar to (its
+// resolver.go: YAML 1.2's core schema, with its extensions: underscores
+// in numbers, 0b and 0o, and the merge key). A scalar that might be a
+// timestamp declines the file.
+func resolvePlain(s string) string {
+	switch s {
+	case "true", "True", "TRUE", "false", "False", "FALSE":
+		return "!!bool"
+	case "", "~", "null", "Null", "NULL":
+		return "!!null"
+	case ".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF", "-0", "-0.0":
+		return "!!float"
+	case "<<":
+		return "!!merge"
+	}
+	switch c := s[0]; {
+	case c == '.':
+		if _, err := strconv.ParseFloat(s, 64); err == nil {
+			return "!!float"
+		}
+		return "!!str"
+	case c == '+' || c == '-' || '0' <= c && c <= '9':
+	default:
+		return "!!str"
+	}
+	if len(s) > 4 && s[4] == '-' && strings.Trim(s[:4], "0123456789") == "" {
+		panic(errDecline{}) // yaml.v4 may read a timestamp
+	}
+	if !mayBeNumber(s) {
+		return "!!str"
+	}
+	plain := strings.ReplaceAll(s, "_", "")
+	if _, err := strconv.ParseInt(plain, 0, 64); err == nil {
+		return "!!int"
+	}
+	if _, err := strconv.ParseUint(strings.TrimPrefix(plain, "+"), 0, 64); err == nil {
+		return "!!int"
+	}
+	if yamlStyleFloat.MatchString(plain) {
+		if _, err := strconv.ParseFloat(plain, 64); err == nil {
+			return "!!float"
+		}
+	}
+	return "!!str"
+}
