@@ -84,6 +84,10 @@ type Decoder struct {
 	Schema   reflect.Type
 	ReadRef  func(ref, source string) ([]byte, string, error)
 	RefNames func() []string
+	// DropComments leaves the comments out of the trees parsed, for a
+	// document that is decoded and not rendered (hilrig show prints them):
+	// fastParse then reads a file with comments too.
+	DropComments bool
 }
 
 func NewDecoder() *Decoder {
@@ -688,7 +692,7 @@ func (m *Map[T]) ElemType() reflect.Type { return reflect.TypeFor[T]() }
 // from. Syntax errors carry their line and column. The tree is fastParse's
 // when the file is within the YAML it reads, else yaml.v4's: the same.
 func (d *Decoder) ParseYAML(file string, data []byte) (*yaml.Node, error) {
-	root, ok := fastParse(data)
+	root, ok := fastParse(data, d.DropComments)
 	if !ok {
 		var err error
 		if root, err = composeYAML(file, data); err != nil {

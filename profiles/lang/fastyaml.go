@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v4"
 )
@@ -28,11 +29,15 @@ import (
 //   - flow mappings and sequences ({k: v, ...}, [a, ...]) on one line;
 //   - single-line plain scalars, and quoted scalars without escapes.
 //
-// Declined: comments, anchors, aliases, tags, directives, document
-// markers, block scalars (| >), multi-line scalars and flow collections,
-// explicit keys (?), empty values, tabs, escapes, and scalars yaml.v4
-// might resolve to a timestamp. FuzzFastParse holds it to yaml.v4's tree:
-// the same kinds, tags, styles, values, lines and columns, or declined.
+// Declined: anchors, aliases, tags, directives, document markers, block
+// scalars (| >), multi-line scalars and flow collections, explicit keys
+// (?), empty values, tabs, escapes, and scalars yaml.v4 might resolve to a
+// timestamp; and comments, unless the tree is to be decoded and not
+// rendered (hilrig show prints them): then comment lines and comments
+// after a block's values are passed over, and the tree is yaml.v4's
+// without its comments. FuzzFastParse holds it to yaml.v4's tree: the same
+// kinds, tags, styles, values, lines and columns (and comments, when they
+// are kept), or declined.
 
 // fastDeclined marks the bytes whose presence anywhere sends a file to
 // yaml.v4: outside ASCII, control characters but the newline, and the
@@ -41,7 +46,7 @@ var fastDeclined = func() (t [256]bool) {
 	for c := range 256 {
 		t[c] = c >= 0x80 || c < 0x20 && c != '\n' || c == 0x7f
 	}
-	for _, c := range "#&*!|>?@`\\\t" {
+	for _, c := range "&*!|>?@`\\\t" {
 		t[c] = true
 	}
 	return t
@@ -75,6 +80,7 @@ const fastDepth = 64
 
 type fastParser struct {
 	text      string // a copy of the file: scalars are slices of it
+	comments  bool   // passed over, not declined
 	pos       int
 	line      int // of pos, from 1
 	lineStart int // the offset of line's first byte
@@ -85,22 +91,51 @@ type fastParser struct {
 	stack   []*yaml.Node // the children of the collections being parsed
 }
 
+// commentText reports whether the text outside ASCII in data is what
+// yaml.v4 reads in a comment without complaint, and without counting a
+// line: valid UTF-8, printable in YAML's sense, not a line break of YAML
+// 1.1 (U+0085, U+2028, U+2029) nor a byte order mark.
+func commentText(data []byte) bool {
+	if !utf8.Valid(data) {
+		return false
+	}
+	for _, r := range string(data) {
+		switch {
+		case r < 0x80:
+		case r == 0x2028 || r == 0x2029 || r == 0xfeff:
+			return false
+		case 0xa0 <= r && r <= 0xd7ff, 0xe000 <= r && r <= 0xfffd, 0x10000 <= r && r <= 0x10ffff:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // errDecline unwinds the parser when the file is outside the subset.
 type errDecline struct{}
 
 // fastParse returns the tree yaml.v4 composes for data (its document's
-// root), or ok false when data is outside the subset fastParse reads.
-func fastParse(data []byte) (root *yaml.Node, ok bool) {
+// root), or ok false when data is outside the subset fastParse reads. With
+// dropComments, comments are passed over, and left out of the tree.
+func fastParse(data []byte, dropComments bool) (root *yaml.Node, ok bool) {
+	nonASCII := false
 	for _, c := range data {
-		if fastDeclined[c] {
+		switch {
+		case c >= 0x80 && dropComments:
+			nonASCII = true // in a comment, or declined where it is
+		case fastDeclined[c] || c == '#' && !dropComments:
 			return nil, false
 		}
+	}
+	if nonASCII && !commentText(data) {
+		return nil, false
 	}
 	text := string(data)
 	if strings.Contains(text, "---") || strings.Contains(text, "...") {
 		return nil, false // document markers, or scalars near enough to them
 	}
-	p := &fastParser{text: text, line: 1}
+	p := &fastParser{text: text, comments: dropComments, line: 1}
 	defer func() {
 		if r := recover(); r != nil {
 			if _, declined := r.(errDecline); !declined {
@@ -146,10 +181,34 @@ func (p *fastParser) skipSpaces() {
 	}
 }
 
-// endLine passes the spaces to the end of the line, and the newline; there
-// must be nothing else.
+// atComment reports whether a comment begins at pos: a '#' after a space
+// or at the start of a line.
+func (p *fastParser) atComment() bool {
+	return p.comments && p.pos < len(p.text) && p.text[p.pos] == '#' && (p.pos == p.lineStart || p.text[p.pos-1] == ' ')
+}
+
+// atLineEnd reports whether only spaces, and maybe a comment, are left of
+// the line from pos.
+func (p *fastParser) atLineEnd() bool {
+	i := p.pos
+	for i < len(p.text) && p.text[i] == ' ' {
+		i++
+	}
+	if i >= len(p.text) || p.text[i] == '\n' {
+		return true
+	}
+	return p.comments && p.text[i] == '#' && (i == p.lineStart || p.text[i-1] == ' ')
+}
+
+// endLine passes the spaces and a comment to the end of the line, and the
+// newline; there must be nothing else.
 func (p *fastParser) endLine() {
 	p.skipSpaces()
+	if p.atComment() {
+		for p.pos < len(p.text) && p.text[p.pos] != '\n' {
+			p.pos++
+		}
+	}
 	if p.pos < len(p.text) {
 		if p.text[p.pos] != '\n' {
 			p.decline()
@@ -160,15 +219,23 @@ func (p *fastParser) endLine() {
 	}
 }
 
-// skipBlankLines passes lines of spaces only, leaving pos at the first
-// byte of the next line, or at the end.
+// skipBlankLines passes lines of spaces only (and comments), leaving pos
+// at the first byte of the next line, or at the end.
 func (p *fastParser) skipBlankLines() {
 	for {
 		i := p.pos
 		for i < len(p.text) && p.text[i] == ' ' {
 			i++
 		}
+		if p.comments && i < len(p.text) && p.text[i] == '#' {
+			for i < len(p.text) && p.text[i] != '\n' {
+				i++
+			}
+		}
 		if i >= len(p.text) || p.text[i] != '\n' {
+			if i >= len(p.text) {
+				p.pos = i // a comment on the last line, without a newline
+			}
 			return
 		}
 		p.pos = i + 1
@@ -274,8 +341,8 @@ func (p *fastParser) key(flow bool) *yaml.Node {
 // blockValue parses the value after a key of a block mapping indented by
 // indent: on the key's line, or a collection on the lines below.
 func (p *fastParser) blockValue(indent int) *yaml.Node {
-	p.skipSpaces()
-	if p.peek() != '\n' {
+	if !p.atLineEnd() {
+		p.skipSpaces()
 		v := p.inlineValue()
 		p.endLine()
 		return v
@@ -309,7 +376,7 @@ func (p *fastParser) blockSequence(indent int) *yaml.Node {
 		p.skipSpaces()
 		var entry *yaml.Node
 		switch {
-		case p.peek() == '\n':
+		case p.atLineEnd():
 			p.decline() // an entry on the lines below, or empty
 		case p.isEntry():
 			p.decline() // a list in a list on one line
@@ -433,8 +500,8 @@ func (p *fastParser) quoted() *yaml.Node {
 	start := p.pos + 1
 	end := start
 	for end < len(p.text) && p.text[end] != q {
-		if p.text[end] == '\n' {
-			p.decline()
+		if c := p.text[end]; c == '\n' || c >= 0x80 {
+			p.decline() // a multi-line scalar, or one whose columns count runes
 		}
 		end++
 	}
@@ -480,7 +547,7 @@ func (p *fastParser) plain(flow bool) *yaml.Node {
 			end = p.pos
 		}
 	}
-	if c := p.peek(); c != ':' && c != '\n' && !(flow && (c == ',' || c == ']' || c == '}')) {
+	if c := p.peek(); c != ':' && c != '\n' && !(flow && (c == ',' || c == ']' || c == '}')) && !(!flow && p.atComment()) {
 		p.decline() // a byte the subset does not read in a plain scalar
 	}
 	if flow && p.peek() == ':' && p.peekAt(1) != ' ' {

@@ -14,8 +14,9 @@ import (
 
 // treeDiff describes the first difference between two trees, or is "".
 // Every field yaml.v4 fills is compared: kind, style, tag, value, anchor,
-// alias, comments, line and column, and the children in order.
-func treeDiff(got, want *yaml.Node, at string) string {
+// alias, comments (unless dropComments), line and column, and the
+// children in order.
+func treeDiff(got, want *yaml.Node, dropComments bool, at string) string {
 	if got == nil || want == nil {
 		if got != want {
 			return fmt.Sprintf("%s: got %v, want %v", at, got, want)
@@ -35,88 +36,117 @@ func treeDiff(got, want *yaml.Node, at string) string {
 		return fields{n.Kind, n.Style, n.Tag, n.Value, n.Anchor, n.HeadComment, n.LineComment, n.FootComment,
 			n.Line, n.Column, len(n.Content), n.Alias != nil, n.Stream != nil, n.Content == nil}
 	}
-	if g, w := of(got), of(want); g != w {
+	g, w := of(got), of(want)
+	if dropComments {
+		w.HeadComment, w.LineComment, w.FootComment = "", "", ""
+	}
+	if g != w {
 		return fmt.Sprintf("%s: got %+v, want %+v", at, g, w)
 	}
 	for i := range got.Content {
-		if d := treeDiff(got.Content[i], want.Content[i], fmt.Sprintf("%s[%d]", at, i)); d != "" {
+		if d := treeDiff(got.Content[i], want.Content[i], dropComments, fmt.Sprintf("%s[%d]", at, i)); d != "" {
 			return d
 		}
 	}
 	return ""
 }
 
-// sameAsYAMLv4 fails t if fastParse reads data otherwise than yaml.v4; it
-// reports whether fastParse read it.
-func sameAsYAMLv4(t *testing.T, data []byte) bool {
+// sameAsYAMLv4 fails t if fastParse reads data otherwise than yaml.v4,
+// keeping comments or dropping them; it reports whether fastParse read it
+// with its comments, and whether without.
+func sameAsYAMLv4(t *testing.T, data []byte) (read, readUncommented bool) {
 	t.Helper()
-	got, ok := fastParse(data)
-	if !ok {
-		return false
+	want, wantErr := composeYAML("f.yaml", data)
+	for _, dropComments := range []bool{false, true} {
+		got, ok := fastParse(data, dropComments)
+		if !ok {
+			continue
+		}
+		if wantErr != nil {
+			t.Fatalf("fastParse (dropping comments: %v) read %q, which yaml.v4 rejects: %v", dropComments, data, wantErr)
+		}
+		if d := treeDiff(got, want, dropComments, "root"); d != "" {
+			t.Fatalf("fastParse (dropping comments: %v) of %q differs from yaml.v4's tree at %s", dropComments, data, d)
+		}
+		if dropComments {
+			readUncommented = true
+		} else {
+			read = true
+		}
 	}
-	want, err := composeYAML("f.yaml", data)
-	if err != nil {
-		t.Fatalf("fastParse read %q, which yaml.v4 rejects: %v", data, err)
+	if read && !readUncommented {
+		t.Fatalf("fastParse of %q read it with its comments but not without", data)
 	}
-	if d := treeDiff(got, want, "root"); d != "" {
-		t.Fatalf("fastParse of %q differs from yaml.v4's tree at %s", data, d)
-	}
-	return true
+	return read, readUncommented
 }
 
 func TestFastParse(t *testing.T) {
 	for _, tc := range []struct {
 		yaml string
 		read bool // false: declined, to yaml.v4
+		// readUncommented: read when its comments are dropped; true if read
+		readUncommented bool
 	}{
-		{"name: a\n", true},
-		{"name: a", true},
-		{"\n\nname: a  \n\n", true},
-		{"a: 1\nb: -2\nc: 0x1F\nd: 1_000\ne: +3\nf: 1e5\ng: .5\nh: 1.\ni: 2Mbit\nj: 10us\n", true},
-		{"a: true\nb: False\nc: null\nd: ~\ne: .inf\nf: -.Inf\ng: .nan\nh: -0\ni: yes\nj: 18446744073709551615\n", true},
-		{"a: '1'\nb: \"x y\"\nc: ''\nd: 2%\ne: a b  c\n", true},
-		{"hops:\n  a: {rate: 1Gbit, delay: 1ms}\n  b: {rate: 1Gbit, delay: 1ms}\nflows:\n  f: {route: [a, b], traffic: {poisson: {rate: 8kbit, size: 100B}}, trace: false}\n", true},
-		{"a: {}\nb: []\nc: [ x ,y]\nd: {k: [1, [2, {z: 3}]]}\n", true},
-		{"schedule:\n  - at: 1s\n    rate: 2Mbit\n  - at: 2s\n    hops: {a: {rate: 1}}\n", true},
-		{"schedule:\n- at: 1s\n- 2\n- [a]\nnext: 1\n", true},
-		{"a:\n  b:\n    c: 1\n  d: 2\ne: 3\n", true},
-		{"\"a b\": 1\n'c': 2\nx:y: 3\nurl: http://h:80/p\n", true},
-		{"<<: 1\n", true},
-		{"description: Paper 001's a, b \"c\" [x] {y}\n", true},
-		{"schedule:\n  - {at: 1s, rate: 2}\n  - [a, b]\n", true},
-		{"a: 1\na: 2\n", true},
+		{"name: a\n", true, true},
+		{"name: a", true, true},
+		{"\n\nname: a  \n\n", true, true},
+		{"a: 1\nb: -2\nc: 0x1F\nd: 1_000\ne: +3\nf: 1e5\ng: .5\nh: 1.\ni: 2Mbit\nj: 10us\n", true, true},
+		{"a: true\nb: False\nc: null\nd: ~\ne: .inf\nf: -.Inf\ng: .nan\nh: -0\ni: yes\nj: 18446744073709551615\n", true, true},
+		{"a: '1'\nb: \"x y\"\nc: ''\nd: 2%\ne: a b  c\n", true, true},
+		{"hops:\n  a: {rate: 1Gbit, delay: 1ms}\n  b: {rate: 1Gbit, delay: 1ms}\nflows:\n  f: {route: [a, b], traffic: {poisson: {rate: 8kbit, size: 100B}}, trace: false}\n", true, true},
+		{"a: {}\nb: []\nc: [ x ,y]\nd: {k: [1, [2, {z: 3}]]}\n", true, true},
+		{"schedule:\n  - at: 1s\n    rate: 2Mbit\n  - at: 2s\n    hops: {a: {rate: 1}}\n", true, true},
+		{"schedule:\n- at: 1s\n- 2\n- [a]\nnext: 1\n", true, true},
+		{"a:\n  b:\n    c: 1\n  d: 2\ne: 3\n", true, true},
+		{"\"a b\": 1\n'c': 2\nx:y: 3\nurl: http://h:80/p\n", true, true},
+		{"<<: 1\n", true, true},
+		{"description: Paper 001's a, b \"c\" [x] {y}\n", true, true},
+		{"schedule:\n  - {at: 1s, rate: 2}\n  - [a, b]\n", true, true},
+		{"a: 1\na: 2\n", true, true},
 		// Outside the subset.
-		{"", false},
-		{"  a: 1\n", false},
-		{"# c\na: 1\n", false},
-		{"a: 1 # c\n", false},
-		{"a: &x 1\nb: *x\n", false},
-		{"a: !!str 1\n", false},
-		{"---\na: 1\n", false},
-		{"a: |\n  x\n", false},
-		{"a: b\n  c\n", false},
-		{"a:\n", false},
-		{"a:\nb: 1\n", false},
-		{"a: {b: 1,\n  c: 2}\n", false},
-		{"a: \"x\\ty\"\n", false},
-		{"a: 'it''s'\n", false},
-		{"a: 2024-01-02\n", false},
-		{"a:\tb\n", false},
-		{"a: b: c\n", false},
-		{"a: {b}\n", false},
-		{"a: [b,]\n", false},
-		{"a: {b:c}\n", false},
-		{"- a\n", false},
-		{"a: 1\r\n", false},
-		{"a: é\n", false},
-		{"a: [x, y]]\n", false},
-		{"a: - b\n", false},
-		{"a:\n  - - b\n", false},
-		{"? a\n: b\n", false},
-		{"a: \"x\n  y\"\n", false},
+		{"", false, false},
+		{"  a: 1\n", false, false},
+		// Comments, passed over when they are not kept.
+		{"# c\na: 1\n", false, true},
+		{"a: 1 # c\n", false, true},
+		{"# → µs\na: # c\n  # c\n  b: [x, 'y'] # c\n# c\n  c: \"#\" #c\nd:\n- e # c\n  # c\n- f\n# c", false, true},
+		{"a: 1 # c\xff\n", false, false},
+		{"a: 1 # \u2028\n", false, false},
+		{"a: 1 # \x85\n", false, false},
+		{"a: 1#c\n", false, false},
+		{"a: 'x'# c\n", false, false},
+		{"a: {b: 1 # c\n}\n", false, false},
+		{"a: b#c\n", false, false},
+		{"# c\n", false, false},
+		{"a: 'é'\n", false, false},
+		{"a: &x 1\nb: *x\n", false, false},
+		{"a: !!str 1\n", false, false},
+		{"---\na: 1\n", false, false},
+		{"a: |\n  x\n", false, false},
+		{"a: b\n  c\n", false, false},
+		{"a:\n", false, false},
+		{"a:\nb: 1\n", false, false},
+		{"a: {b: 1,\n  c: 2}\n", false, false},
+		{"a: \"x\\ty\"\n", false, false},
+		{"a: 'it''s'\n", false, false},
+		{"a: 2024-01-02\n", false, false},
+		{"a:\tb\n", false, false},
+		{"a: b: c\n", false, false},
+		{"a: {b}\n", false, false},
+		{"a: [b,]\n", false, false},
+		{"a: {b:c}\n", false, false},
+		{"- a\n", false, false},
+		{"a: 1\r\n", false, false},
+		{"a: é\n", false, false},
+		{"a: [x, y]]\n", false, false},
+		{"a: - b\n", false, false},
+		{"a:\n  - - b\n", false, false},
+		{"? a\n: b\n", false, false},
+		{"a: \"x\n  y\"\n", false, false},
 	} {
-		if got := sameAsYAMLv4(t, []byte(tc.yaml)); got != tc.read {
-			t.Errorf("fastParse of %q: read %v, want %v", tc.yaml, got, tc.read)
+		read, readUncommented := sameAsYAMLv4(t, []byte(tc.yaml))
+		if read != tc.read || readUncommented != tc.readUncommented {
+			t.Errorf("fastParse of %q: read %v, %v without comments; want %v, %v", tc.yaml, read, readUncommented, tc.read, tc.readUncommented)
 		}
 	}
 }
@@ -133,7 +163,7 @@ func TestResolvePlain(t *testing.T) {
 	} {
 		sameAsYAMLv4(t, []byte("a: "+scalar+"\n"))
 		sameAsYAMLv4(t, []byte("a: ["+scalar+"]\n"))
-		if got, ok := fastParse([]byte("a: " + scalar + "\n")); !ok || got.Content[1].Value != scalar {
+		if got, ok := fastParse([]byte("a: "+scalar+"\n"), false); !ok || got.Content[1].Value != scalar {
 			t.Errorf("fastParse declined or misread the scalar %q", scalar)
 		}
 	}
@@ -141,7 +171,7 @@ func TestResolvePlain(t *testing.T) {
 
 // TestFastParseLarge checks that a profile of the shape issue 21's large
 // one has is read by fastParse, not left to yaml.v4 (which is the same
-// tree, and four times the time).
+// tree, and four times the time), and with comments when they are dropped.
 func TestFastParseLarge(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("name: large\nseed: 1\nduration: 10s\nhops:\n")
@@ -152,8 +182,12 @@ func TestFastParseLarge(t *testing.T) {
 	for i := range 100 {
 		fmt.Fprintf(&b, "  f%d: {route: [h%d, h%d], traffic: {poisson: {rate: %dkbit, size: 100B}}, trace: false}\n", i, i, (i+1)%100, 10+i%500)
 	}
-	if !sameAsYAMLv4(t, []byte(b.String())) {
+	if read, _ := sameAsYAMLv4(t, []byte(b.String())); !read {
 		t.Error("fastParse declined the large profile's shape")
+	}
+	commented := "# A profile of many hops and flows.\n" + strings.ReplaceAll(b.String(), "}\n", "} # one of many\n")
+	if _, readUncommented := sameAsYAMLv4(t, []byte(commented)); !readUncommented {
+		t.Error("fastParse declined the large profile's shape with comments, dropping them")
 	}
 }
 
@@ -195,14 +229,18 @@ func stripComments(data []byte) []byte {
 
 // TestFastParseRepo holds fastParse to yaml.v4 on the repository's files.
 func TestFastParseRepo(t *testing.T) {
-	read := 0
+	read, readUncommented := 0, 0
 	files := repoYAML(t)
 	for _, data := range files {
-		if sameAsYAMLv4(t, data) {
+		r, u := sameAsYAMLv4(t, data)
+		if r {
 			read++
 		}
+		if u {
+			readUncommented++
+		}
 	}
-	t.Logf("fastParse read %d of %d files (each as written and without comments)", read, len(files))
+	t.Logf("fastParse read %d of %d files (each as written and without comments), %d dropping comments", read, len(files), readUncommented)
 	if read == 0 {
 		t.Error("fastParse read none of the repository's files without their comments")
 	}
