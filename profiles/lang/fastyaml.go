@@ -563,15 +563,34 @@ func (p *fastParser) plain(flow bool) *yaml.Node {
 // beginning with a sign or a digit, to an integer or a float: a scalar
 // with any other byte (10Mbit, 2ms, 100B) is a string, found without
 // trying it as a number (and making the parser's errors, one a scalar).
-// After the sign, 0x, 0o or 0b and digits of any base, or decimal digits,
+// After the signs, 0x, 0o or 0b and digits of any base, or decimal digits,
 // points and exponents; underscores anywhere.
 func mayBeNumber(s string) bool {
-	s = strings.TrimLeft(s, "+-")
-	digits := "0123456789_.eE+-"
-	if len(s) > 2 && s[0] == '0' && strings.ContainsRune("xXoObB", rune(s[1])) {
-		s, digits = s[2:], "0123456789abcdefABCDEF_"
+	i := 0
+	for i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
 	}
-	return strings.Trim(s, digits) == ""
+	allowed := &decimalByte
+	if len(s)-i > 2 && s[i] == '0' && prefixByte[s[i+1]] {
+		i, allowed = i+2, &baseDigitByte
+	}
+	for ; i < len(s); i++ {
+		if !allowed[s[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+// The bytes of mayBeNumber: the letter of a base's prefix, the digits of
+// any base, those of a decimal number.
+var prefixByte, baseDigitByte, decimalByte = byteSet("xXoObB"), byteSet("0123456789abcdefABCDEF_"), byteSet("0123456789_.eE+-")
+
+func byteSet(bytes string) (set [256]bool) {
+	for _, c := range []byte(bytes) {
+		set[c] = true
+	}
+	return set
 }
 
 // yamlStyleFloat is yaml.v4's pattern of a float (resolver.go).
