@@ -20,7 +20,7 @@ import (
 // It reads a subset, and declines (ok false) anything outside it, before or
 // while parsing, so that the file goes to yaml.v4 whole and means what it
 // did, with yaml.v4's messages for what is wrong in it. The subset, one
-// document of ASCII text:
+// document of ASCII text (but in the comments it may drop):
 //
 //   - a block mapping at column 1, of keys that are single-line plain or
 //     quoted scalars followed by ": " or ":" at the end of the line;
