@@ -20,7 +20,7 @@ import (
 // It reads a subset, and declines (ok false) anything outside it, before or
 // while parsing, so that the file goes to yaml.v4 whole and means what it
 // did, with yaml.v4's messages for what is wrong in it. The subset, one
-// document of ASCII text (but in the comments it may drop):
+// document of printable UTF-8 text:
 //
 //   - a block mapping at column 1, of keys that are single-line plain or
 //     quoted scalars followed by ": " or ":" at the end of the line;
@@ -34,23 +34,23 @@ import (
 // (?), empty values, tabs, escapes, and scalars yaml.v4 might resolve to a
 // timestamp; and comments, unless the tree is to be decoded and not
 // rendered (hilrig show prints them): then comment lines and comments
-// after a block's values are passed over, and the tree is yaml.v4's
-// without its comments. FuzzFastParse holds it to yaml.v4's tree: the same
+// after a block's values are passed over, whatever they hold, and the tree
+// is yaml.v4's without its comments. FuzzFastParse holds it to yaml.v4's tree: the same
 // kinds, tags, styles, values, lines and columns (and comments, when they
 // are kept), or declined.
 
 // fastDeclined marks the bytes whose presence anywhere sends a file to
-// yaml.v4: outside ASCII, control characters but the newline, and the
-// indicators of what the subset does not read.
-var fastDeclined = func() (t [256]bool) {
-	for c := range 256 {
-		t[c] = c >= 0x80 || c < 0x20 && c != '\n' || c == 0x7f
-	}
-	for _, c := range "&*!|>?@`\\\t" {
-		t[c] = true
+// yaml.v4: control characters but the newline, and the escape of a double
+// quoted scalar; commentDeclined those that do unless comments are
+// dropped, the indicators of what the subset does not read, which the
+// parser declines anywhere but in a comment or a quoted scalar (where
+// they are text).
+var fastDeclined, commentDeclined = func() (t [256]bool) {
+	for c := range 0x80 {
+		t[c] = c < 0x20 && c != '\n' || c == 0x7f || c == '\\'
 	}
 	return t
-}()
+}(), byteSet("&*!|>?@`#")
 
 // plainByte marks the bytes a plain scalar of the subset may hold after its
 // first in a flow (':' only where it is not followed by a space or the end
@@ -63,6 +63,9 @@ var plainByte, plainBlockByte = func() (flow, block [256]bool) {
 	}
 	for _, c := range " _.+-/~=()$;^<:%" {
 		flow[c] = true
+	}
+	for c := 0x80; c < 256; c++ {
+		flow[c] = true // a rune of printableText
 	}
 	block = flow
 	for _, c := range ",[]{}'\"" {
@@ -81,6 +84,7 @@ const fastDepth = 64
 type fastParser struct {
 	text      string // a copy of the file: scalars are slices of it
 	comments  bool   // passed over, not declined
+	nonASCII  bool   // text has runes of more than a byte: columns count runes
 	pos       int
 	line      int // of pos, from 1
 	lineStart int // the offset of line's first byte
@@ -91,11 +95,11 @@ type fastParser struct {
 	stack   []*yaml.Node // the children of the collections being parsed
 }
 
-// commentText reports whether the text outside ASCII in data is what
-// yaml.v4 reads in a comment without complaint, and without counting a
-// line: valid UTF-8, printable in YAML's sense, not a line break of YAML
-// 1.1 (U+0085, U+2028, U+2029) nor a byte order mark.
-func commentText(data []byte) bool {
+// printableText reports whether the text outside ASCII in data is what
+// yaml.v4 reads without complaint, and without counting a line: valid
+// UTF-8, printable in YAML's sense, not a line break of YAML 1.1 (U+0085,
+// U+2028, U+2029) nor a byte order mark.
+func printableText(data []byte) bool {
 	if !utf8.Valid(data) {
 		return false
 	}
@@ -122,20 +126,20 @@ func fastParse(data []byte, dropComments bool) (root *yaml.Node, ok bool) {
 	nonASCII := false
 	for _, c := range data {
 		switch {
-		case c >= 0x80 && dropComments:
-			nonASCII = true // in a comment, or declined where it is
-		case fastDeclined[c] || c == '#' && !dropComments:
+		case c >= 0x80:
+			nonASCII = true
+		case fastDeclined[c] || commentDeclined[c] && !dropComments:
 			return nil, false
 		}
 	}
-	if nonASCII && !commentText(data) {
+	if nonASCII && !printableText(data) {
 		return nil, false
 	}
 	text := string(data)
 	if strings.Contains(text, "---") || strings.Contains(text, "...") {
 		return nil, false // document markers, or scalars near enough to them
 	}
-	p := &fastParser{text: text, comments: dropComments, line: 1}
+	p := &fastParser{text: text, comments: dropComments, nonASCII: nonASCII, line: 1}
 	defer func() {
 		if r := recover(); r != nil {
 			if _, declined := r.(errDecline); !declined {
@@ -158,7 +162,13 @@ func fastParse(data []byte, dropComments bool) (root *yaml.Node, ok bool) {
 
 func (p *fastParser) decline() { panic(errDecline{}) }
 
-func (p *fastParser) col() int { return p.pos - p.lineStart + 1 }
+// col is pos's column, in runes as yaml.v4 counts.
+func (p *fastParser) col() int {
+	if p.nonASCII {
+		return utf8.RuneCountInString(p.text[p.lineStart:p.pos]) + 1
+	}
+	return p.pos - p.lineStart + 1
+}
 
 func (p *fastParser) peek() byte {
 	if p.pos < len(p.text) {
@@ -500,8 +510,8 @@ func (p *fastParser) quoted() *yaml.Node {
 	start := p.pos + 1
 	end := start
 	for end < len(p.text) && p.text[end] != q {
-		if c := p.text[end]; c == '\n' || c >= 0x80 {
-			p.decline() // a multi-line scalar, or one whose columns count runes
+		if p.text[end] == '\n' {
+			p.decline() // a multi-line scalar
 		}
 		end++
 	}
