@@ -533,8 +533,7 @@ func (p *fastParser) quoted() *yaml.Node {
 func (p *fastParser) plain(flow bool) *yaml.Node {
 	line, col := p.line, p.col()
 	start := p.pos
-	c := p.peek()
-	if !plainByte[c] || c == ' ' || c == ':' || c == '%' || c == '-' && !plainByte[p.peekAt(1)] || c == '-' && p.peekAt(1) == ' ' {
+	if !p.startsPlain() {
 		p.decline()
 	}
 	inside := &plainBlockByte
@@ -557,16 +556,38 @@ func (p *fastParser) plain(flow bool) *yaml.Node {
 			end = p.pos
 		}
 	}
-	if c := p.peek(); c != ':' && c != '\n' && !(flow && (c == ',' || c == ']' || c == '}')) && !(!flow && p.atComment()) {
+	if !p.endsPlain(flow) {
 		p.decline() // a byte the subset does not read in a plain scalar
-	}
-	if flow && p.peek() == ':' && p.peekAt(1) != ' ' {
-		p.decline()
 	}
 	value := p.text[start:end]
 	n := p.node(yaml.ScalarNode, resolvePlain(value), line, col)
 	n.Value = value
 	return n
+}
+
+// startsPlain reports whether a plain scalar of the subset may begin at
+// pos: not with an indicator, nor a '-' that is a list's entry.
+func (p *fastParser) startsPlain() bool {
+	c, next := p.peek(), p.peekAt(1)
+	if c == '-' {
+		return plainByte[next] && next != ' '
+	}
+	return plainByte[c] && c != ' ' && c != ':' && c != '%'
+}
+
+// endsPlain reports whether a plain scalar may end at pos: at a key's
+// ": ", the end of the line, a comment in a block, or what ends an entry
+// of a flow.
+func (p *fastParser) endsPlain(flow bool) bool {
+	switch c := p.peek(); {
+	case c == ':':
+		return !flow || p.peekAt(1) == ' '
+	case c == '\n':
+		return true
+	case flow:
+		return c == ',' || c == ']' || c == '}'
+	}
+	return p.atComment()
 }
 
 // mayBeNumber reports whether yaml.v4 might resolve s, a plain scalar
