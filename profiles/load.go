@@ -79,17 +79,19 @@ func read(ref string) ([]byte, string, error) {
 // Parse decodes and validates a profile from YAML text; source names it in
 // messages and anchors the files it refers to.
 func Parse(source string, data []byte, sets ...string) (*Loaded, error) {
-	l, err := parse(source, data, sets, decodeProfile)
+	l, err := parse(source, data, sets, decodeProfile, false)
 	if err != nil {
 		return nil, err
 	}
-	l.reparse = func() (*Loaded, error) { return parse(source, data, sets, load) }
+	l.reparse = func() (*Loaded, error) { return parse(source, data, sets, load, true) }
 	return l, nil
 }
 
-// parse is Parse, loading the resolved tree with load.
-func parse(source string, data []byte, sets []string, load func(*lang.Decoder, *yaml.Node, string) (*Loaded, error)) (*Loaded, error) {
+// parse is Parse, loading the resolved tree with load; the tree keeps the
+// comments of the files if it is to be rendered.
+func parse(source string, data []byte, sets []string, load func(*lang.Decoder, *yaml.Node, string) (*Loaded, error), rendered bool) (*Loaded, error) {
 	d := newProfileDecoder()
+	d.DropComments = !rendered
 	root, err := d.ParseYAML(source, data)
 	if err != nil {
 		return nil, err

@@ -84,6 +84,10 @@ type Decoder struct {
 	Schema   reflect.Type
 	ReadRef  func(ref, source string) ([]byte, string, error)
 	RefNames func() []string
+	// DropComments leaves the comments out of the trees parsed, for a
+	// document that is decoded and not rendered (hilrig show prints them):
+	// fastParse then reads a file with comments too.
+	DropComments bool
 }
 
 func NewDecoder() *Decoder {
@@ -685,8 +689,36 @@ func (m *Map[T]) Len() int { return len(m.Names) }
 func (m *Map[T]) ElemType() reflect.Type { return reflect.TypeFor[T]() }
 
 // ParseYAML parses one YAML document and records which file each node came
-// from. Syntax errors carry their line and column.
+// from. Syntax errors carry their line and column. The tree is fastParse's
+// when the file is within the YAML it reads, else yaml.v4's: the same.
 func (d *Decoder) ParseYAML(file string, data []byte) (*yaml.Node, error) {
+	root, ok := fastParse(data, d.DropComments)
+	if !ok {
+		var err error
+		if root, err = composeYAML(file, data); err != nil {
+			return nil, err
+		}
+	}
+	if d.File == "" {
+		d.File = file
+		return root, nil
+	}
+	var mark func(*yaml.Node)
+	mark = func(n *yaml.Node) {
+		d.Files[n] = file
+		for _, c := range n.Content {
+			mark(c)
+		}
+	}
+	if file != d.File {
+		mark(root)
+	}
+	return root, nil
+}
+
+// composeYAML is the tree yaml.v4 composes of data, its document's root,
+// for what fastParse declines.
+func composeYAML(file string, data []byte) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -707,20 +739,6 @@ func (d *Decoder) ParseYAML(file string, data []byte) (*yaml.Node, error) {
 		// The file's own comments stay with its tree, for hilrig show.
 		root.HeadComment = joinComments(doc.HeadComment, root.HeadComment)
 		root.FootComment = joinComments(root.FootComment, doc.FootComment)
-	}
-	if d.File == "" {
-		d.File = file
-		return root, nil
-	}
-	var mark func(*yaml.Node)
-	mark = func(n *yaml.Node) {
-		d.Files[n] = file
-		for _, c := range n.Content {
-			mark(c)
-		}
-	}
-	if file != d.File {
-		mark(root)
 	}
 	return root, nil
 }

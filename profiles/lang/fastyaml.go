@@ -1,0 +1,674 @@
+package lang
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v4"
+)
+
+// yaml.v4 composes a node tree by a scanner, a parser of tokens into events
+// and a composer of events, and resolves every plain scalar's tag by trying
+// it as an integer and a float: for a profile of 10 000 hops and flows,
+// 60 % of a load's CPU and some 45 MB allocated. fastParse builds the same
+// tree for the YAML hilrig's files are written in, from the bytes in one
+// pass, its nodes and their children taken from slabs and its scalars
+// slices of one copy of the text.
+//
+// It reads a subset, and declines (ok false) anything outside it, before or
+// while parsing, so that the file goes to yaml.v4 whole and means what it
+// did, with yaml.v4's messages for what is wrong in it. The subset, one
+// document of printable UTF-8 text:
+//
+//   - a block mapping at column 1, of keys that are single-line plain or
+//     quoted scalars followed by ": " or ":" at the end of the line;
+//   - block mappings and block sequences ("- " entries, an entry a
+//     mapping begun on its line too) nested in it by indentation;
+//   - flow mappings and sequences ({k: v, ...}, [a, ...]) on one line;
+//   - single-line plain scalars, and quoted scalars without escapes.
+//
+// Declined: anchors, aliases, tags, directives, document markers, block
+// scalars (| >), multi-line scalars and flow collections, explicit keys
+// (?), empty values, tabs, escapes, and scalars yaml.v4 might resolve to a
+// timestamp; and comments, unless the tree is to be decoded and not
+// rendered (hilrig show prints them): then comment lines and comments
+// after a block's values are passed over, whatever they hold, and the tree
+// is yaml.v4's without its comments. FuzzFastParse holds it to yaml.v4's tree: the same
+// kinds, tags, styles, values, lines and columns (and comments, when they
+// are kept), or declined.
+
+// fastDeclined marks the bytes whose presence anywhere sends a file to
+// yaml.v4: control characters but the newline, and the escape of a double
+// quoted scalar; commentDeclined those that do unless comments are
+// dropped, the indicators of what the subset does not read, which the
+// parser declines anywhere but in a comment or a quoted scalar (where
+// they are text).
+var fastDeclined, commentDeclined = func() (t [256]bool) {
+	for c := range 0x80 {
+		t[c] = c < 0x20 && c != '\n' || c == 0x7f || c == '\\'
+	}
+	return t
+}(), byteSet("&*!|>?@`#")
+
+// plainByte marks the bytes a plain scalar of the subset may hold after its
+// first in a flow (':' only where it is not followed by a space or the end
+// of the line, which ends a key); plainBlockByte, outside one, where the
+// flow indicators and quotes are text too (a description's "a, b" or
+// "Paper 001's").
+var plainByte, plainBlockByte = func() (flow, block [256]bool) {
+	for c := range 256 {
+		flow[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	}
+	for _, c := range " _.+-/~=()$;^<:%" {
+		flow[c] = true
+	}
+	for c := 0x80; c < 256; c++ {
+		flow[c] = true // a rune of printableText
+	}
+	block = flow
+	for _, c := range ",[]{}'\"" {
+		block[c] = true
+	}
+	return flow, block
+}()
+
+// nodeSlab is how many nodes are allocated at once: a slab stays alive while
+// any node of it is, and no loaded value keeps a node.
+const nodeSlab = 1024
+
+// fastDepth bounds nesting, far below yaml.v4's own limit (10 000).
+const fastDepth = 64
+
+type fastParser struct {
+	text      string // a copy of the file: scalars are slices of it
+	comments  bool   // passed over, not declined
+	nonASCII  bool   // text has runes of more than a byte: columns count runes
+	pos       int
+	line      int // of pos, from 1
+	lineStart int // the offset of line's first byte
+	depth     int
+
+	nodes   []yaml.Node  // the current slab, taken from the front
+	content []*yaml.Node // the current slab of children
+	stack   []*yaml.Node // the children of the collections being parsed
+}
+
+// printableText reports whether the text outside ASCII in data is what
+// yaml.v4 reads without complaint, and without counting a line: valid
+// UTF-8, printable in YAML's sense, not a line break of YAML 1.1 (U+0085,
+// U+2028, U+2029) nor a byte order mark.
+func printableText(data []byte) bool {
+	if !utf8.Valid(data) {
+		return false
+	}
+	for _, r := range string(data) {
+		switch {
+		case r < 0x80:
+		case r == 0x2028 || r == 0x2029 || r == 0xfeff:
+			return false
+		case 0xa0 <= r && r <= 0xd7ff, 0xe000 <= r && r <= 0xfffd, 0x10000 <= r && r <= 0x10ffff:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// errDecline unwinds the parser when the file is outside the subset.
+type errDecline struct{}
+
+// fastParse returns the tree yaml.v4 composes for data (its document's
+// root), or ok false when data is outside the subset fastParse reads. With
+// dropComments, comments are passed over, and left out of the tree.
+func fastParse(data []byte, dropComments bool) (root *yaml.Node, ok bool) {
+	nonASCII := false
+	for _, c := range data {
+		switch {
+		case c >= 0x80:
+			nonASCII = true
+		case fastDeclined[c] || commentDeclined[c] && !dropComments:
+			return nil, false
+		}
+	}
+	if nonASCII && !printableText(data) {
+		return nil, false
+	}
+	text := string(data)
+	if strings.Contains(text, "---") || strings.Contains(text, "...") {
+		return nil, false // document markers, or scalars near enough to them
+	}
+	p := &fastParser{text: text, comments: dropComments, nonASCII: nonASCII, line: 1}
+	defer func() {
+		if r := recover(); r != nil {
+			if _, declined := r.(errDecline); !declined {
+				panic(r)
+			}
+			root, ok = nil, false
+		}
+	}()
+	p.skipBlankLines()
+	if p.pos >= len(p.text) || p.col() != 1 {
+		p.decline()
+	}
+	root = p.blockMapping(0)
+	p.skipBlankLines()
+	if p.pos < len(p.text) {
+		p.decline()
+	}
+	return root, true
+}
+
+func (p *fastParser) decline() { panic(errDecline{}) }
+
+// col is pos's column, in runes as yaml.v4 counts.
+func (p *fastParser) col() int {
+	if p.nonASCII {
+		return utf8.RuneCountInString(p.text[p.lineStart:p.pos]) + 1
+	}
+	return p.pos - p.lineStart + 1
+}
+
+func (p *fastParser) peek() byte {
+	if p.pos < len(p.text) {
+		return p.text[p.pos]
+	}
+	return '\n'
+}
+
+// peekAt is the byte i after pos; past the text, a newline.
+func (p *fastParser) peekAt(i int) byte {
+	if p.pos+i < len(p.text) {
+		return p.text[p.pos+i]
+	}
+	return '\n'
+}
+
+func (p *fastParser) skipSpaces() {
+	for p.pos < len(p.text) && p.text[p.pos] == ' ' {
+		p.pos++
+	}
+}
+
+// atComment reports whether a comment begins at pos: a '#' after a space
+// or at the start of a line.
+func (p *fastParser) atComment() bool {
+	return p.comments && p.pos < len(p.text) && p.text[p.pos] == '#' && (p.pos == p.lineStart || p.text[p.pos-1] == ' ')
+}
+
+// atLineEnd reports whether only spaces, and maybe a comment, are left of
+// the line from pos.
+func (p *fastParser) atLineEnd() bool {
+	i := p.pos
+	for i < len(p.text) && p.text[i] == ' ' {
+		i++
+	}
+	if i >= len(p.text) || p.text[i] == '\n' {
+		return true
+	}
+	return p.comments && p.text[i] == '#' && (i == p.lineStart || p.text[i-1] == ' ')
+}
+
+// endLine passes the spaces and a comment to the end of the line, and the
+// newline; there must be nothing else.
+func (p *fastParser) endLine() {
+	p.skipSpaces()
+	if p.atComment() {
+		for p.pos < len(p.text) && p.text[p.pos] != '\n' {
+			p.pos++
+		}
+	}
+	if p.pos < len(p.text) {
+		if p.text[p.pos] != '\n' {
+			p.decline()
+		}
+		p.pos++
+		p.line++
+		p.lineStart = p.pos
+	}
+}
+
+// skipBlankLines passes lines of spaces only (and comments), leaving pos
+// at the first byte of the next line, or at the end.
+func (p *fastParser) skipBlankLines() {
+	for {
+		i := p.pos
+		for i < len(p.text) && p.text[i] == ' ' {
+			i++
+		}
+		if p.comments && i < len(p.text) && p.text[i] == '#' {
+			for i < len(p.text) && p.text[i] != '\n' {
+				i++
+			}
+		}
+		if i >= len(p.text) || p.text[i] != '\n' {
+			if i >= len(p.text) {
+				p.pos = i // a comment on the last line, without a newline
+			}
+			return
+		}
+		p.pos = i + 1
+		p.line++
+		p.lineStart = p.pos
+	}
+}
+
+// indent is the indentation of the line pos begins, with pos after it;
+// -1 at the end of the text.
+func (p *fastParser) indent() int {
+	p.skipBlankLines()
+	if p.pos >= len(p.text) {
+		return -1
+	}
+	p.skipSpaces()
+	return p.pos - p.lineStart
+}
+
+func (p *fastParser) node(kind yaml.Kind, tag string, line, col int) *yaml.Node {
+	if len(p.nodes) == 0 {
+		p.nodes = make([]yaml.Node, nodeSlab)
+	}
+	n := &p.nodes[0]
+	p.nodes = p.nodes[1:]
+	n.Kind, n.Tag, n.Line, n.Column = kind, tag, line, col
+	return n
+}
+
+// children moves the children stacked from base to the collection n, in a
+// slice of their own length and capacity (an append copies it).
+func (p *fastParser) children(n *yaml.Node, base int) {
+	kids := p.stack[base:]
+	if len(kids) > len(p.content) {
+		p.content = make([]*yaml.Node, max(len(kids), 4*nodeSlab))
+	}
+	c := p.content[:len(kids):len(kids)]
+	copy(c, kids)
+	p.content = p.content[len(kids):]
+	clear(kids)
+	p.stack = p.stack[:base]
+	if len(c) > 0 {
+		n.Content = c
+	}
+}
+
+func (p *fastParser) enter() {
+	if p.depth++; p.depth > fastDepth {
+		p.decline()
+	}
+}
+
+// blockMapping parses the mapping whose first key is at pos, in a line
+// indented by indent (or after the "- " of a sequence's entry, at that
+// column), through the last line of its keys.
+func (p *fastParser) blockMapping(indent int) *yaml.Node {
+	p.enter()
+	m := p.node(yaml.MappingNode, "!!map", p.line, p.col())
+	base := len(p.stack)
+	for {
+		key := p.key(false)
+		p.stack = append(p.stack, key, p.blockValue(indent))
+		next := p.indent()
+		if next < indent {
+			break
+		}
+		if next > indent {
+			p.decline()
+		}
+	}
+	p.children(m, base)
+	p.depth--
+	return m
+}
+
+// key parses a mapping's key and its ':', and the space after it unless in
+// a block the line ends there.
+func (p *fastParser) key(flow bool) *yaml.Node {
+	start := p.pos
+	var k *yaml.Node
+	if c := p.peek(); c == '"' || c == '\'' {
+		k = p.quoted()
+	} else {
+		k = p.plain(flow)
+	}
+	if p.peek() != ':' || p.pos-start > 1000 {
+		p.decline() // a simple key is at most 1024 characters in YAML
+	}
+	p.pos++
+	switch p.peek() {
+	case ' ':
+		p.pos++
+	case '\n':
+		if flow {
+			p.decline()
+		}
+	default:
+		p.decline()
+	}
+	return k
+}
+
+// blockValue parses the value after a key of a block mapping indented by
+// indent: on the key's line, or a collection on the lines below.
+func (p *fastParser) blockValue(indent int) *yaml.Node {
+	if !p.atLineEnd() {
+		p.skipSpaces()
+		v := p.inlineValue()
+		p.endLine()
+		return v
+	}
+	p.endLine()
+	next := p.indent()
+	switch {
+	case next > indent && p.isEntry():
+		return p.blockSequence(next)
+	case next > indent:
+		return p.blockMapping(next)
+	case next == indent && p.isEntry():
+		return p.blockSequence(next) // a list may sit at its key's indent
+	}
+	p.decline() // an empty value: null, placed where yaml.v4 places it
+	return nil
+}
+
+// isEntry reports whether pos is at a block sequence's "- ".
+func (p *fastParser) isEntry() bool {
+	return p.peek() == '-' && (p.peekAt(1) == ' ' || p.peekAt(1) == '\n')
+}
+
+// blockSequence parses the entries at indent, from the first's "- " at pos.
+func (p *fastParser) blockSequence(indent int) *yaml.Node {
+	p.enter()
+	s := p.node(yaml.SequenceNode, "!!seq", p.line, p.col())
+	base := len(p.stack)
+	for {
+		p.pos++ // the -
+		p.skipSpaces()
+		var entry *yaml.Node
+		switch {
+		case p.atLineEnd():
+			p.decline() // an entry on the lines below, or empty
+		case p.isEntry():
+			p.decline() // a list in a list on one line
+		case p.startsMapping():
+			entry = p.blockMapping(p.col() - 1)
+		default:
+			entry = p.inlineValue()
+			p.endLine()
+		}
+		p.stack = append(p.stack, entry)
+		next := p.indent()
+		if next < indent || next == indent && !p.isEntry() {
+			break // the mapping the list is the value of (at its key's indent) goes on
+		}
+		if next > indent {
+			p.decline()
+		}
+	}
+	p.children(s, base)
+	p.depth--
+	return s
+}
+
+// startsMapping reports whether the line from pos is a key and its ':'.
+func (p *fastParser) startsMapping() bool {
+	i := p.pos
+	switch c := p.text[i]; c {
+	case '{', '[':
+		return false
+	case '"', '\'':
+		end := strings.IndexByte(p.text[i+1:], c)
+		if end < 0 {
+			return false
+		}
+		i += end + 2
+		return i < len(p.text) && p.text[i] == ':'
+	}
+	for ; i < len(p.text) && p.text[i] != '\n'; i++ {
+		if p.text[i] == ':' && (i+1 == len(p.text) || p.text[i+1] == ' ' || p.text[i+1] == '\n') {
+			return true
+		}
+	}
+	return false
+}
+
+// inlineValue parses a value that is on its line: a flow collection, or a
+// scalar.
+func (p *fastParser) inlineValue() *yaml.Node {
+	switch p.peek() {
+	case '{', '[':
+		return p.flowCollection()
+	case '"', '\'':
+		return p.quoted()
+	}
+	v := p.plain(false)
+	if p.peek() == ':' {
+		p.decline() // a key where a value is: an error
+	}
+	return v
+}
+
+// flowCollection parses {k: v, ...} or [v, ...] from pos, on one line.
+func (p *fastParser) flowCollection() *yaml.Node {
+	p.enter()
+	open := p.peek()
+	kind, tag, closing := yaml.MappingNode, "!!map", byte('}')
+	if open == '[' {
+		kind, tag, closing = yaml.SequenceNode, "!!seq", ']'
+	}
+	n := p.node(kind, tag, p.line, p.col())
+	n.Style = yaml.FlowStyle
+	base := len(p.stack)
+	p.pos++
+	p.skipSpaces()
+	if p.peek() != closing {
+		for {
+			if kind == yaml.MappingNode {
+				p.stack = append(p.stack, p.key(true))
+				p.skipSpaces()
+			}
+			p.stack = append(p.stack, p.flowValue())
+			p.skipSpaces()
+			if p.peek() == closing {
+				break
+			}
+			if p.peek() != ',' {
+				p.decline()
+			}
+			p.pos++
+			p.skipSpaces()
+			if p.peek() == closing {
+				p.decline() // a trailing comma
+			}
+		}
+	}
+	p.pos++ // closing
+	p.children(n, base)
+	p.depth--
+	return n
+}
+
+func (p *fastParser) flowValue() *yaml.Node {
+	switch p.peek() {
+	case '{', '[':
+		return p.flowCollection()
+	case '"', '\'':
+		return p.quoted()
+	}
+	v := p.plain(true)
+	if p.peek() == ':' {
+		p.decline()
+	}
+	return v
+}
+
+// quoted parses a quoted scalar on one line, without escapes (nor a
+// doubled quote in a single-quoted one).
+func (p *fastParser) quoted() *yaml.Node {
+	q := p.peek()
+	line, col := p.line, p.col()
+	start := p.pos + 1
+	end := start
+	for end < len(p.text) && p.text[end] != q {
+		if p.text[end] == '\n' {
+			p.decline() // a multi-line scalar
+		}
+		end++
+	}
+	if end >= len(p.text) || end+1 < len(p.text) && p.text[end+1] == q {
+		p.decline()
+	}
+	p.pos = end + 1
+	n := p.node(yaml.ScalarNode, "!!str", line, col)
+	n.Value = p.text[start:end]
+	n.Style = yaml.DoubleQuotedStyle
+	if q == '\'' {
+		n.Style = yaml.SingleQuotedStyle
+	}
+	return n
+}
+
+// plain parses a plain scalar on one line: up to a ": " (or ':' ending the
+// line) when it is a key, a ',', ']' or '}' in a flow, the end of the line.
+func (p *fastParser) plain(flow bool) *yaml.Node {
+	line, col := p.line, p.col()
+	start := p.pos
+	if !p.startsPlain() {
+		p.decline()
+	}
+	inside := &plainBlockByte
+	if flow {
+		inside = &plainByte
+	}
+	end := start // past the last byte that is not a space
+	for p.pos < len(p.text) {
+		c := p.text[p.pos]
+		if c == ':' {
+			next := p.peekAt(1)
+			if next == ' ' || next == '\n' || flow {
+				break // a key's end, or in a flow, anything yaml.v4 might read otherwise
+			}
+		} else if !inside[c] {
+			break
+		}
+		p.pos++
+		if c != ' ' {
+			end = p.pos
+		}
+	}
+	if !p.endsPlain(flow) {
+		p.decline() // a byte the subset does not read in a plain scalar
+	}
+	value := p.text[start:end]
+	n := p.node(yaml.ScalarNode, resolvePlain(value), line, col)
+	n.Value = value
+	return n
+}
+
+// startsPlain reports whether a plain scalar of the subset may begin at
+// pos: not with an indicator, nor a '-' that is a list's entry.
+func (p *fastParser) startsPlain() bool {
+	c, next := p.peek(), p.peekAt(1)
+	if c == '-' {
+		return plainByte[next] && next != ' '
+	}
+	return plainByte[c] && c != ' ' && c != ':' && c != '%'
+}
+
+// endsPlain reports whether a plain scalar may end at pos: at a key's
+// ": ", the end of the line, a comment in a block, or what ends an entry
+// of a flow.
+func (p *fastParser) endsPlain(flow bool) bool {
+	switch c := p.peek(); {
+	case c == ':':
+		return !flow || p.peekAt(1) == ' '
+	case c == '\n':
+		return true
+	case flow:
+		return c == ',' || c == ']' || c == '}'
+	}
+	return p.atComment()
+}
+
+// mayBeNumber reports whether yaml.v4 might resolve s, a plain scalar
+// beginning with a sign or a digit, to an integer or a float: a scalar
+// with any other byte (10Mbit, 2ms, 100B) is a string, found without
+// trying it as a number (and making the parser's errors, one a scalar).
+// After the signs, 0x, 0o or 0b and digits of any base, or decimal digits,
+// points and exponents; underscores anywhere.
+func mayBeNumber(s string) bool {
+	i := 0
+	for i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	allowed := &decimalByte
+	if len(s)-i > 2 && s[i] == '0' && prefixByte[s[i+1]] {
+		i, allowed = i+2, &baseDigitByte
+	}
+	for ; i < len(s); i++ {
+		if !allowed[s[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+// The bytes of mayBeNumber: the letter of a base's prefix, the digits of
+// any base, those of a decimal number.
+var prefixByte, baseDigitByte, decimalByte = byteSet("xXoObB"), byteSet("0123456789abcdefABCDEF_"), byteSet("0123456789_.eE+-")
+
+func byteSet(bytes string) (set [256]bool) {
+	for _, c := range []byte(bytes) {
+		set[c] = true
+	}
+	return set
+}
+
+// yamlStyleFloat is yaml.v4's pattern of a float (resolver.go).
+var yamlStyleFloat = regexp.MustCompile(`^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$`)
+
+// resolvePlain is the tag yaml.v4 resolves a plain scalar to (its
+// resolver.go: YAML 1.2's core schema, with its extensions: underscores
+// in numbers, 0b and 0o, and the merge key). A scalar that might be a
+// timestamp declines the file.
+func resolvePlain(s string) string {
+	switch s {
+	case "true", "True", "TRUE", "false", "False", "FALSE":
+		return "!!bool"
+	case "", "~", "null", "Null", "NULL":
+		return "!!null"
+	case ".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF", "-0", "-0.0":
+		return "!!float"
+	case "<<":
+		return "!!merge"
+	}
+	switch c := s[0]; {
+	case c == '.':
+		if _, err := strconv.ParseFloat(s, 64); err == nil {
+			return "!!float"
+		}
+		return "!!str"
+	case c == '+' || c == '-' || '0' <= c && c <= '9':
+	default:
+		return "!!str"
+	}
+	if len(s) > 4 && s[4] == '-' && strings.Trim(s[:4], "0123456789") == "" {
+		panic(errDecline{}) // yaml.v4 may read a timestamp
+	}
+	if !mayBeNumber(s) {
+		return "!!str"
+	}
+	plain := strings.ReplaceAll(s, "_", "")
+	if _, err := strconv.ParseInt(plain, 0, 64); err == nil {
+		return "!!int"
+	}
+	if _, err := strconv.ParseUint(strings.TrimPrefix(plain, "+"), 0, 64); err == nil {
+		return "!!int"
+	}
+	if yamlStyleFloat.MatchString(plain) {
+		if _, err := strconv.ParseFloat(plain, 64); err == nil {
+			return "!!float"
+		}
+	}
+	return "!!str"
+}
