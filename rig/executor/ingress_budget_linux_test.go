@@ -140,7 +140,8 @@ func TestReaderStallIsNoFlood(t *testing.T) {
 					// The thread's own sleep: time.Sleep's wake-up comes
 					// through the runtime's other threads, of normal
 					// priority, late by tens of ms on a loaded machine.
-					unix.Nanosleep(&unix.Timespec{Nsec: int64(5 * time.Millisecond)}, nil)
+					ts := unix.NsecToTimespec(int64(5 * time.Millisecond))
+					unix.Nanosleep(&ts, nil)
 					if i%c.every == c.every/2 {
 						burnCPU(c.stall)
 					}
