@@ -353,7 +353,7 @@ func (p *fastParser) key(flow bool) *yaml.Node {
 func (p *fastParser) blockValue(indent int) *yaml.Node {
 	if !p.atLineEnd() {
 		p.skipSpaces()
-		v := p.inlineValue()
+		v := p.inlineValue(false)
 		p.endLine()
 		return v
 	}
@@ -393,7 +393,7 @@ func (p *fastParser) blockSequence(indent int) *yaml.Node {
 		case p.startsMapping():
 			entry = p.blockMapping(p.col() - 1)
 		default:
-			entry = p.inlineValue()
+			entry = p.inlineValue(false)
 			p.endLine()
 		}
 		p.stack = append(p.stack, entry)
@@ -433,15 +433,15 @@ func (p *fastParser) startsMapping() bool {
 }
 
 // inlineValue parses a value that is on its line: a flow collection, or a
-// scalar.
-func (p *fastParser) inlineValue() *yaml.Node {
+// scalar, which inFlow ends at a flow indicator too.
+func (p *fastParser) inlineValue(inFlow bool) *yaml.Node {
 	switch p.peek() {
 	case '{', '[':
 		return p.flowCollection()
 	case '"', '\'':
 		return p.quoted()
 	}
-	v := p.plain(false)
+	v := p.plain(inFlow)
 	if p.peek() == ':' {
 		p.decline() // a key where a value is: an error
 	}
@@ -467,7 +467,7 @@ func (p *fastParser) flowCollection() *yaml.Node {
 				p.stack = append(p.stack, p.key(true))
 				p.skipSpaces()
 			}
-			p.stack = append(p.stack, p.flowValue())
+			p.stack = append(p.stack, p.inlineValue(true))
 			p.skipSpaces()
 			if p.peek() == closing {
 				break
@@ -486,20 +486,6 @@ func (p *fastParser) flowCollection() *yaml.Node {
 	p.children(n, base)
 	p.depth--
 	return n
-}
-
-func (p *fastParser) flowValue() *yaml.Node {
-	switch p.peek() {
-	case '{', '[':
-		return p.flowCollection()
-	case '"', '\'':
-		return p.quoted()
-	}
-	v := p.plain(true)
-	if p.peek() == ':' {
-		p.decline()
-	}
-	return v
 }
 
 // quoted parses a quoted scalar on one line, without escapes (nor a
