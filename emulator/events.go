@@ -52,17 +52,19 @@ func (e *event) kind() eventKind { return eventKind(e.ref & (1<<kindBits - 1)) }
 
 func (e *event) index() int { return int(e.ref >> kindBits) }
 
-func (a *event) before(b *event) bool {
-	if a.at != b.at {
-		return a.at < b.at
+// earlier is the order of events, of either queue: by time, then by
+// order, which is unique.
+func earlier(at time.Duration, order uint64, thanAt time.Duration, thanOrder uint64) bool {
+	if at != thanAt {
+		return at < thanAt
 	}
-	return a.order < b.order
+	return order < thanOrder
 }
 
+func (a *event) before(b *event) bool { return earlier(a.at, a.order, b.at, b.order) }
+
 // precedes is before, for an event of the sources' queue.
-func (a *event) precedes(b *sourceEvent) bool {
-	return a.at < b.at || a.at == b.at && a.order < b.order
-}
+func (a *event) precedes(b *sourceEvent) bool { return earlier(a.at, a.order, b.at, b.order) }
 
 // eventQueue is the run's pending events, earliest first. Most are in a
 // binary min-heap of events by value (never boxed in interfaces, so pushing
@@ -342,9 +344,7 @@ type sourceEvent struct {
 	ref   uint32
 }
 
-func (a *sourceEvent) before(b *sourceEvent) bool {
-	return a.at < b.at || a.at == b.at && a.order < b.order
-}
+func (a *sourceEvent) before(b *sourceEvent) bool { return earlier(a.at, a.order, b.at, b.order) }
 
 func (r *radixQueue) clear() {
 	for i := range r.buckets {
