@@ -162,8 +162,12 @@ func TestReaderStallIsNoFlood(t *testing.T) {
 
 // TestFloodedReaderIsToldOnce: a reader kept busy rests again and again,
 // its rests a 3/4 window after the one before (all but the first a
-// flood's, unless the machine held the thread a window), and the executor
-// tells of it once, then of its end ReaderQuiet after its last rest.
+// flood's), and the executor tells of it once, then of its end ReaderQuiet
+// after its last rest. In 100 ms a quarter of the CPU makes 10 rests, 9 of
+// them a flood's; the bounds ask half of each, because threads of higher
+// priority (other packages' rigs at 80, whose tests run meanwhile) may
+// hold this one at 1 for a window or more, which costs a rest and breaks a
+// pair.
 func TestFloodedReaderIsToldOnce(t *testing.T) {
 	in := NewIngress(64, func() {})
 	in.meter(1)
