@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v4"
@@ -610,8 +611,12 @@ func byteSet(bytes string) (set [256]bool) {
 	return set
 }
 
-// yamlStyleFloat is yaml.v4's pattern of a float (resolver.go).
-var yamlStyleFloat = regexp.MustCompile(`^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$`)
+// yamlStyleFloat is yaml.v4's pattern of a float (resolver.go), compiled
+// at its first use rather than at every start of the binary (issue 21's
+// process-start row: 136 allocations of every command's init).
+var yamlStyleFloat = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$`)
+})
 
 // resolvePlain is the tag yaml.v4 resolves a plain scalar to (its
 // resolver.go: YAML 1.2's core schema, with its extensions: underscores
@@ -651,7 +656,7 @@ func resolvePlain(s string) string {
 	if _, err := strconv.ParseUint(strings.TrimPrefix(plain, "+"), 0, 64); err == nil {
 		return "!!int"
 	}
-	if yamlStyleFloat.MatchString(plain) {
+	if yamlStyleFloat().MatchString(plain) {
 		if _, err := strconv.ParseFloat(plain, 64); err == nil {
 			return "!!float"
 		}
