@@ -3,7 +3,6 @@ package plant
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -125,7 +124,21 @@ type block struct {
 	a, b, c, d  []float64     // row-major; nil when zero
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// IsIdentifier reports whether s is a name as C writes one: a letter or
+// underscore, then letters, digits and underscores, ASCII only.
+func IsIdentifier(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		letter := c == '_' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')
+		if !letter && (i == 0 || c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
 
 // New checks a model and prepares it. It reports every problem at once.
 func New(m Model) (*Plant, error) {
@@ -146,7 +159,7 @@ func New(m Model) (*Plant, error) {
 		path := "inputs." + in.Name
 		_, dup := p.index[in.Name]
 		switch {
-		case !nameRE.MatchString(in.Name):
+		case !IsIdentifier(in.Name):
 			bad(path, "is not a valid signal name (letters, digits and _, not starting with a digit)")
 		case dup:
 			bad(path, "given twice")
@@ -161,7 +174,7 @@ func New(m Model) (*Plant, error) {
 	for i := range m.Subsystems {
 		s := &m.Subsystems[i]
 		path := "subsystems." + s.Name
-		if !nameRE.MatchString(s.Name) {
+		if !IsIdentifier(s.Name) {
 			bad(path, "is not a valid subsystem name")
 		} else if seenSub[s.Name] {
 			bad(path, "given twice")
@@ -218,7 +231,7 @@ func New(m Model) (*Plant, error) {
 				}
 				continue
 			}
-			if nameRE.MatchString(out) {
+			if IsIdentifier(out) {
 				addSignal(out, i)
 			}
 		}
@@ -231,7 +244,7 @@ func New(m Model) (*Plant, error) {
 			read[in] = true
 			k, ok := p.index[in]
 			if !ok {
-				if nameRE.MatchString(in) {
+				if IsIdentifier(in) {
 					bad(fmt.Sprintf("subsystems.%s.inputs[%d]", b.Name, j), "no subsystem produces %s and it is not an input of the model%s", in, suggest.DidYouMean(in, p.signals))
 				}
 				k = -1
@@ -283,7 +296,7 @@ func New(m Model) (*Plant, error) {
 func checkNames(names []string, path, what string, bad func(string, string, ...any)) {
 	for i, n := range names {
 		switch {
-		case !nameRE.MatchString(n):
+		case !IsIdentifier(n):
 			bad(fmt.Sprintf("%s[%d]", path, i), "%q is not a valid %s name (letters, digits and _, not starting with a digit)", n, what)
 		case slices.Index(names, n) < i:
 			bad(fmt.Sprintf("%s[%d]", path, i), "%s given twice", n)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v4"
 )
@@ -362,7 +363,10 @@ func displayName(source string) string {
 // argument.
 const SetFile = "--set"
 
-var SetSegmentRE = regexp.MustCompile(`^([A-Za-z0-9_-]+)(?:\[([0-9]+)\])?$`)
+// SetSegmentRE matches one segment of a --set path: a key, and an index.
+var SetSegmentRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([A-Za-z0-9_-]+)(?:\[([0-9]+)\])?$`)
+})
 
 // PathStep is one step of a --set path: a key, maybe with a list index.
 type PathStep struct {
@@ -386,7 +390,7 @@ func (d *Decoder) ApplySet(root *yaml.Node, arg string, n int) *yaml.Node {
 	var steps []PathStep
 	col := 1
 	for _, seg := range strings.Split(path, ".") {
-		m := SetSegmentRE.FindStringSubmatch(seg)
+		m := SetSegmentRE().FindStringSubmatch(seg)
 		if m == nil {
 			return fail(col, path, "%q is not a key (want keys and list indices, e.g. schedule[0].at)", seg)
 		}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v4"
@@ -316,10 +317,10 @@ type UARTFormat struct {
 	StopHalves int  // stop bits, in half bits
 }
 
-var uartFormatRE = regexp.MustCompile(`^([5-8])([NEOMS])(1|1\.5|2)$`)
+var uartFormatRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([5-8])([NEOMS])(1|1\.5|2)$`) })
 
 func (f *UARTFormat) ParseScalar(s string) error {
-	m := uartFormatRE.FindStringSubmatch(strings.ToUpper(strings.TrimSpace(s)))
+	m := uartFormatRE().FindStringSubmatch(strings.ToUpper(strings.TrimSpace(s)))
 	if m == nil {
 		return errors.New("is not a UART format (want data bits 5 to 8, parity N, E, O, M or S, stop bits 1, 1.5 or 2: 8N1, 7E1, 8E2)")
 	}
@@ -411,10 +412,10 @@ func (z Size) String() string { return strconv.FormatInt(int64(z), 10) + "B" }
 // Limit bounds a buffer in bytes (30000B, 30kB) or in frames (50 frames).
 type Limit emulator.Limit
 
-var framesRE = regexp.MustCompile(`^([0-9]+)\s*frames?$`)
+var framesRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+)\s*frames?$`) })
 
 func (l *Limit) ParseScalar(s string) error {
-	if m := framesRE.FindStringSubmatch(strings.TrimSpace(s)); m != nil {
+	if m := framesRE().FindStringSubmatch(strings.TrimSpace(s)); m != nil {
 		n, err := strconv.ParseInt(m[1], 10, 64)
 		if err != nil {
 			return errors.New("is too large")

@@ -208,7 +208,7 @@ func (o *Overrides) DecodeNode(d *lang.Decoder, n *yaml.Node, path string) {
 		ov := lang.Override{Path: key, Value: lang.Resolve(v), Pos: d.PosOf(k)}
 		col := 1
 		for _, seg := range strings.Split(key, ".") {
-			m := lang.SetSegmentRE.FindStringSubmatch(seg)
+			m := lang.SetSegmentRE().FindStringSubmatch(seg)
 			if m == nil {
 				at := ov.Pos
 				at.Col += col - 1

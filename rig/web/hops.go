@@ -199,7 +199,9 @@ func parseHopChange(p *profiles.Loaded, source, hop string, body []byte, toChang
 
 // fileKeys are the keys of a change that name a file to read (a recorded
 // series, measured delays), found in the profile language's own types.
-var fileKeys = keysNamingFiles(reflect.TypeFor[profiles.LiveChange](), "", map[string]bool{})
+var fileKeys = sync.OnceValue(func() map[string]bool {
+	return keysNamingFiles(reflect.TypeFor[profiles.LiveChange](), "", map[string]bool{})
+})
 
 func keysNamingFiles(t reflect.Type, path string, keys map[string]bool) map[string]bool {
 	for t.Kind() == reflect.Pointer {
@@ -248,7 +250,7 @@ func filesNamed(change []byte) []problem {
 	walk = func(v any, path string) {
 		obj, isObject := v.(map[string]any)
 		if !isObject {
-			if fileKeys[path] {
+			if fileKeys()[path] {
 				problems = append(problems, problem{Error: path + ": a change made live reads no file on the rig's machine; a recorded series or measured delays are set in the profile", Path: path})
 			}
 			return

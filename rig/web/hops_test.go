@@ -93,7 +93,7 @@ func TestHopChangeDurationsInRange(t *testing.T) {
 // holds, and the API would answer them to anyone who may change the run.
 func TestLiveChangeReadsNoFile(t *testing.T) {
 	want := []string{"delay.trace", "delay.trace.file", "jitter.file", "loss.trace", "loss.trace.file"}
-	if got := slices.Sorted(maps.Keys(fileKeys)); !slices.Equal(got, want) {
+	if got := slices.Sorted(maps.Keys(fileKeys())); !slices.Equal(got, want) {
 		t.Errorf("the keys naming files: %q, want %q", got, want)
 	}
 	secret := filepath.Join(t.TempDir(), "secret")

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/hilrig/hilrig/emulator/plant"
 	"github.com/hilrig/hilrig/emulator/suggest"
 )
 
@@ -305,8 +305,6 @@ func (p *parser) choice(n *node, name string, allowed []string, def string) stri
 	return def
 }
 
-var identifierRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 func (p *parser) description(root *node) {
 	if root.name != "fmiModelDescription" {
 		p.problemAt(root.off, "the root element is <%s>; a model description's is <fmiModelDescription>", root.name)
@@ -392,7 +390,7 @@ func (p *parser) iface(n *node, kind Kind) {
 		return
 	}
 	f := Interface{Kind: kind, ModelIdentifier: p.required(n, "modelIdentifier")}
-	if f.ModelIdentifier != "" && !identifierRE.MatchString(f.ModelIdentifier) {
+	if f.ModelIdentifier != "" && !plant.IsIdentifier(f.ModelIdentifier) {
 		// It names the shared library: binaries/<platform>/<id>.so.
 		p.problemAt(p.attrAt(n, "modelIdentifier"), "<%s>: modelIdentifier=%q is not a C identifier (letters, digits and _, not starting with a digit), as the standard requires: it names the shared library", n.name, f.ModelIdentifier)
 	}

@@ -61,8 +61,17 @@ func judge(stderr io.Writer, exps []*expect.Expectation, sum *record.Summary, si
 	return code
 }
 
-// expectTopic is `hilrig help expect`: the language, and every path.
+// expectTopic is `hilrig help expect`: the language, and every path. Its
+// text is written when asked for: walking the summary's types for the paths
+// was a tenth of every command's start.
 func expectTopic() *cobra.Command {
+	c := &cobra.Command{Use: "expect", Short: "the expectations of --expect and of suites"}
+	c.SetHelpFunc(func(c *cobra.Command, _ []string) { fmt.Fprint(c.OutOrStdout(), expectHelp()) })
+	return c
+}
+
+// expectHelp is the text of `hilrig help expect`.
+func expectHelp() string {
 	var b strings.Builder
 	b.WriteString(`An expectation is PATH OP VALUE, checked when the run is over:
 
@@ -97,9 +106,7 @@ stand for names):
 		fmt.Fprintf(tw, "  %s\t%s\n", p.Path, doc)
 	}
 	tw.Flush()
-	c := &cobra.Command{Use: "expect", Short: "the expectations of --expect and of suites", Long: b.String()}
-	c.SetHelpFunc(func(c *cobra.Command, _ []string) { fmt.Fprint(c.OutOrStdout(), c.Long) })
-	return c
+	return b.String()
 }
 
 // teeSignals adds the accumulator of the expectations' signals to the
