@@ -176,6 +176,8 @@ type runSummary struct {
 	} `json:"endpoints"`
 	Timing struct {
 		Scheduler       string             `json:"scheduler"`
+		SpinS           float64            `json:"spin_s"`
+		SpinUsedS       float64            `json:"spin_used_s"`
 		ProcessAllocs   uint64             `json:"process_allocs"`
 		WakeLateness    map[string]float64 `json:"wake_lateness_s"`
 		ReleaseLateness map[string]float64 `json:"release_lateness_s"`
@@ -373,7 +375,11 @@ func TestRunForwardsBetweenPtys(t *testing.T) {
 		t.Errorf("%d m2s rows for %d frames", counted, n)
 	}
 	s := rig.readSummary()
-	t.Logf("scheduler %s, %d allocations by the process while it ran, release lateness p99 %v", s.Timing.Scheduler, s.Timing.ProcessAllocs, s.Timing.ReleaseLateness["p99"])
+	t.Logf("scheduler %s, %d allocations by the process while it ran, release lateness p99 %v, spun %v s of %v s", s.Timing.Scheduler, s.Timing.ProcessAllocs, s.Timing.ReleaseLateness["p99"], s.Timing.SpinUsedS, s.Timing.SpinS)
+	// The spin follows the wake-ups' lateness, within --spin (100 µs).
+	if s.Timing.SpinS != 100e-6 || s.Timing.SpinUsedS <= 0 || s.Timing.SpinUsedS > s.Timing.SpinS {
+		t.Errorf("spin_used_s %v of spin_s %v", s.Timing.SpinUsedS, s.Timing.SpinS)
+	}
 	if s.Stopped != "interrupted" {
 		t.Errorf("stopped: %s", s.Stopped)
 	}

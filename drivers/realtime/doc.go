@@ -37,9 +37,9 @@ func (c *Monotonic) Start() time.Time { return c.start }
 // Now is the time since the clock started.
 func (c *Monotonic) Now() time.Duration { return time.Since(c.start) }
 
-// DefaultSpin is how long before a deadline a waiter stops sleeping and
-// spins: long enough to absorb the VM's usual timer wakeup latency
-// (BENCHMARKS.md).
+// DefaultSpin is the longest a waiter spins before a deadline: long enough
+// to absorb the VM's timer wakeup latency when it is loaded (BENCHMARKS.md);
+// on a quieter machine it spins less, as its wake-ups need.
 const DefaultSpin = 100 * time.Microsecond
 
 // waiting is what the waiters of every operating system share: the loop
@@ -57,11 +57,16 @@ type waiting struct {
 	// slept and spun are the time spent asleep and spinning in waits so
 	// far; only the waiting goroutine touches them.
 	slept, spun time.Duration
+	// late is how late the sleeps ended, which sets how much of spin a
+	// wait spins.
+	late lateness
 }
 
 // Until returns at deadline, or earlier when pending reports work; it says
-// which. It sleeps until spin before the deadline and spins the rest, so
-// that it returns on time rather than when the scheduler gets to it.
+// which. It sleeps until shortly before the deadline and spins the rest, so
+// that it returns on time rather than when the scheduler gets to it: it
+// spins what covers its last sleeps' lateness at p99, at most the spin it
+// was given.
 // pending must be cheap: it is called while spinning.
 func (w *waiting) Until(deadline time.Duration, pending func() bool) (woken bool) {
 	for {
@@ -73,7 +78,8 @@ func (w *waiting) Until(deadline time.Duration, pending func() bool) (woken bool
 		if left <= 0 {
 			return false
 		}
-		if left <= w.spin {
+		spin := w.late.spinFor(w.spin)
+		if left <= spin {
 			for {
 				t := w.clock.Now()
 				if t >= deadline {
@@ -86,19 +92,27 @@ func (w *waiting) Until(deadline time.Duration, pending func() bool) (woken bool
 				}
 			}
 		}
-		slept := w.sleep(left-w.spin, pending)
-		w.slept += w.clock.Now() - now
+		slept := w.sleep(left-spin, pending)
+		woke := w.clock.Now()
+		w.slept += woke - now
 		if !slept {
 			return true // a wake between the check above and the sleep
+		}
+		if over := woke - (deadline - spin); over >= 0 {
+			w.late.record(over) // the sleep ran its course: its lateness is the machine's
 		}
 	}
 }
 
-// SetSpin sets how long before a deadline the waiter stops sleeping and
-// spins (0: it sleeps all the way).
+// SetSpin sets the longest a waiter spins before a deadline (0: it sleeps
+// all the way).
 func (w *waiting) SetSpin(spin time.Duration) { w.spin = spin }
 
-// Spin is how long before a deadline the waiter spins now.
+// SpinUsed is how long the waiter spins before a deadline now: what
+// covers its recent sleeps' lateness, at most Spin.
+func (w *waiting) SpinUsed() time.Duration { return w.late.spinFor(w.spin) }
+
+// Spin is the longest the waiter spins before a deadline.
 func (w *waiting) Spin() time.Duration { return w.spin }
 
 // Spent is the time the waiter's goroutine has spent asleep and spinning

@@ -68,10 +68,14 @@ func (c *Real) CPU() (time.Duration, bool) { return realtime.ThreadCPU() }
 // Rest sleeps until deadline, whatever arrives meanwhile.
 func (c *Real) Rest(deadline time.Duration) { c.waiter.Rest(deadline) }
 
-// Spin is how long before a deadline the clock spins now.
+// Spin is the longest the clock spins before a deadline.
 func (c *Real) Spin() time.Duration { return c.waiter.Spin() }
 
-// SetSpin sets how long before a deadline the clock spins.
+// SpinUsed is how long before a deadline the clock spins now, as its
+// recent wake-ups need: at most Spin.
+func (c *Real) SpinUsed() time.Duration { return c.waiter.SpinUsed() }
+
+// SetSpin sets the longest the clock spins before a deadline.
 func (c *Real) SetSpin(spin time.Duration) { c.waiter.SetSpin(spin) }
 
 var _ meteredClock = (*Real)(nil)

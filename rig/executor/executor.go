@@ -716,6 +716,9 @@ func (x *Executor) Timing(t *record.TimingSummary) {
 	if s, ok := x.clock.(interface{ Start() time.Time }); ok {
 		t.Started = s.Start().Format(time.RFC3339Nano)
 	}
+	if s, ok := x.clock.(interface{ SpinUsed() time.Duration }); ok {
+		t.SpinUsedS = s.SpinUsed().Seconds()
+	}
 	t.WakeLateness = x.wakeLate.Summarize()
 	t.ReleaseLateness = x.releaseLate.Summarize()
 	if l := &x.load; l.clock != nil {

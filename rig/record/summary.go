@@ -389,9 +389,13 @@ type TimingSummary struct {
 	MemoryLocked bool   `json:"memory_locked"`
 	// IdlePolling is whether idle CPUs were asked to poll rather than
 	// halt for the run (/dev/cpu_dma_latency at 0).
-	IdlePolling bool    `json:"idle_polling"`
-	SpinS       float64 `json:"spin_s"`
-	Wakeups     uint64  `json:"wakeups"`
+	IdlePolling bool `json:"idle_polling"`
+	// SpinS is the longest the executor spins before a deadline (--spin);
+	// SpinUsedS what it spun at the end of the run: what covered 99 % of
+	// its last 1024 sleeps' lateness, at most SpinS.
+	SpinS     float64 `json:"spin_s"`
+	SpinUsedS float64 `json:"spin_used_s"`
+	Wakeups   uint64  `json:"wakeups"`
 	// WakeLateness is how late the executor woke for its deadlines;
 	// ReleaseLateness how late frames were handed to their egress device
 	// after the engine released them.

@@ -52,7 +52,7 @@ wrong, a device is missing at the start, or an output lost rows.`,
 	addSummaryFlags(f, &o.summary)
 	o.priority = 80
 	f.Var(priorityFlag{&o.priority}, "priority", "SCHED_FIFO priority `N` of the executor (0: do not change the scheduling)")
-	f.Var(durationFlag{d: &o.spin}, "spin", "spin instead of sleeping for the last `D` before a deadline")
+	f.Var(durationFlag{d: &o.spin}, "spin", "spin instead of sleeping for at most the last `D` before a deadline (as long as the machine's wake-ups need)")
 	o.sets = setFlag(f)
 	o.expects = expectFlag(f)
 	o.replays = replayFlag(f)

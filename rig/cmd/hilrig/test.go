@@ -48,7 +48,7 @@ others are written all the same).`,
 	f.StringVar(&o.shard, "shard", "", "run part `i/n` of the suite only, e.g. $CI_NODE_INDEX/$CI_NODE_TOTAL: the n parts are the suite, each case once")
 	o.priority = 80
 	f.Var(priorityFlag{&o.priority}, "priority", "SCHED_FIFO priority `N` of the executor in real-time cases (0: do not change the scheduling)")
-	f.Var(durationFlag{d: &o.spin}, "spin", "in real-time cases, spin instead of sleeping for the last `D` before a deadline")
+	f.Var(durationFlag{d: &o.spin}, "spin", "in real-time cases, spin instead of sleeping for at most the last `D` before a deadline (as long as the machine's wake-ups need)")
 	completeFlags(c)
 	return c
 }
