@@ -338,7 +338,12 @@ func Describe(n *yaml.Node) string {
 
 // Decode fills v from n. path names v in messages, e.g. hops.core-up.rate.
 func (d *Decoder) Decode(n *yaml.Node, v reflect.Value, path string) {
-	n = d.expand(Resolve(n))
+	n = Resolve(n)
+	if d.unparsed != nil {
+		// Nothing decoded keeps a node, nor does a stub hold a stub: the
+		// tree is done with when this returns, before the next is parsed.
+		n = d.unparsed.expandReused(n)
+	}
 	if d.Tree == nil {
 		d.Positions[path] = d.PosOf(n)
 	}

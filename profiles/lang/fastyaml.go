@@ -81,11 +81,13 @@ var plainByte, plainBlockByte = func() (flow, block [256]bool) {
 // schedule entry) are stubs: each is parsed through, so that the file is
 // read or declined as a whole and the parse goes on after it, but only its
 // own node is built, without children. Its subtree is parsed again from
-// its place in the text when the decoder reaches it (expand), into arrays
-// of their own, of the size counted when it was parsed through: they are
-// garbage once it is decoded. (Taken from the parser's slabs, they would
-// not be: a slab lives while any node of it does, and its nodes hold the
-// slabs of children that hold the nodes of the slab before.) A large
+// its place in the text when the decoder reaches it (expandReused, into
+// the arrays the stub before it used, of the size counted when it was
+// parsed through), or when a position is looked for in it (expand, into
+// arrays of its own). (Taken from the parser's slabs, the decoded trees
+// would not be garbage: a slab lives while any node of it does, and its
+// nodes hold the slabs of children that hold the nodes of the slab
+// before; the heap grew to 44 MB so.) A large
 // profile's tree is never whole in memory: 38 MB of nodes for 10 000 hops
 // and flows, 6 MB of them left as the stubs and their keys.
 const lazyDepth = 3
@@ -116,6 +118,9 @@ type fastParser struct {
 	stubAt   int                 // the offset of the stub being parsed through
 	scratch  yaml.Node           // what the nodes of a stub's subtree are built in
 	stubs    map[*yaml.Node]stub // each stub's place
+
+	reused        []yaml.Node  // the nodes of expandReused
+	reusedContent []*yaml.Node // and their children
 }
 
 // stub is where a stub's subtree is in the text, and its size.
@@ -206,18 +211,50 @@ func parseFast(data []byte, dropComments, lazy bool) (root *yaml.Node, parser *f
 
 // expand returns the tree of n, a stub (the node itself otherwise), parsed
 // again from its place in the text: with n's kind, style, tag, line and
-// column, and its children.
+// column, and its children. Its nodes are arrays of its own, of the size
+// counted when it was parsed through.
 func (p *fastParser) expand(n *yaml.Node) *yaml.Node {
-	if n.Content != nil || n.Kind == yaml.ScalarNode {
-		return n // a stub has no children: most nodes are not looked up
-	}
-	at, ok := p.stubs[n]
+	at, ok := p.stubOf(n)
 	if !ok {
 		return n
 	}
+	p.nodes, p.content = make([]yaml.Node, at.nodes+1), make([]*yaml.Node, at.nodes)
+	return p.parseStub(n, at)
+}
+
+// expandReused is expand into the arrays the expansion before used: what
+// it returns lives until the next call. The decoder decodes a stub's tree
+// and is done with it, and keeps none of its nodes; an allocation for
+// each hop and flow was a tenth of a large profile's load.
+func (p *fastParser) expandReused(n *yaml.Node) *yaml.Node {
+	at, ok := p.stubOf(n)
+	if !ok {
+		return n
+	}
+	if int(at.nodes) >= len(p.reused) {
+		p.reused, p.reusedContent = make([]yaml.Node, at.nodes+1), make([]*yaml.Node, at.nodes)
+	} else {
+		clear(p.reused[:at.nodes+1])
+		clear(p.reusedContent[:at.nodes])
+	}
+	p.nodes, p.content = p.reused[:at.nodes+1], p.reusedContent[:at.nodes]
+	return p.parseStub(n, at)
+}
+
+// stubOf is n's place, if n is a stub.
+func (p *fastParser) stubOf(n *yaml.Node) (stub, bool) {
+	if n.Content != nil || n.Kind == yaml.ScalarNode {
+		return stub{}, false // a stub has no children: most nodes are not looked up
+	}
+	at, ok := p.stubs[n]
+	return at, ok
+}
+
+// parseStub parses the tree of the stub n, at at, into p.nodes and
+// p.content, which it leaves empty.
+func (p *fastParser) parseStub(n *yaml.Node, at stub) *yaml.Node {
 	p.pos, p.line, p.depth = int(at.offset), n.Line, lazyDepth-1
 	p.lineStart = strings.LastIndexByte(p.text[:p.pos], '\n') + 1
-	p.nodes, p.content = make([]yaml.Node, at.nodes+1), make([]*yaml.Node, at.nodes)
 	p.lazy = false // the subtree is built whole
 	defer func() { p.lazy, p.nodes, p.content = true, nil, nil }()
 	// The file was read through once: it cannot be declined now. (What

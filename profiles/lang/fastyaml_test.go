@@ -230,8 +230,9 @@ func TestFastParseLarge(t *testing.T) {
 // TestFastParseLazy checks what a lazy parse leaves for later: the
 // collections at lazyDepth are stubs, without children, and each is
 // expanded on its own into two allocations of its exact size (its nodes,
-// its children): from the parser's slabs, every expansion would keep the
-// one before it alive, and the tree would grow whole as it is decoded.
+// its children), or into those of the expansion before: from the
+// parser's slabs, every expansion would keep the one before it alive, and
+// the tree would grow whole as it is decoded.
 func TestFastParseLazy(t *testing.T) {
 	data := []byte("name: x\nhops:\n  a: {rate: 1Gbit, delay: [1ms, {x: 2}]}\n  b:\n    rate: 2Mbit\n    loss: {random: 1%}\nschedule:\n  - at: 1s\n    hop: a\n  - {at: 2s}\n  - [1, 2]\n  - 3\n")
 	want, err := composeYAML("f.yaml", data)
@@ -262,6 +263,12 @@ func TestFastParseLazy(t *testing.T) {
 		}
 		if again := p.expand(stub); again == tree {
 			t.Errorf("stub %d expanded twice into the same nodes", i)
+		}
+		if allocs := testing.AllocsPerRun(10, func() { tree = p.expandReused(stub) }); allocs != 0 {
+			t.Errorf("expanding stub %d again into the arrays of the one before made %v allocations, want none", i, allocs)
+		}
+		if d := treeDiff(tree, wants[i], true, fmt.Sprintf("stub %d, expanded into reused arrays", i)); d != "" {
+			t.Error(d)
 		}
 	}
 	if n := root.Content[1]; p.expand(n) != n {
