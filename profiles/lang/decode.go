@@ -67,8 +67,12 @@ type Decoder struct {
 	// failedBelow marks the paths that hold a path that failed, so that
 	// whether a value or anything in it failed is a few lookups.
 	failedBelow map[string]bool
-	Removed     []removal  // keys an override (extends, --set) removed with null
-	Added       []addition // named entries a --set created
+	// Read are the files the document's values name (an empirical
+	// jitter's delays, a recorded series), as they are read while it is
+	// checked.
+	Read    []string
+	Removed []removal  // keys an override (extends, --set) removed with null
+	Added   []addition // named entries a --set created
 	// Tree, when set, is the resolved tree of a profile: the positions of
 	// its paths are looked for in it when a message or a check needs one,
 	// not recorded for each path decoded (16 MB for 10 000 hops and flows).
