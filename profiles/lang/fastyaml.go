@@ -187,7 +187,8 @@ func parseFast(data []byte, dropComments, lazy bool) (root *yaml.Node, parser *f
 	}
 	p := &fastParser{text: text, comments: dropComments, nonASCII: nonASCII, line: 1, lazy: lazy}
 	if lazy {
-		p.stubs = map[*yaml.Node]stub{}
+		// Sized once, at a stub a line (a hop's or a flow's), not grown.
+		p.stubs = make(map[*yaml.Node]stub, strings.Count(text, "\n"))
 	}
 	defer func() {
 		if r := recover(); r != nil {
