@@ -11,11 +11,20 @@ import (
 	"github.com/hilrig/hilrig/profiles/lang"
 )
 
-// readRelated reads a file named in a profile, relative to the profile
-// (inside the shipped library for a shipped profile; shipped:NAME names a
-// file of the library from anywhere). It returns the name to use in
-// messages.
-func readRelated(source, name string) ([]byte, string, error) {
+// readRelated reads a file named by the value at path at, relative to the
+// file that value was written in (inside the shipped library for a shipped
+// profile; shipped:NAME names a file of the library from anywhere), and
+// notes it among the files the profile was made from (d.Read). It returns
+// the name to use in messages.
+func readRelated(d *lang.Decoder, at, name string) ([]byte, string, error) {
+	data, file, err := readRelativeTo(d.PosAt(at).File, name)
+	if err == nil {
+		d.Read = append(d.Read, file)
+	}
+	return data, file, err
+}
+
+func readRelativeTo(source, name string) ([]byte, string, error) {
 	if shipped, ok := strings.CutPrefix(name, "shipped:"); ok {
 		full := path.Clean(shipped)
 		data, err := fs.ReadFile(library, full)
@@ -46,7 +55,7 @@ const maxDelayErrors = 10
 // reported at the file's own line and column; at is the path of the key
 // that names the file, next to its unit.
 func readDelays(d *lang.Decoder, name string, unit *lang.TimeUnit, at string) ([]time.Duration, string) {
-	data, file, err := readRelated(d.PosAt(at).File, name)
+	data, file, err := readRelated(d, at, name)
 	if err != nil {
 		d.ErrorAt(at, "cannot read %s: %s", file, lang.FileProblem(err))
 		return nil, file

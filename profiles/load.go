@@ -134,12 +134,14 @@ func decodeProfile(d *lang.Decoder, root *yaml.Node, source string) (*Loaded, er
 	if err := d.Err(); err != nil {
 		return nil, err
 	}
-	return &Loaded{Profile: p, Source: source, Config: cfg, files: filesRead(d, p)}, nil
+	return &Loaded{Profile: p, Source: source, Config: cfg, files: filesRead(d)}, nil
 }
 
-// filesRead lists the files on disk that went into p: those parsed (the
-// profile, what it extends) and those its values name.
-func filesRead(d *lang.Decoder, p *Profile) []string {
+// filesRead lists the files on disk that went into a profile: those
+// parsed (the profile, what it extends) and those its values name, as d
+// noted them when they were read (not found by a reflective walk of
+// every value: 12 % of the load of 10 000 hops and flows).
+func filesRead(d *lang.Decoder) []string {
 	read := map[string]bool{}
 	note := func(file string) {
 		if file != "" && file != lang.SetFile && !strings.HasPrefix(file, "shipped:") {
@@ -150,29 +152,9 @@ func filesRead(d *lang.Decoder, p *Profile) []string {
 	for _, file := range d.Files {
 		note(file)
 	}
-	var walk func(v reflect.Value)
-	walk = func(v reflect.Value) {
-		switch v.Kind() {
-		case reflect.Pointer:
-			if !v.IsNil() {
-				walk(v.Elem())
-			}
-		case reflect.Slice:
-			for i := range v.Len() {
-				walk(v.Index(i))
-			}
-		case reflect.Struct:
-			if f, ok := v.Addr().Interface().(fileValued); ok {
-				note(f.fileRead())
-			}
-			for i := range v.NumField() {
-				if v.Type().Field(i).IsExported() {
-					walk(v.Field(i))
-				}
-			}
-		}
+	for _, file := range d.Read {
+		note(file)
 	}
-	walk(reflect.ValueOf(p).Elem())
 	return slices.Sorted(maps.Keys(read))
 }
 

@@ -2,6 +2,7 @@ package profiles
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -230,8 +231,10 @@ func TestLoadUnknown(t *testing.T) {
 }
 
 // FuzzParse checks that no input makes the parser or validator panic or
-// hang, that whatever it accepts the engine accepts too, and that hilrig
-// show's rendering of it runs the same.
+// hang, that whatever it accepts the engine accepts too, that hilrig
+// show's rendering of it runs the same, and that it is read the same
+// parsed lazily (as it is only decoded) and at once (as show parses it):
+// the same problems, or the same configuration.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(minimal))
 	f.Add([]byte(radio))
@@ -244,6 +247,10 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("# a header\n\nduration: 1s # how long\nhops: {a: {delay: 1ms}} # one\nflows:\n  # the flow\n  f: {route: [a]}\n# the end\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Parse("fuzz.yaml", data)
+		whole, wholeErr := parse("fuzz.yaml", data, nil, load, true)
+		if fmt.Sprint(err) != fmt.Sprint(wholeErr) || err == nil && !reflect.DeepEqual(whole.Config, p.Config) {
+			t.Fatalf("parsed lazily, %q gives\n%v\nparsed at once\n%v", data, err, wholeErr)
+		}
 		if err != nil {
 			var list lang.ErrorList
 			if !errors.As(err, &list) || len(list) == 0 {

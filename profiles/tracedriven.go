@@ -116,7 +116,7 @@ func (r traceRow) fate() fate {
 // (or path, when no flow was given) for the choice of flow.
 func readSeries(d *lang.Decoder, ref *TraceRef, path string, loss bool) (delays []time.Duration, lost []bool) {
 	at := path + ".file"
-	data, file, err := readRelated(d.PosAt(at).File, ref.File)
+	data, file, err := readRelated(d, at, ref.File)
 	ref.readFrom = file
 	if err != nil {
 		d.ErrorAt(at, "cannot read %s: %s", file, lang.FileProblem(err))

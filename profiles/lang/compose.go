@@ -266,6 +266,7 @@ func (d *Decoder) ResolveExtends(root *yaml.Node, source string, chain []string)
 	if i < 0 {
 		return root, nil
 	}
+	d.ExpandAll(root) // laid over its base
 	refNode := Resolve(root.Content[i+1])
 	fail := func(format string, args ...any) error {
 		return ErrorList{{Pos: d.PosOf(refNode), Path: "extends", Msg: message(format, args)}}
@@ -377,6 +378,7 @@ type PathStep struct {
 
 // ApplySet lays `path=value`, the n-th --set, on root.
 func (d *Decoder) ApplySet(root *yaml.Node, arg string, n int) *yaml.Node {
+	d.ExpandAll(root)
 	at := func(col int) Pos { return Pos{File: SetFile, Line: n, Col: col} }
 	fail := func(col int, path, format string, args ...any) *yaml.Node {
 		d.Fail(path)

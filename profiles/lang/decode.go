@@ -67,8 +67,12 @@ type Decoder struct {
 	// failedBelow marks the paths that hold a path that failed, so that
 	// whether a value or anything in it failed is a few lookups.
 	failedBelow map[string]bool
-	Removed     []removal  // keys an override (extends, --set) removed with null
-	Added       []addition // named entries a --set created
+	// Read are the files the document's values name (an empirical
+	// jitter's delays, a recorded series), as they are read while it is
+	// checked.
+	Read    []string
+	Removed []removal  // keys an override (extends, --set) removed with null
+	Added   []addition // named entries a --set created
 	// Tree, when set, is the resolved tree of a profile: the positions of
 	// its paths are looked for in it when a message or a check needs one,
 	// not recorded for each path decoded (16 MB for 10 000 hops and flows).
@@ -84,10 +88,15 @@ type Decoder struct {
 	Schema   reflect.Type
 	ReadRef  func(ref, source string) ([]byte, string, error)
 	RefNames func() []string
-	// DropComments leaves the comments out of the trees parsed, for a
-	// document that is decoded and not rendered (hilrig show prints them):
-	// fastParse then reads a file with comments too.
+	// DropComments marks a document that is decoded and not rendered
+	// (hilrig show prints its comments): its trees leave the comments out,
+	// so that fastParse reads a file with comments too, and the first file
+	// is parsed lazily (see lazyDepth): the collections below its second
+	// level are parsed when the decoder reaches them.
 	DropComments bool
+	// unparsed is the parser of a tree parsed lazily, which expands its
+	// stubs; nil once a tree has none (or was never lazy).
+	unparsed *fastParser
 }
 
 func NewDecoder() *Decoder {
@@ -204,6 +213,23 @@ func (d *Decoder) PosAt(path string) Pos {
 	}
 }
 
+// expand is n, or, when n is a stub of a tree parsed lazily, its tree.
+func (d *Decoder) expand(n *yaml.Node) *yaml.Node {
+	if d.unparsed == nil {
+		return n
+	}
+	return d.unparsed.expand(n)
+}
+
+// ExpandAll builds the whole of a tree parsed lazily, for what rewrites
+// it (extends, --set).
+func (d *Decoder) ExpandAll(root *yaml.Node) {
+	if d.unparsed != nil {
+		d.unparsed.expandAll(root)
+		d.unparsed = nil
+	}
+}
+
 // At is the position of the value at path, if it was written.
 func (d *Decoder) At(path string) (Pos, bool) {
 	if p, ok := d.Positions[path]; ok {
@@ -220,7 +246,7 @@ func (d *Decoder) At(path string) (Pos, bool) {
 // NodeAt finds the node at a decoder path (hops.radio.jitter.file,
 // schedule[2].jitter.file) in a tree, or nil.
 func (d *Decoder) NodeAt(root *yaml.Node, path string) *yaml.Node {
-	n := Resolve(root)
+	n := d.expand(Resolve(root))
 	if path == "" {
 		return n
 	}
@@ -233,7 +259,7 @@ func (d *Decoder) NodeAt(root *yaml.Node, path string) *yaml.Node {
 		if i < 0 {
 			return nil
 		}
-		n = Resolve(n.Content[i+1])
+		n = d.expand(Resolve(n.Content[i+1]))
 		for rest != "" {
 			var index string
 			index, rest, _ = strings.Cut(rest, "]")
@@ -242,7 +268,7 @@ func (d *Decoder) NodeAt(root *yaml.Node, path string) *yaml.Node {
 			if err != nil || n.Kind != yaml.SequenceNode || k < 0 || k >= len(n.Content) {
 				return nil
 			}
-			n = Resolve(n.Content[k])
+			n = d.expand(Resolve(n.Content[k]))
 		}
 	}
 	return n
@@ -317,6 +343,11 @@ func Describe(n *yaml.Node) string {
 // Decode fills v from n. path names v in messages, e.g. hops.core-up.rate.
 func (d *Decoder) Decode(n *yaml.Node, v reflect.Value, path string) {
 	n = Resolve(n)
+	if d.unparsed != nil {
+		// Nothing decoded keeps a node, nor does a stub hold a stub: the
+		// tree is done with when this returns, before the next is parsed.
+		n = d.unparsed.expandReused(n)
+	}
 	if d.Tree == nil {
 		d.Positions[path] = d.PosOf(n)
 	}
@@ -690,9 +721,18 @@ func (m *Map[T]) ElemType() reflect.Type { return reflect.TypeFor[T]() }
 
 // ParseYAML parses one YAML document and records which file each node came
 // from. Syntax errors carry their line and column. The tree is fastParse's
-// when the file is within the YAML it reads, else yaml.v4's: the same.
+// when the file is within the YAML it reads, else yaml.v4's: the same. A
+// first file only decoded (DropComments) is parsed lazily: Decode and
+// NodeAt expand its stubs as they reach them, and what rewrites the tree
+// (extends, --set) expands it whole first.
 func (d *Decoder) ParseYAML(file string, data []byte) (*yaml.Node, error) {
-	root, ok := fastParse(data, d.DropComments)
+	var root *yaml.Node
+	ok := false
+	if d.DropComments && d.File == "" {
+		root, d.unparsed, ok = fastParseLazy(data, true)
+	} else {
+		root, ok = fastParse(data, d.DropComments)
+	}
 	if !ok {
 		var err error
 		if root, err = composeYAML(file, data); err != nil {

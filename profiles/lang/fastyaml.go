@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -75,6 +76,22 @@ var plainByte, plainBlockByte = func() (flow, block [256]bool) {
 	return flow, block
 }()
 
+// Parsed lazily (for a tree that is only decoded), the collections at
+// lazyDepth (the root mapping is at 1: a hop's or a flow's value, a
+// schedule entry) are stubs: each is parsed through, so that the file is
+// read or declined as a whole and the parse goes on after it, but only its
+// own node is built, without children. Its subtree is parsed again from
+// its place in the text when the decoder reaches it (expandReused, into
+// the arrays the stub before it used, of the size counted when it was
+// parsed through), or when a position is looked for in it (expand, into
+// arrays of its own). (Taken from the parser's slabs, the decoded trees
+// would not be garbage: a slab lives while any node of it does, and its
+// nodes hold the slabs of children that hold the nodes of the slab
+// before; the heap grew to 44 MB so.) A large
+// profile's tree is never whole in memory: 38 MB of nodes for 10 000 hops
+// and flows, 6 MB of them left as the stubs and their keys.
+const lazyDepth = 3
+
 // nodeSlab is how many nodes are allocated at once: a slab stays alive while
 // any node of it is, and no loaded value keeps a node.
 const nodeSlab = 1024
@@ -94,6 +111,22 @@ type fastParser struct {
 	nodes   []yaml.Node  // the current slab, taken from the front
 	content []*yaml.Node // the current slab of children
 	stack   []*yaml.Node // the children of the collections being parsed
+
+	lazy     bool                // leave the collections at lazyDepth as stubs
+	skipping bool                // in a stub: parse through, build nothing
+	skipped  int                 // the nodes of the stub's subtree, itself not counted
+	stubAt   int                 // the offset of the stub being parsed through
+	scratch  yaml.Node           // what the nodes of a stub's subtree are built in
+	stubs    map[*yaml.Node]stub // each stub's place
+
+	reused        []yaml.Node  // the nodes of expandReused
+	reusedContent []*yaml.Node // and their children
+}
+
+// stub is where a stub's subtree is in the text, and its size.
+type stub struct {
+	offset int32 // of its first byte
+	nodes  int32 // below it
 }
 
 // printableText reports whether the text outside ASCII in data is what
@@ -124,29 +157,45 @@ type errDecline struct{}
 // root), or ok false when data is outside the subset fastParse reads. With
 // dropComments, comments are passed over, and left out of the tree.
 func fastParse(data []byte, dropComments bool) (root *yaml.Node, ok bool) {
+	root, _, ok = parseFast(data, dropComments, false)
+	return root, ok
+}
+
+// fastParseLazy is fastParse with the collections at lazyDepth left as
+// stubs, which the parser returned expands; it reads and declines the same
+// files.
+func fastParseLazy(data []byte, dropComments bool) (root *yaml.Node, p *fastParser, ok bool) {
+	return parseFast(data, dropComments, true)
+}
+
+func parseFast(data []byte, dropComments, lazy bool) (root *yaml.Node, parser *fastParser, ok bool) {
 	nonASCII := false
 	for _, c := range data {
 		switch {
 		case c >= 0x80:
 			nonASCII = true
 		case fastDeclined[c] || commentDeclined[c] && !dropComments:
-			return nil, false
+			return nil, nil, false
 		}
 	}
-	if nonASCII && !printableText(data) {
-		return nil, false
+	if nonASCII && !printableText(data) || len(data) > math.MaxInt32 {
+		return nil, nil, false
 	}
 	text := string(data)
 	if strings.Contains(text, "---") || strings.Contains(text, "...") {
-		return nil, false // document markers, or scalars near enough to them
+		return nil, nil, false // document markers, or scalars near enough to them
 	}
-	p := &fastParser{text: text, comments: dropComments, nonASCII: nonASCII, line: 1}
+	p := &fastParser{text: text, comments: dropComments, nonASCII: nonASCII, line: 1, lazy: lazy}
+	if lazy {
+		// Sized once, at a stub a line (a hop's or a flow's), not grown.
+		p.stubs = make(map[*yaml.Node]stub, strings.Count(text, "\n"))
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			if _, declined := r.(errDecline); !declined {
 				panic(r)
 			}
-			root, ok = nil, false
+			root, parser, ok = nil, nil, false
 		}
 	}()
 	p.skipBlankLines()
@@ -158,7 +207,85 @@ func fastParse(data []byte, dropComments bool) (root *yaml.Node, ok bool) {
 	if p.pos < len(p.text) {
 		p.decline()
 	}
-	return root, true
+	return root, p, true
+}
+
+// expand returns the tree of n, a stub (the node itself otherwise), parsed
+// again from its place in the text: with n's kind, style, tag, line and
+// column, and its children. Its nodes are arrays of its own, of the size
+// counted when it was parsed through.
+func (p *fastParser) expand(n *yaml.Node) *yaml.Node {
+	at, ok := p.stubOf(n)
+	if !ok {
+		return n
+	}
+	p.nodes, p.content = make([]yaml.Node, at.nodes+1), make([]*yaml.Node, at.nodes)
+	return p.parseStub(n, at)
+}
+
+// expandReused is expand into the arrays the expansion before used: what
+// it returns lives until the next call. The decoder decodes a stub's tree
+// and is done with it, and keeps none of its nodes; an allocation for
+// each hop and flow was a tenth of a large profile's load.
+func (p *fastParser) expandReused(n *yaml.Node) *yaml.Node {
+	at, ok := p.stubOf(n)
+	if !ok {
+		return n
+	}
+	if int(at.nodes) >= len(p.reused) {
+		p.reused, p.reusedContent = make([]yaml.Node, at.nodes+1), make([]*yaml.Node, at.nodes)
+	} else {
+		clear(p.reused[:at.nodes+1])
+		clear(p.reusedContent[:at.nodes])
+	}
+	p.nodes, p.content = p.reused[:at.nodes+1], p.reusedContent[:at.nodes]
+	return p.parseStub(n, at)
+}
+
+// stubOf is n's place, if n is a stub.
+func (p *fastParser) stubOf(n *yaml.Node) (stub, bool) {
+	if n.Content != nil || n.Kind == yaml.ScalarNode {
+		return stub{}, false // a stub has no children: most nodes are not looked up
+	}
+	at, ok := p.stubs[n]
+	return at, ok
+}
+
+// parseStub parses the tree of the stub n, at at, into p.nodes and
+// p.content, which it leaves empty.
+func (p *fastParser) parseStub(n *yaml.Node, at stub) *yaml.Node {
+	p.pos, p.line, p.depth = int(at.offset), n.Line, lazyDepth-1
+	p.lineStart = strings.LastIndexByte(p.text[:p.pos], '\n') + 1
+	p.lazy = false // the subtree is built whole
+	defer func() { p.lazy, p.nodes, p.content = true, nil, nil }()
+	// The file was read through once: it cannot be declined now. (What
+	// comes after the stub is not looked at.)
+	defer func() {
+		if r := recover(); r != nil {
+			if _, declined := r.(errDecline); declined {
+				panic("profiles/lang: a stub declined when parsed again, at line " + strconv.Itoa(n.Line))
+			}
+			panic(r)
+		}
+	}()
+	// The indent of a block collection is its column's: only spaces, or
+	// a sequence's "- ", come before it on its line.
+	switch {
+	case n.Style == yaml.FlowStyle:
+		return p.flowCollection()
+	case n.Kind == yaml.MappingNode:
+		return p.blockMapping(n.Column - 1)
+	default:
+		return p.blockSequence(n.Column - 1)
+	}
+}
+
+// expandAll replaces the stubs in the tree of root by their trees.
+func (p *fastParser) expandAll(root *yaml.Node) {
+	for i, c := range root.Content {
+		root.Content[i] = p.expand(c)
+		p.expandAll(root.Content[i])
+	}
 }
 
 func (p *fastParser) decline() { panic(errDecline{}) }
@@ -267,6 +394,10 @@ func (p *fastParser) indent() int {
 }
 
 func (p *fastParser) node(kind yaml.Kind, tag string, line, col int) *yaml.Node {
+	if p.skipping {
+		p.skipped++
+		return &p.scratch
+	}
 	if len(p.nodes) == 0 {
 		p.nodes = make([]yaml.Node, nodeSlab)
 	}
@@ -280,6 +411,11 @@ func (p *fastParser) node(kind yaml.Kind, tag string, line, col int) *yaml.Node 
 // slice of their own length and capacity (an append copies it).
 func (p *fastParser) children(n *yaml.Node, base int) {
 	kids := p.stack[base:]
+	if p.skipping {
+		clear(kids)
+		p.stack = p.stack[:base]
+		return
+	}
 	if len(kids) > len(p.content) {
 		p.content = make([]*yaml.Node, max(len(kids), 4*nodeSlab))
 	}
@@ -293,9 +429,28 @@ func (p *fastParser) children(n *yaml.Node, base int) {
 	}
 }
 
-func (p *fastParser) enter() {
+// open begins a collection of the kind, at pos: its node, or, parsed
+// lazily at lazyDepth, a stub, whose subtree is parsed through without
+// being built (until close).
+func (p *fastParser) open(kind yaml.Kind, tag string) (n *yaml.Node, stubbed bool) {
 	if p.depth++; p.depth > fastDepth {
 		p.decline()
+	}
+	n = p.node(kind, tag, p.line, p.col())
+	if p.lazy && p.depth == lazyDepth {
+		p.skipping, p.skipped, p.stubAt = true, 0, p.pos
+	}
+	return n, p.lazy && p.depth == lazyDepth
+}
+
+// close ends the collection n that open began, the children stacked from
+// base its own (a stub's are dropped).
+func (p *fastParser) close(n *yaml.Node, base int, stubbed bool) {
+	p.children(n, base)
+	p.depth--
+	if stubbed {
+		p.skipping = false
+		p.stubs[n] = stub{offset: int32(p.stubAt), nodes: int32(p.skipped)}
 	}
 }
 
@@ -303,8 +458,7 @@ func (p *fastParser) enter() {
 // indented by indent (or after the "- " of a sequence's entry, at that
 // column), through the last line of its keys.
 func (p *fastParser) blockMapping(indent int) *yaml.Node {
-	p.enter()
-	m := p.node(yaml.MappingNode, "!!map", p.line, p.col())
+	m, stub := p.open(yaml.MappingNode, "!!map")
 	base := len(p.stack)
 	for {
 		key := p.key(false)
@@ -317,8 +471,7 @@ func (p *fastParser) blockMapping(indent int) *yaml.Node {
 			p.decline()
 		}
 	}
-	p.children(m, base)
-	p.depth--
+	p.close(m, base, stub)
 	return m
 }
 
@@ -379,8 +532,7 @@ func (p *fastParser) isEntry() bool {
 
 // blockSequence parses the entries at indent, from the first's "- " at pos.
 func (p *fastParser) blockSequence(indent int) *yaml.Node {
-	p.enter()
-	s := p.node(yaml.SequenceNode, "!!seq", p.line, p.col())
+	s, stub := p.open(yaml.SequenceNode, "!!seq")
 	base := len(p.stack)
 	for {
 		p.pos++ // the -
@@ -406,8 +558,7 @@ func (p *fastParser) blockSequence(indent int) *yaml.Node {
 			p.decline()
 		}
 	}
-	p.children(s, base)
-	p.depth--
+	p.close(s, base, stub)
 	return s
 }
 
@@ -451,13 +602,11 @@ func (p *fastParser) inlineValue(inFlow bool) *yaml.Node {
 
 // flowCollection parses {k: v, ...} or [v, ...] from pos, on one line.
 func (p *fastParser) flowCollection() *yaml.Node {
-	p.enter()
-	open := p.peek()
 	kind, tag, closing := yaml.MappingNode, "!!map", byte('}')
-	if open == '[' {
+	if p.peek() == '[' {
 		kind, tag, closing = yaml.SequenceNode, "!!seq", ']'
 	}
-	n := p.node(kind, tag, p.line, p.col())
+	n, stub := p.open(kind, tag)
 	n.Style = yaml.FlowStyle
 	base := len(p.stack)
 	p.pos++
@@ -484,8 +633,7 @@ func (p *fastParser) flowCollection() *yaml.Node {
 		}
 	}
 	p.pos++ // closing
-	p.children(n, base)
-	p.depth--
+	p.close(n, base, stub)
 	return n
 }
 

@@ -52,8 +52,10 @@ func treeDiff(got, want *yaml.Node, dropComments bool, at string) string {
 }
 
 // sameAsYAMLv4 fails t if fastParse reads data otherwise than yaml.v4,
-// keeping comments or dropping them; it reports whether fastParse read it
-// with its comments, and whether without.
+// keeping comments or dropping them, or lazily otherwise than at once (a
+// stub expanded is the tree it stands for, and a file is declined either
+// way or neither); it reports whether fastParse read it with its
+// comments, and whether without.
 func sameAsYAMLv4(t *testing.T, data []byte) (read, readUncommented bool) {
 	t.Helper()
 	want, wantErr := composeYAML("f.yaml", data)
@@ -72,6 +74,20 @@ func sameAsYAMLv4(t *testing.T, data []byte) (read, readUncommented bool) {
 			readUncommented = true
 		} else {
 			read = true
+		}
+	}
+	for _, dropComments := range []bool{false, true} {
+		_, eager := fastParse(data, dropComments)
+		lazy, p, ok := fastParseLazy(data, dropComments)
+		if ok != eager {
+			t.Fatalf("fastParse (dropping comments: %v) of %q: read %v, and %v lazily", dropComments, data, eager, ok)
+		}
+		if !ok {
+			continue
+		}
+		p.expandAll(lazy)
+		if d := treeDiff(lazy, want, dropComments, "root"); d != "" {
+			t.Fatalf("fastParse (dropping comments: %v) of %q, lazily and expanded, differs from yaml.v4's tree at %s", dropComments, data, d)
 		}
 	}
 	if read && !readUncommented {
@@ -208,6 +224,55 @@ func TestFastParseLarge(t *testing.T) {
 	commented := "# A profile of many hops and flows.\n" + strings.ReplaceAll(b.String(), "}\n", "} # one of many\n")
 	if _, readUncommented := sameAsYAMLv4(t, []byte(commented)); !readUncommented {
 		t.Error("fastParse declined the large profile's shape with comments, dropping them")
+	}
+}
+
+// TestFastParseLazy checks what a lazy parse leaves for later: the
+// collections at lazyDepth are stubs, without children, and each is
+// expanded on its own into two allocations of its exact size (its nodes,
+// its children), or into those of the expansion before: from the
+// parser's slabs, every expansion would keep the one before it alive, and
+// the tree would grow whole as it is decoded.
+func TestFastParseLazy(t *testing.T) {
+	data := []byte("name: x\nhops:\n  a: {rate: 1Gbit, delay: [1ms, {x: 2}]}\n  b:\n    rate: 2Mbit\n    loss: {random: 1%}\nschedule:\n  - at: 1s\n    hop: a\n  - {at: 2s}\n  - [1, 2]\n  - 3\n")
+	want, err := composeYAML("f.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, p, ok := fastParseLazy(data, true)
+	if !ok {
+		t.Fatal("fastParseLazy declined")
+	}
+	// At depth 3: hops.a, hops.b, schedule[0], [1] and [2]; schedule[3]
+	// is a scalar.
+	stubs := []*yaml.Node{root.Content[3].Content[1], root.Content[3].Content[3], root.Content[5].Content[0], root.Content[5].Content[1], root.Content[5].Content[2]}
+	wants := []*yaml.Node{want.Content[3].Content[1], want.Content[3].Content[3], want.Content[5].Content[0], want.Content[5].Content[1], want.Content[5].Content[2]}
+	if len(p.stubs) != len(stubs) {
+		t.Errorf("the lazy tree has %d stubs, want %d", len(p.stubs), len(stubs))
+	}
+	for i, stub := range stubs {
+		if stub.Content != nil {
+			t.Errorf("stub %d has %d children before it is expanded", i, len(stub.Content))
+		}
+		var tree *yaml.Node
+		if allocs := testing.AllocsPerRun(10, func() { tree = p.expand(stub) }); allocs != 2 {
+			t.Errorf("expanding stub %d made %v allocations, want 2 (its nodes and its children)", i, allocs)
+		}
+		if d := treeDiff(tree, wants[i], true, fmt.Sprintf("stub %d", i)); d != "" {
+			t.Error(d)
+		}
+		if again := p.expand(stub); again == tree {
+			t.Errorf("stub %d expanded twice into the same nodes", i)
+		}
+		if allocs := testing.AllocsPerRun(10, func() { tree = p.expandReused(stub) }); allocs != 0 {
+			t.Errorf("expanding stub %d again into the arrays of the one before made %v allocations, want none", i, allocs)
+		}
+		if d := treeDiff(tree, wants[i], true, fmt.Sprintf("stub %d, expanded into reused arrays", i)); d != "" {
+			t.Error(d)
+		}
+	}
+	if n := root.Content[1]; p.expand(n) != n {
+		t.Error("expanding a node that is not a stub gave another")
 	}
 }
 

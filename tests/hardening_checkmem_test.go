@@ -1,0 +1,53 @@
+package tests
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+)
+
+// gcLive matches a line of GODEBUG=gctrace=1: the heap at the start of
+// the collection, at its end, and what it found live, in MB.
+var gcLive = regexp.MustCompile(`(?m)^gc \d+ .* (\d+)->(\d+)->(\d+) MB`)
+
+// TestCheckLargeLiveHeap bounds the Go heap that hilrig check of the large
+// profile holds live, as each of its collections finds it
+// (GODEBUG=gctrace=1). The profile's values and engine configuration are
+// some 10 MB when loaded; the YAML node tree of its 240 000 keys, values
+// and collections is 38 MB, and was live whole while they were decoded
+// (46 to 49 MB found live). Parsed lazily, only the tree's top two levels and
+// a stub for each hop and flow are (6 MB), and each hop's or flow's
+// subtree while it is decoded: some 15 MB at the most. The bound is
+// 25 MB: less than the tree alone, and room for the collector to find a
+// value or two of garbage still referenced.
+func TestCheckLargeLiveHeap(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "large.yaml")
+	if err := os.WriteFile(file, largeProfile(largeHops), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(hilrig, "check", file)
+	// Collections at every fifth more of heap, not every doubling: the
+	// heap is seen live near its peak, whenever that is.
+	cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1", "GOGC=20")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("hilrig check: %v\n%s", err, out)
+	}
+	collections := gcLive.FindAllSubmatch(out, -1)
+	if len(collections) == 0 {
+		t.Fatalf("hilrig check with GODEBUG=gctrace=1 reported no collection:\n%s", out)
+	}
+	most := 0
+	for _, c := range collections {
+		live, _ := strconv.Atoi(string(c[3]))
+		most = max(most, live)
+	}
+	const bound = 25
+	if most > bound {
+		t.Errorf("hilrig check of %d hops and flows held %d MB live in the Go heap, want at most %d MB", largeHops, most, bound)
+	}
+	t.Logf("%d collections, at most %d MB live", len(collections), most)
+}
