@@ -79,7 +79,7 @@ func retainedPerFlow(b testing.TB, cfg Config, d time.Duration) float64 {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	inFlight := uintptr(len(n.pool.free))*(unsafe.Sizeof(Frame{})+unsafe.Sizeof((*Frame)(nil))) +
-		uintptr(cap(n.events.items))*unsafe.Sizeof(event{})
+		uintptr(max(cap(n.events.items), cap(n.events.run)))*unsafe.Sizeof(event{})
 	for i := range n.hops {
 		inFlight += uintptr(len(n.hops[i].serialiser.(*link).waiting.buf)+len(n.hops[i].outage.held.buf)) * unsafe.Sizeof((*Frame)(nil))
 	}

@@ -3,6 +3,7 @@ package emulator
 import (
 	"math"
 	"math/bits"
+	"slices"
 	"time"
 )
 
@@ -66,18 +67,27 @@ func (a *event) before(b *event) bool { return earlier(a.at, a.order, b.at, b.or
 // precedes is before, for an event of the sources' queue.
 func (a *event) precedes(b *sourceEvent) bool { return earlier(a.at, a.order, b.at, b.order) }
 
-// eventQueue is the run's pending events, earliest first. Most are in a
-// binary min-heap of events by value (never boxed in interfaces, so pushing
-// and popping allocate nothing once it has grown). The sources' next frames
-// are in a radix queue of their own: a run has one pending per flow, tens
-// of thousands with as many flows, where the heap's pop, sifting through 14
+// eventQueue is the run's pending events, earliest first. Most are in
+// items, by value (never boxed in interfaces, so pushing and popping
+// allocate nothing once it has grown): while they are few, as in most
+// runs, a sorted run of events, and past sortedMost a binary min-heap (see
+// inSortedRun). The sources' next frames are in a radix queue of their
+// own when there are many: a run has one pending per flow, tens of
+// thousands with as many flows, where the heap's pop, sifting through 14
 // levels of events scattered past the caches, took a third of the run
 // (issue 21), while the frames in flight, which the heap keeps, are as
-// many as the traffic makes whatever the number of flows. Both hold
-// events with unique orders, so taking the earlier of their two heads
-// pops every event in the same order as one heap would.
+// many as the traffic makes whatever the number of flows. All hold events
+// with unique orders, so taking the earlier of their two heads pops every
+// event in the same order as one heap would.
 type eventQueue struct {
-	items   []event // the heap
+	// items[0] is the earliest event of the two forms alike. Sorted, items
+	// is a window of run, with room on both sides to insert from whichever
+	// end is nearer; a heap, it starts at index 0 of its array.
+	items []event
+	run   []event // the sorted run's whole array, of sortedRoom events; nil while a heap
+	// heap is set while items is a heap: from more than sortedMost events
+	// until they are down to sortedAgain.
+	heap    bool
 	sources radixQueue
 	counter uint64
 	// sourcesApart sends the sources' events to the radix queue: for a
@@ -91,6 +101,21 @@ type eventQueue struct {
 // manySources is how many flows with a source a network has before their
 // events are kept apart from the heap (see eventQueue.sourcesApart).
 const manySources = 1000
+
+// The sorted run's bounds. A run of a few tens of events pops its earliest
+// with no compare at all, where a heap's pop, through compares whose
+// outcome no branch predictor can guess, cost 14 ns an event and a third
+// of a dumbbell run's time (issue 21); an event is inserted from the
+// nearer end, and most land near one (a serialiser's wake-up soon, a
+// frame's exit or a source's next frame after the others). Insertion moves
+// events one by one, so past sortedMost the heap's logarithm wins; the
+// heap turns sorted again at sortedAgain, low enough that sorting it costs
+// less than the events pushed and popped since it turned.
+const (
+	sortedMost  = 64
+	sortedAgain = 16
+	sortedRoom  = 4 * sortedMost
+)
 
 func (q *eventQueue) len() int { return len(q.items) + q.sources.n }
 
@@ -134,11 +159,11 @@ func (q *eventQueue) pop() event {
 	return e
 }
 
-// popEither removes and returns the earliest event, of the heap or of the
+// popEither removes and returns the earliest event, of items or of the
 // sources' queue, if there is one at or before t: it chooses once, where
 // a peek and a pop would choose twice for every event of a run. A run's
-// loop calls it only when the sources are apart, and pops the heap
-// directly otherwise.
+// loop calls it only when the sources are apart, and pops items directly
+// otherwise.
 func (q *eventQueue) popEither(t time.Duration) (event, bool) {
 	var s *sourceEvent
 	if q.sources.n > 0 {
@@ -148,7 +173,7 @@ func (q *eventQueue) popEither(t time.Duration) (event, bool) {
 		if q.items[0].at > t {
 			return event{}, false
 		}
-		return q.popHeap(), true
+		return q.popItem(), true
 	}
 	if s == nil || s.at > t {
 		return event{}, false
@@ -168,13 +193,108 @@ func (q *eventQueue) frames(put func(*Frame)) {
 // clear drops every queued event, keeping the memory.
 func (q *eventQueue) clear() {
 	clear(q.items)
-	q.items = q.items[:0]
+	if q.heap {
+		q.run, q.heap = q.items[:cap(q.items)], false
+	}
+	q.items = q.run[len(q.run)/2 : len(q.run)/2]
 	q.sources.clear()
 }
 
-// insert and pop move a hole through the heap instead of swapping, so each
-// level costs one copy of an event rather than three.
+// insert queues e in items, in whichever form they are.
 func (q *eventQueue) insert(e event) {
+	if q.heap {
+		q.insertHeap(e)
+		return
+	}
+	if len(q.items) == sortedMost {
+		q.toHeap()
+		q.insertHeap(e)
+		return
+	}
+	q.insertSorted(e)
+}
+
+// popItem removes and returns items' earliest event; there must be one.
+func (q *eventQueue) popItem() event {
+	if q.heap {
+		return q.popHeap()
+	}
+	top := q.items[0]
+	q.items[0] = event{} // the frame is the pool's, not the queue's
+	q.items = q.items[1:]
+	return top
+}
+
+// insertSorted inserts e into the sorted run, moving the events between
+// it and the nearer end of the run one place out.
+func (q *eventQueue) insertSorted(e event) {
+	n := len(q.items)
+	lo := cap(q.run) - cap(q.items) // the run's first event, in q.run
+	if n > 0 && e.before(&q.items[n/2]) {
+		if lo == 0 {
+			q.recentre()
+			lo = cap(q.run) - cap(q.items)
+		}
+		q.items = q.run[lo-1 : lo+n]
+		i := 0
+		for i < n && q.items[i+1].before(&e) {
+			q.items[i] = q.items[i+1]
+			i++
+		}
+		q.items[i] = e
+		return
+	}
+	if lo+n == len(q.run) {
+		q.recentre()
+		lo = cap(q.run) - cap(q.items)
+	}
+	q.items = q.run[lo : lo+n+1]
+	i := n
+	for i > 0 && e.before(&q.items[i-1]) {
+		q.items[i] = q.items[i-1]
+		i--
+	}
+	q.items[i] = e
+}
+
+// recentre moves the sorted run to the middle of its array, which it
+// makes at the first insertion: the run drifts as events are popped from
+// its start and inserted at either end.
+func (q *eventQueue) recentre() {
+	if len(q.run) < sortedRoom {
+		q.run = make([]event, sortedRoom)
+	}
+	n := len(q.items)
+	lo := (len(q.run) - n) / 2
+	copy(q.run[lo:lo+n], q.items) // copy moves overlapping events right
+	clear(q.run[:lo])
+	clear(q.run[lo+n:])
+	q.items = q.run[lo : lo+n]
+}
+
+// toHeap turns the sorted run into a heap, which it already is, once it
+// starts at its array's start. The heap owns the array from then on.
+func (q *eventQueue) toHeap() {
+	n := copy(q.run, q.items)
+	clear(q.run[n:])
+	q.items, q.run, q.heap = q.run[:n], nil, true
+}
+
+// toSorted turns the heap, of sortedAgain events, into a sorted run.
+func (q *eventQueue) toSorted() {
+	slices.SortFunc(q.items, func(a, b event) int {
+		if a.before(&b) {
+			return -1
+		}
+		return 1 // orders are unique: never equal
+	})
+	q.run, q.heap = q.items[:cap(q.items)], false
+	q.recentre()
+}
+
+// insertHeap and popHeap move a hole through the heap instead of swapping,
+// so each level costs one copy of an event rather than three.
+func (q *eventQueue) insertHeap(e event) {
 	q.items = append(q.items, e)
 	i := len(q.items) - 1
 	for i > 0 {
@@ -194,6 +314,11 @@ func (q *eventQueue) popHeap() event {
 	e := q.items[last]
 	q.items[last] = event{}
 	q.items = q.items[:last]
+	if last == sortedAgain {
+		q.items[0] = e
+		q.toSorted()
+		return top
+	}
 	if last == 0 {
 		return top
 	}

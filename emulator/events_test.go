@@ -10,31 +10,41 @@ import (
 // TestEventQueueMatchesOneHeap runs the queue as a run does, with the
 // sources' events among the others, and checks each pop against the
 // earliest of everything queued, found by a search: with the sources'
-// events in the radix queue or in the heap, the queue pops in the one
-// order, ties included (several events at the instant being handled, a
-// source's event queued at it, control events at it).
+// events in the radix queue or among the others, and those in a sorted run
+// or a heap, the queue pops in the one order, ties included (several
+// events at the instant being handled, a source's event queued at it,
+// control events at it, which go before the frame events there).
 func TestEventQueueMatchesOneHeap(t *testing.T) {
 	tests := []struct {
 		name    string
 		spread  uint64 // events are queued up to this long after now
 		sources int    // pending source events kept, like flows
+		// waves, when set, grows the queue past sortedMost and drains it
+		// under sortedAgain in turns, so that it changes form again and
+		// again, with events queued on both sides of every change.
+		waves bool
 	}{
-		{"ties at every instant", 3, 50},
-		{"few sources, near", 1000, 5},
-		{"many sources, far", uint64(time.Second), 5000},
-		{"times past 2^62", 1 << 62, 200},
+		{"ties at every instant", 3, 50, false},
+		{"few sources, near", 1000, 5, false},
+		{"many sources, far", uint64(time.Second), 5000, false},
+		{"times past 2^62", 1 << 62, 200, false},
+		{"a sorted run at its most", 1000, sortedMost / 2, false},
+		{"waves", 1000, 4, true},
+		{"waves of ties", 2, 4, true},
+		{"waves, far", uint64(time.Second), 4, true},
 	}
 	for _, tt := range tests {
 		for _, apart := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/apart=%v", tt.name, apart), func(t *testing.T) {
-				testEventQueueOrder(t, tt.name, tt.spread, tt.sources, apart)
+				testEventQueueOrder(t, tt.name, tt.spread, tt.sources, tt.waves, apart)
 			})
 		}
 	}
 }
 
-func testEventQueueOrder(t *testing.T, name string, spread uint64, sources int, apart bool) {
+func testEventQueueOrder(t *testing.T, name string, spread uint64, sources int, waves, apart bool) {
 	q := eventQueue{sourcesApart: apart}
+	growing, changes := true, 0
 	var pending []event // everything queued, unordered
 	s := NewStream(3, "queue", name)
 	var now time.Duration
@@ -61,8 +71,9 @@ func testEventQueueOrder(t *testing.T, name string, spread uint64, sources int, 
 		if at, ok := q.nextAt(); !ok || at != want.at {
 			t.Fatalf("step %d: next at %v (%v), want %v", step, at, ok, want.at)
 		}
+		wasHeap := q.heap
 		if got := q.pop(); got != want {
-			t.Fatalf("step %d: popped %+v, want %+v", step, got, want)
+			t.Fatalf("step %d: popped %+v, want %+v (a heap: %v)", step, got, want, wasHeap)
 		}
 		now = want.at
 		later := func() time.Duration { return min(now+time.Duration(s.Uint64()%spread), MaxDuration) }
@@ -74,11 +85,47 @@ func testEventQueueOrder(t *testing.T, name string, spread uint64, sources int, 
 			if s.Uint64()%4 == 0 {
 				push(evExit, 0, now) // on to a hop without delay
 			}
+			if waves && growing { // and a copy, to the next hop
+				push(evExit, 0, later())
+			}
+		}
+		if waves {
+			if n := len(q.items); growing && n > 3*sortedMost || !growing && n < sortedAgain/2 {
+				growing = !growing
+			}
+			if q.heap != wasHeap {
+				changes++
+			}
 		}
 		if s.Uint64()%50 == 0 {
-			q.pushControl(now, evApply, step, uint64(step))
-			pending = append(pending, event{at: now, order: uint64(step), ref: uint32(step)<<kindBits | uint32(evApply)})
+			at := now
+			if s.Uint64()%2 == 0 {
+				at = later()
+			}
+			q.pushControl(at, evApply, step, uint64(step))
+			pending = append(pending, event{at: at, order: uint64(step), ref: uint32(step)<<kindBits | uint32(evApply)})
 		}
+	}
+	if waves && changes < 20 {
+		t.Errorf("the queue changed form %d times, want at least 20", changes)
+	}
+}
+
+// TestEventQueueChangesFormWithoutAllocating: once the queue has grown,
+// turning its sorted run into a heap and back allocates nothing.
+func TestEventQueueChangesFormWithoutAllocating(t *testing.T) {
+	var q eventQueue
+	wave := func() {
+		for i := range 3 * sortedMost {
+			q.push(time.Duration(i*7919%1000), evExit, 0, nil)
+		}
+		for q.len() > 0 {
+			q.pop()
+		}
+	}
+	wave()
+	if allocs := testing.AllocsPerRun(10, wave); allocs != 0 {
+		t.Errorf("%v allocations a wave, want 0", allocs)
 	}
 }
 

@@ -225,9 +225,9 @@ func (n *Network) NextEvent() (time.Duration, bool) {
 // Advance processes every event due at or before t and moves the clock to t.
 func (n *Network) Advance(t time.Duration) {
 	q := &n.events
-	if !q.sourcesApart { // the heap alone, as in most runs: nothing to choose
+	if !q.sourcesApart { // items alone, as in most runs: nothing to choose
 		for len(q.items) > 0 && q.items[0].at <= t {
-			ev := q.popHeap()
+			ev := q.popItem()
 			n.dispatch(&ev)
 		}
 	} else {
