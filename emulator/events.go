@@ -226,35 +226,38 @@ func (q *eventQueue) popItem() event {
 }
 
 // insertSorted inserts e into the sorted run, moving the events between
-// it and the nearer end of the run one place out.
+// it and the nearer end of the run one place out. Which end is nearer is
+// a guess from e's time alone, the cheapest: either way is correct. The
+// loops work on a local copy of the slice, which the compiler keeps in
+// registers, where q.items would be loaded again after every event moved.
 func (q *eventQueue) insertSorted(e event) {
 	n := len(q.items)
-	lo := cap(q.run) - cap(q.items) // the run's first event, in q.run
-	if n > 0 && e.before(&q.items[n/2]) {
-		if lo == 0 {
+	if n > 0 && e.at < q.items[n/2].at {
+		if cap(q.items) == cap(q.run) { // no room before the run's first event
 			q.recentre()
-			lo = cap(q.run) - cap(q.items)
 		}
-		q.items = q.run[lo-1 : lo+n]
+		lo := cap(q.run) - cap(q.items)
+		items := q.run[lo-1 : lo+n]
 		i := 0
-		for i < n && q.items[i+1].before(&e) {
-			q.items[i] = q.items[i+1]
+		for i < n && items[i+1].before(&e) {
+			items[i] = items[i+1]
 			i++
 		}
-		q.items[i] = e
+		items[i] = e
+		q.items = items
 		return
 	}
-	if lo+n == len(q.run) {
+	if len(q.items) == cap(q.items) { // no room after its last
 		q.recentre()
-		lo = cap(q.run) - cap(q.items)
 	}
-	q.items = q.run[lo : lo+n+1]
+	items := q.items[:n+1]
 	i := n
-	for i > 0 && e.before(&q.items[i-1]) {
-		q.items[i] = q.items[i-1]
+	for i > 0 && e.before(&items[i-1]) {
+		items[i] = items[i-1]
 		i--
 	}
-	q.items[i] = e
+	items[i] = e
+	q.items = items
 }
 
 // recentre moves the sorted run to the middle of its array, which it
