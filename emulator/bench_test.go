@@ -122,11 +122,11 @@ func BenchmarkEventQueue(b *testing.B) {
 			var q eventQueue
 			s := NewStream(1, "queue")
 			for range pending {
-				q.push(time.Duration(s.Uint64()%uint64(time.Second)), evExit, 0, nil)
+				q.push(time.Duration(s.Uint64()%uint64(time.Second)), evExit, 0, 0)
 			}
 			for b.Loop() {
 				e := q.pop()
-				q.push(e.at+time.Duration(s.Uint64()%uint64(time.Second)), evExit, 0, nil)
+				q.push(e.at+time.Duration(s.Uint64()%uint64(time.Second)), evExit, 0, 0)
 			}
 		})
 	}

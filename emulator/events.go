@@ -31,15 +31,20 @@ const (
 // An event has four fields, no more: the compiler keeps a struct of up to
 // four in registers, and copies a larger one through memory, where storing
 // it field by field and loading it back whole stalled each push (a third of
-// a run's time with five fields, the kind a field of its own).
+// a run's time with five fields, the kind a field of its own). It holds no
+// pointer, its frame being named by number: its 24 bytes move without a
+// write barrier's check (an inserted event moves others), and the garbage
+// collector has nothing to scan in the queues.
 type event struct {
 	at    time.Duration
 	order uint64 // class bit, then insertion counter: unique, so ties are deterministic
-	frame *Frame
 	// ref is the kind in the low kindBits and, above them, the index of
 	// the hop, flow or schedule entry it concerns (at most maxIndexed, which
 	// New enforces: as many flows would take over 100 GB anyway).
 	ref uint32
+	// frame is an exit's frame, by its number in the network's pool
+	// (framePool.all).
+	frame uint32
 }
 
 // kindBits are the bits of an event's ref that hold its kind.
@@ -63,9 +68,6 @@ func earlier(at time.Duration, order uint64, thanAt time.Duration, thanOrder uin
 }
 
 func (a *event) before(b *event) bool { return earlier(a.at, a.order, b.at, b.order) }
-
-// precedes is before, for an event of the sources' queue.
-func (a *event) precedes(b *sourceEvent) bool { return earlier(a.at, a.order, b.at, b.order) }
 
 // eventQueue is the run's pending events, earliest first. Most are in
 // items, by value (never boxed in interfaces, so pushing and popping
@@ -122,7 +124,7 @@ func (q *eventQueue) len() int { return len(q.items) + q.sources.n }
 // nextAt returns the time of the earliest event, if any is queued.
 func (q *eventQueue) nextAt() (time.Duration, bool) {
 	s := q.sources.peek()
-	if len(q.items) > 0 && (s == nil || q.items[0].precedes(s)) {
+	if len(q.items) > 0 && (s == nil || q.items[0].before(s)) {
 		return q.items[0].at, true
 	}
 	if s == nil {
@@ -132,14 +134,14 @@ func (q *eventQueue) nextAt() (time.Duration, bool) {
 }
 
 // push queues a frame event (class classTraffic) of the given kind at at,
-// for the hop or flow index or the frame f, and returns its order, which
-// tells it from every other event.
-func (q *eventQueue) push(at time.Duration, kind eventKind, index int, f *Frame) uint64 {
+// for the hop or flow index or, an exit, the frame numbered frame, and
+// returns its order, which tells it from every other event.
+func (q *eventQueue) push(at time.Duration, kind eventKind, index int, frame uint32) uint64 {
 	q.counter++
 	order := classTraffic | q.counter
-	e := event{at: at, order: order, frame: f, ref: uint32(index)<<kindBits | uint32(kind)}
+	e := event{at: at, order: order, ref: uint32(index)<<kindBits | uint32(kind), frame: frame}
 	if kind == evEmit && q.sourcesApart && q.sources.admits(at) {
-		q.sources.push(sourceEvent{at: at, order: order, ref: e.ref})
+		q.sources.push(e)
 	} else {
 		q.insert(e)
 	}
@@ -165,11 +167,11 @@ func (q *eventQueue) pop() event {
 // loop calls it only when the sources are apart, and pops items directly
 // otherwise.
 func (q *eventQueue) popEither(t time.Duration) (event, bool) {
-	var s *sourceEvent
+	var s *event
 	if q.sources.n > 0 {
 		s = q.sources.peek()
 	}
-	if len(q.items) > 0 && (s == nil || q.items[0].precedes(s)) {
+	if len(q.items) > 0 && (s == nil || q.items[0].before(s)) {
 		if q.items[0].at > t {
 			return event{}, false
 		}
@@ -181,10 +183,10 @@ func (q *eventQueue) popEither(t time.Duration) (event, bool) {
 	return q.sources.pop(), true
 }
 
-// frames calls put with the frame of every queued event that has one.
-func (q *eventQueue) frames(put func(*Frame)) {
+// frames calls put with the number of the frame of every queued exit.
+func (q *eventQueue) frames(put func(frame uint32)) {
 	for _, e := range q.items {
-		if e.frame != nil {
+		if e.kind() == evExit {
 			put(e.frame)
 		}
 	}
@@ -192,7 +194,6 @@ func (q *eventQueue) frames(put func(*Frame)) {
 
 // clear drops every queued event, keeping the memory.
 func (q *eventQueue) clear() {
-	clear(q.items)
 	if q.heap {
 		q.run, q.heap = q.items[:cap(q.items)], false
 	}
@@ -220,7 +221,6 @@ func (q *eventQueue) popItem() event {
 		return q.popHeap()
 	}
 	top := q.items[0]
-	q.items[0] = event{} // the frame is the pool's, not the queue's
 	q.items = q.items[1:]
 	return top
 }
@@ -270,8 +270,6 @@ func (q *eventQueue) recentre() {
 	n := len(q.items)
 	lo := (len(q.run) - n) / 2
 	copy(q.run[lo:lo+n], q.items) // copy moves overlapping events right
-	clear(q.run[:lo])
-	clear(q.run[lo+n:])
 	q.items = q.run[lo : lo+n]
 }
 
@@ -279,7 +277,6 @@ func (q *eventQueue) recentre() {
 // starts at its array's start. The heap owns the array from then on.
 func (q *eventQueue) toHeap() {
 	n := copy(q.run, q.items)
-	clear(q.run[n:])
 	q.items, q.run, q.heap = q.run[:n], nil, true
 }
 
@@ -315,7 +312,6 @@ func (q *eventQueue) popHeap() event {
 	top := q.items[0]
 	last := len(q.items) - 1
 	e := q.items[last]
-	q.items[last] = event{}
 	q.items = q.items[:last]
 	if last == sortedAgain {
 		q.items[0] = e
@@ -357,7 +353,7 @@ type radixQueue struct {
 	// buckets[i] holds the events whose time's highest bit that differs
 	// from last is bit i-1; buckets[0] those at last, in order, from head
 	// on. A time is at most 2^63-1, so 64 buckets do.
-	buckets  [64][]sourceEvent
+	buckets  [64][]event
 	head     int
 	last     time.Duration
 	nonEmpty uint64 // bit i: buckets[i] has events, for i > 0
@@ -378,7 +374,7 @@ func (r *radixQueue) bucket(at time.Duration) int { return bits.Len64(uint64(at 
 
 // push queues e; r must admit it. An event at last comes after those
 // already there, as its order, the newest, says it should.
-func (r *radixQueue) push(e sourceEvent) {
+func (r *radixQueue) push(e event) {
 	i := r.bucket(e.at)
 	r.buckets[i] = append(r.buckets[i], e)
 	r.n++
@@ -394,7 +390,7 @@ func (r *radixQueue) push(e sourceEvent) {
 // peek returns the earliest event, or nil when none is queued. It is
 // called before every pop of the queue, so what it usually does is kept
 // small enough to be inlined.
-func (r *radixQueue) peek() *sourceEvent {
+func (r *radixQueue) peek() *event {
 	if r.head < len(r.buckets[0]) {
 		return &r.buckets[0][r.head]
 	}
@@ -406,7 +402,7 @@ func (r *radixQueue) peek() *sourceEvent {
 
 // findLeast looks for the earliest event while bucket 0 is empty: the
 // earliest of the lowest non-empty bucket.
-func (r *radixQueue) findLeast() *sourceEvent {
+func (r *radixQueue) findLeast() *event {
 	if r.n == 0 {
 		return nil
 	}
@@ -426,7 +422,7 @@ func (r *radixQueue) pop() event {
 	if r.head == len(r.buckets[0]) {
 		r.refill()
 	}
-	s := r.buckets[0][r.head]
+	e := r.buckets[0][r.head]
 	r.head++
 	r.n--
 	if r.head == len(r.buckets[0]) {
@@ -434,7 +430,7 @@ func (r *radixQueue) pop() event {
 		r.buckets[0], r.head = r.buckets[0][:0], 0
 	}
 	r.leastKnown = false
-	return event{at: s.at, order: s.order, ref: s.ref}
+	return e
 }
 
 // refill makes the earliest event's time last, moving the events of its
@@ -462,17 +458,6 @@ func (r *radixQueue) refill() {
 		}
 	}
 }
-
-// sourceEvent is an event of the radix queue: one without a frame, and
-// without the pointer, so that its 24 bytes are a quarter less than an
-// event's and the garbage collector has nothing to scan in the buckets.
-type sourceEvent struct {
-	at    time.Duration
-	order uint64
-	ref   uint32
-}
-
-func (a *sourceEvent) before(b *sourceEvent) bool { return earlier(a.at, a.order, b.at, b.order) }
 
 func (r *radixQueue) clear() {
 	for i := range r.buckets {

@@ -49,7 +49,7 @@ func testEventQueueOrder(t *testing.T, name string, spread uint64, sources int, 
 	s := NewStream(3, "queue", name)
 	var now time.Duration
 	push := func(kind eventKind, index int, at time.Duration) {
-		order := q.push(at, kind, index, nil)
+		order := q.push(at, kind, index, 0)
 		pending = append(pending, event{at: at, order: order, ref: uint32(index)<<kindBits | uint32(kind)})
 	}
 	for i := range sources {
@@ -117,7 +117,7 @@ func TestEventQueueChangesFormWithoutAllocating(t *testing.T) {
 	var q eventQueue
 	wave := func() {
 		for i := range 3 * sortedMost {
-			q.push(time.Duration(i*7919%1000), evExit, 0, nil)
+			q.push(time.Duration(i*7919%1000), evExit, 0, 0)
 		}
 		for q.len() > 0 {
 			q.pop()
@@ -189,5 +189,41 @@ func TestFlowLinesAFrameReads(t *testing.T) {
 	n := mustNew(t, manyFlows(10_000), nil)
 	if at := uintptr(unsafe.Pointer(&n.flows[0])); at%cacheLine != 0 {
 		t.Errorf("10 000 flows start at %#x, not on a line", at)
+	}
+}
+
+// TestExitsNameTheirFrames: an exit names its frame by its number in the
+// pool, so a frame keeps its number through the pool and a hop's copy of
+// it gets its own, and every frame reaches the end of its route as the
+// frame it was: with duplication and delays, every frame sent is
+// accounted for once, each copy too, and the numbers still match.
+func TestExitsNameTheirFrames(t *testing.T) {
+	cfg := oneHop(HopParams{Rate: 10 * Mbitps, Delay: 5 * ms, Duplicate: 0.3, Jitter: Jitter{Dist: Normal{Sigma: ms}}})
+	cfg.Hops = append(cfg.Hops, HopConfig{Name: "h2", HopParams: HopParams{Delay: 2 * ms, Duplicate: 0.3}})
+	cfg.Flows[0].Route = []int{0, 1}
+	cfg.Flows[0].Traffic = Poisson{Rate: 5 * Mbitps, Size: 500}
+	seqs := map[uint64]int{}
+	copies := 0
+	n := mustNew(t, cfg, observerFunc(func(f *Frame) {
+		if f.Copy {
+			copies++
+			return
+		}
+		seqs[f.Seq]++
+	}))
+	n.Run(2 * time.Second)
+	sent := n.FlowStats(0).Sent
+	if uint64(len(seqs)) != sent || copies == 0 {
+		t.Fatalf("%d frames finished of %d sent, and %d copies", len(seqs), sent, copies)
+	}
+	for seq, times := range seqs {
+		if times != 1 {
+			t.Fatalf("frame %d finished %d times", seq, times)
+		}
+	}
+	for i, f := range n.pool.all {
+		if f.id != uint32(i) {
+			t.Fatalf("frame %d of the pool numbered %d", i, f.id)
+		}
 	}
 }
