@@ -201,18 +201,41 @@ func (q *eventQueue) clear() {
 	q.sources.clear()
 }
 
-// insert queues e in items, in whichever form they are.
+// insert queues e in items, in whichever form they are. Into a sorted
+// run, it moves the events between e's place and the nearer end of the run
+// one place out. Which end is nearer is a guess from e's time alone, the
+// cheapest: either way is correct. The loops work on a local copy of the
+// slice, which the compiler keeps in registers, where q.items would be
+// loaded again after every event moved.
 func (q *eventQueue) insert(e event) {
-	if q.heap {
+	if q.heap || len(q.items) == sortedMost {
 		q.insertHeap(e)
 		return
 	}
-	if len(q.items) == sortedMost {
-		q.toHeap()
-		q.insertHeap(e)
-		return
+	if cap(q.items) == cap(q.run) || len(q.items) == cap(q.items) {
+		q.recentre() // no room before the run's first event or after its last
 	}
-	q.insertSorted(e)
+	n := len(q.items)
+	var items []event
+	if n > 0 && e.at < q.items[n/2].at {
+		lo := cap(q.run) - cap(q.items) // the run's first event, in q.run
+		items = q.run[lo-1 : lo+n]
+		i := 0
+		for i < n && items[i+1].before(&e) {
+			items[i] = items[i+1]
+			i++
+		}
+		items[i] = e
+	} else {
+		items = q.items[:n+1]
+		i := n
+		for i > 0 && e.before(&items[i-1]) {
+			items[i] = items[i-1]
+			i--
+		}
+		items[i] = e
+	}
+	q.items = items
 }
 
 // popItem removes and returns items' earliest event; there must be one.
@@ -223,41 +246,6 @@ func (q *eventQueue) popItem() event {
 	top := q.items[0]
 	q.items = q.items[1:]
 	return top
-}
-
-// insertSorted inserts e into the sorted run, moving the events between
-// it and the nearer end of the run one place out. Which end is nearer is
-// a guess from e's time alone, the cheapest: either way is correct. The
-// loops work on a local copy of the slice, which the compiler keeps in
-// registers, where q.items would be loaded again after every event moved.
-func (q *eventQueue) insertSorted(e event) {
-	n := len(q.items)
-	if n > 0 && e.at < q.items[n/2].at {
-		if cap(q.items) == cap(q.run) { // no room before the run's first event
-			q.recentre()
-		}
-		lo := cap(q.run) - cap(q.items)
-		items := q.run[lo-1 : lo+n]
-		i := 0
-		for i < n && items[i+1].before(&e) {
-			items[i] = items[i+1]
-			i++
-		}
-		items[i] = e
-		q.items = items
-		return
-	}
-	if len(q.items) == cap(q.items) { // no room after its last
-		q.recentre()
-	}
-	items := q.items[:n+1]
-	i := n
-	for i > 0 && e.before(&items[i-1]) {
-		items[i] = items[i-1]
-		i--
-	}
-	items[i] = e
-	q.items = items
 }
 
 // recentre moves the sorted run to the middle of its array, which it
@@ -293,8 +281,12 @@ func (q *eventQueue) toSorted() {
 }
 
 // insertHeap and popHeap move a hole through the heap instead of swapping,
-// so each level costs one copy of an event rather than three.
+// so each level costs one copy of an event rather than three. The first
+// event past sortedMost turns the sorted run into the heap.
 func (q *eventQueue) insertHeap(e event) {
+	if !q.heap {
+		q.toHeap()
+	}
 	q.items = append(q.items, e)
 	i := len(q.items) - 1
 	for i > 0 {
