@@ -73,11 +73,11 @@ func (a *event) before(b *event) bool { return earlier(a.at, a.order, b.at, b.or
 // items, by value (never boxed in interfaces, so pushing and popping
 // allocate nothing once it has grown): while they are few, as in most
 // runs, a sorted run of events, and past sortedMost a binary min-heap (see
-// inSortedRun). The sources' next frames are in a radix queue of their
+// sortedMost). The sources' next frames are in a radix queue of their
 // own when there are many: a run has one pending per flow, tens of
 // thousands with as many flows, where the heap's pop, sifting through 14
 // levels of events scattered past the caches, took a third of the run
-// (issue 21), while the frames in flight, which the heap keeps, are as
+// (issue 21), while the frames in flight, which items keep, are as
 // many as the traffic makes whatever the number of flows. All hold events
 // with unique orders, so taking the earlier of their two heads pops every
 // event in the same order as one heap would.
@@ -94,14 +94,14 @@ type eventQueue struct {
 	counter uint64
 	// sourcesApart sends the sources' events to the radix queue: for a
 	// network of manySources or more (New), where they are most of the
-	// events. With fewer, they are a few of the heap's entries, which the
+	// events. With fewer, they are a few of items' entries, which the
 	// frames in flight make deep anyway, and looking at a second queue's
 	// head at every pop cost 3 % of a run of 10 flows.
 	sourcesApart bool
 }
 
 // manySources is how many flows with a source a network has before their
-// events are kept apart from the heap (see eventQueue.sourcesApart).
+// events are kept apart from items (see eventQueue.sourcesApart).
 const manySources = 1000
 
 // The sorted run's bounds. A run of a few tens of events pops its earliest
