@@ -117,7 +117,7 @@ func BenchmarkFlows(b *testing.B) {
 // earliest and queues one a random time after it, as a run with one
 // pending frame per flow does.
 func BenchmarkEventQueue(b *testing.B) {
-	for _, pending := range []int{10, 10_000} {
+	for _, pending := range []int{10, 300, 10_000} {
 		b.Run(fmt.Sprint(pending), func(b *testing.B) {
 			var q eventQueue
 			s := NewStream(1, "queue")

@@ -19,30 +19,35 @@ func TestEventQueueMatchesOneHeap(t *testing.T) {
 		name    string
 		spread  uint64 // events are queued up to this long after now
 		sources int    // pending source events kept, like flows
-		// waves, when set, grows the queue past sortedMost and drains it
+		// waves, when set, grows the queue past waves events and drains it
 		// under sortedAgain in turns, so that it changes form again and
-		// again, with events queued on both sides of every change.
-		waves bool
+		// again (insertions that move many events, or sortedMost events,
+		// make it a heap), with events queued on both sides of every change.
+		waves int
+		// atTheBack queues every exit spread after now, behind the events
+		// queued before it, as a hop's fixed delay does.
+		atTheBack bool
 	}{
-		{"ties at every instant", 3, 50, false},
-		{"few sources, near", 1000, 5, false},
-		{"many sources, far", uint64(time.Second), 5000, false},
-		{"times past 2^62", 1 << 62, 200, false},
-		{"a sorted run at its most", 1000, sortedMost / 2, false},
-		{"waves", 1000, 4, true},
-		{"waves of ties", 2, 4, true},
-		{"waves, far", uint64(time.Second), 4, true},
+		{"ties at every instant", 3, 50, 0, false},
+		{"few sources, near", 1000, 5, 0, false},
+		{"many sources, far", uint64(time.Second), 5000, 0, false},
+		{"times past 2^62", 1 << 62, 200, 0, false},
+		{"a sorted run near its most", 1000, sortedMost / 2, 0, true},
+		{"waves", 1000, 4, 300, false},
+		{"waves of ties", 2, 4, 300, false},
+		{"waves, far", uint64(time.Second), 4, 300, false},
+		{"waves at the back, past sortedMost", 1000, 4, sortedMost + 100, true},
 	}
 	for _, tt := range tests {
 		for _, apart := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/apart=%v", tt.name, apart), func(t *testing.T) {
-				testEventQueueOrder(t, tt.name, tt.spread, tt.sources, tt.waves, apart)
+				testEventQueueOrder(t, tt.name, tt.spread, tt.sources, tt.waves, tt.atTheBack, apart)
 			})
 		}
 	}
 }
 
-func testEventQueueOrder(t *testing.T, name string, spread uint64, sources int, waves, apart bool) {
+func testEventQueueOrder(t *testing.T, name string, spread uint64, sources, waves int, atTheBack, apart bool) {
 	q := eventQueue{sourcesApart: apart}
 	growing, changes := true, 0
 	var pending []event // everything queued, unordered
@@ -77,20 +82,24 @@ func testEventQueueOrder(t *testing.T, name string, spread uint64, sources int, 
 		}
 		now = want.at
 		later := func() time.Duration { return min(now+time.Duration(s.Uint64()%spread), MaxDuration) }
+		exitAt := later
+		if atTheBack {
+			exitAt = func() time.Duration { return now + time.Duration(spread) }
+		}
 		switch want.kind() {
 		case evEmit: // the source's next frame, and the frame's first exit
 			push(evEmit, want.index(), later())
-			push(evExit, 0, later())
+			push(evExit, 0, exitAt())
 		case evExit:
 			if s.Uint64()%4 == 0 {
 				push(evExit, 0, now) // on to a hop without delay
 			}
-			if waves && growing { // and a copy, to the next hop
-				push(evExit, 0, later())
+			if waves > 0 && growing { // and a copy, to the next hop
+				push(evExit, 0, exitAt())
 			}
 		}
-		if waves {
-			if n := len(q.items); growing && n > 3*sortedMost || !growing && n < sortedAgain/2 {
+		if waves > 0 {
+			if n := len(q.items); growing && n > waves || !growing && n < sortedAgain/2 {
 				growing = !growing
 			}
 			if q.heap != wasHeap {
@@ -106,8 +115,46 @@ func testEventQueueOrder(t *testing.T, name string, spread uint64, sources int, 
 			pending = append(pending, event{at: at, order: uint64(step), ref: uint32(step)<<kindBits | uint32(evApply)})
 		}
 	}
-	if waves && changes < 20 {
-		t.Errorf("the queue changed form %d times, want at least 20", changes)
+	// Growing past sortedMost at the back takes longest: a round trip.
+	if want := map[bool]int{false: 6, true: 2}[atTheBack]; waves > 0 && changes < want {
+		t.Errorf("the queue changed form %d times, want at least %d", changes, want)
+	}
+}
+
+// TestSortedRunTurnsHeap: events queued at the back of the run, as after
+// a hop's fixed delay, move none and keep the run sorted up to sortedMost
+// events; events queued in its middle turn it into a heap long before.
+func TestSortedRunTurnsHeap(t *testing.T) {
+	var q eventQueue
+	for i := range sortedMost {
+		q.push(time.Duration(i), evExit, 0, 0)
+	}
+	if q.heap {
+		t.Fatalf("%d events queued in order: a heap, want a sorted run", q.len())
+	}
+	q.push(sortedMost, evExit, 0, 0)
+	if !q.heap {
+		t.Fatalf("%d events: a sorted run, want a heap", q.len())
+	}
+	for q.len() > sortedAgain {
+		q.pop()
+	}
+	if q.heap {
+		t.Fatalf("%d events: a heap, want a sorted run again", q.len())
+	}
+	var middle eventQueue
+	for i := range 200 {
+		middle.push(time.Duration(2*i), evExit, 0, 0)
+	}
+	pushed := 0
+	for !middle.heap && pushed < sortedMost {
+		middle.pop()
+		middle.push(200, evExit, 0, 0) // 100 events later than it, as many earlier
+		pushed++
+	}
+	// Each moves 99 or 100 events; the run's credit was at its most.
+	if most := creditMost/(99-movesPerInsert) + 2; !middle.heap || pushed > most {
+		t.Errorf("after %d events queued in the middle of 200: a heap %v; want a heap within %d", pushed, middle.heap, most)
 	}
 }
 
