@@ -79,7 +79,7 @@ func retainedPerFlow(b testing.TB, cfg Config, d time.Duration) float64 {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	inFlight := uintptr(len(n.pool.free))*(unsafe.Sizeof(Frame{})+unsafe.Sizeof((*Frame)(nil))) +
-		uintptr(cap(n.events.items))*unsafe.Sizeof(event{})
+		uintptr(max(cap(n.events.items), cap(n.events.run)))*unsafe.Sizeof(event{})
 	for i := range n.hops {
 		inFlight += uintptr(len(n.hops[i].serialiser.(*link).waiting.buf)+len(n.hops[i].outage.held.buf)) * unsafe.Sizeof((*Frame)(nil))
 	}
@@ -117,16 +117,16 @@ func BenchmarkFlows(b *testing.B) {
 // earliest and queues one a random time after it, as a run with one
 // pending frame per flow does.
 func BenchmarkEventQueue(b *testing.B) {
-	for _, pending := range []int{10, 10_000} {
+	for _, pending := range []int{10, 300, 10_000} {
 		b.Run(fmt.Sprint(pending), func(b *testing.B) {
 			var q eventQueue
 			s := NewStream(1, "queue")
 			for range pending {
-				q.push(time.Duration(s.Uint64()%uint64(time.Second)), evExit, 0, nil)
+				q.push(time.Duration(s.Uint64()%uint64(time.Second)), evExit, 0, 0)
 			}
 			for b.Loop() {
 				e := q.pop()
-				q.push(e.at+time.Duration(s.Uint64()%uint64(time.Second)), evExit, 0, nil)
+				q.push(e.at+time.Duration(s.Uint64()%uint64(time.Second)), evExit, 0, 0)
 			}
 		})
 	}

@@ -44,13 +44,13 @@ func (n *Network) leaveAt(f *Frame, h *hop, t, exit time.Duration) {
 		release = max(t, exit-fl.lead(f.Size), at.lastRelease)
 		at.lastRelease = release
 	}
-	n.events.push(release, evExit, 0, f)
+	n.events.push(release, evExit, 0, f.id)
 }
 
 // leaveNow has f leave at t, ahead of anything: a stage's LeaveNow.
 func (n *Network) leaveNow(f *Frame, t time.Duration) {
 	f.due = t
-	n.events.push(t, evExit, 0, f)
+	n.events.push(t, evExit, 0, f.id)
 }
 
 // exit is the moment f would leave its hop; an outage stops it here.

@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"math"
 	"strconv"
 	"time"
 )
@@ -69,10 +70,16 @@ type Frame struct {
 	pos       int           // position in the flow's route
 	corrupted bool          // some bit was flipped on the way
 	due       time.Duration // when it is due out of its current hop
+	id        uint32        // its number in its network's pool, for ever
 }
 
-// framePool recycles frames so the steady state allocates nothing.
-type framePool struct{ free []*Frame }
+// framePool recycles frames so the steady state allocates nothing. It
+// numbers the frames it makes, so that an event names its frame without a
+// pointer (see event).
+type framePool struct {
+	free []*Frame
+	all  []*Frame // by number
+}
 
 func (p *framePool) get() *Frame {
 	if n := len(p.free); n > 0 {
@@ -80,12 +87,18 @@ func (p *framePool) get() *Frame {
 		p.free = p.free[:n-1]
 		return f
 	}
-	return new(Frame)
+	if uint64(len(p.all)) > math.MaxUint32 {
+		// As many frames at once would take 400 GB: memory runs out first.
+		panic("emulator: more than 2^32 frames in flight")
+	}
+	f := &Frame{id: uint32(len(p.all))}
+	p.all = append(p.all, f)
+	return f
 }
 
 func (p *framePool) put(f *Frame) {
 	payload := f.Payload[:0]
-	*f = Frame{Payload: payload}
+	*f = Frame{Payload: payload, id: f.id}
 	p.free = append(p.free, f)
 }
 

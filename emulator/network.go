@@ -225,9 +225,9 @@ func (n *Network) NextEvent() (time.Duration, bool) {
 // Advance processes every event due at or before t and moves the clock to t.
 func (n *Network) Advance(t time.Duration) {
 	q := &n.events
-	if !q.sourcesApart { // the heap alone, as in most runs: nothing to choose
+	if !q.sourcesApart { // items alone, as in most runs: nothing to choose
 		for len(q.items) > 0 && q.items[0].at <= t {
-			ev := q.popHeap()
+			ev := q.popItem()
 			n.dispatch(&ev)
 		}
 	} else {
@@ -278,7 +278,7 @@ func (n *Network) dispatch(ev *event) {
 	case evSerialiser:
 		n.hops[ev.index()].serialiser.Wake(n.now)
 	case evExit:
-		n.exit(ev.frame)
+		n.exit(n.pool.all[ev.frame])
 	case evApply:
 		n.applyScheduled(ev.index())
 	case evRevert:
@@ -296,7 +296,7 @@ func (n *Network) queueEmit(flowIndex int, at time.Duration) {
 		fl.on = false
 		return
 	}
-	fl.pending = n.events.push(at, evEmit, flowIndex, nil)
+	fl.pending = n.events.push(at, evEmit, flowIndex, 0)
 }
 
 // emit makes a flow's next frame, planned by the event of the given order.
@@ -367,9 +367,9 @@ stages:
 // duplicate returns a copy of f that will travel the rest of f's route.
 func (n *Network) duplicate(f *Frame) *Frame {
 	c := n.pool.get()
-	payload := append(c.Payload[:0], f.Payload...)
+	payload, id := append(c.Payload[:0], f.Payload...), c.id
 	*c = *f
-	c.Payload, c.Copy = payload, true
+	c.Payload, c.Copy, c.id = payload, true, id
 	return c
 }
 
@@ -429,7 +429,7 @@ func (n *Network) Finish() {
 	n.finished = true
 	var inside []*Frame
 	put := func(f *Frame) { inside = append(inside, f) }
-	n.events.frames(put)
+	n.events.frames(func(frame uint32) { put(n.pool.all[frame]) })
 	for i := range n.hops {
 		h := &n.hops[i]
 		h.serialiser.Drain(put)

@@ -175,7 +175,7 @@ func TestEventQueueOrder(t *testing.T) {
 			q.pushControl(at, want.kind, want.index, uint64(i)) // the rank is the order
 			sent[uint64(i)] = want
 		} else {
-			sent[q.push(at, want.kind, want.index, nil)] = want
+			sent[q.push(at, want.kind, want.index, 0)] = want
 		}
 		if i%3 == 0 { // the queue grows, to some thousands
 			check(q.pop())

