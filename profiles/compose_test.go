@@ -169,6 +169,17 @@ func TestSetErrors(t *testing.T) {
 			t.Errorf("--set %v:\n got  %v\n want %s", tc.set, err, tc.want)
 		}
 	}
+	// An index into a list the profile does not have: said, not a crash
+	// (the key was added with no value, which decoding dereferenced).
+	for _, tc := range []struct{ set, want string }{
+		{"schedule[0].at=1s", `--set:1:10: schedule: has 0 entries; [0] is not one of them`},
+		{"hops.a.jitter[0]=1s", `--set:1:15: hops.a.jitter: has 0 entries; [0] is not one of them`},
+	} {
+		_, err := Parse("x.yaml", []byte(minimal), tc.set)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("--set %v on a profile without that list:\n got  %v\n want %s", tc.set, err, tc.want)
+		}
+	}
 }
 
 func TestRepetitionsRampsAndPhases(t *testing.T) {

@@ -435,6 +435,8 @@ func (d *Decoder) markSet(v *yaml.Node, n, col int) {
 }
 
 // SetPath returns n with the value at steps replaced (overlaid) by value.
+// A tree parsed lazily is expanded first (ExpandAll), or a stub would be
+// overlaid as it stands.
 func (d *Decoder) SetPath(n *yaml.Node, t reflect.Type, steps []PathStep, done string, value *yaml.Node, at func(int) Pos) *yaml.Node {
 	if len(steps) == 0 {
 		if n == nil {
@@ -485,6 +487,9 @@ func (d *Decoder) SetPath(n *yaml.Node, t reflect.Type, steps []PathStep, done s
 	}
 	if step.Index >= 0 {
 		child = d.setIndex(child, childType, step, path, steps[1:], value, at)
+		if child == nil {
+			return n // no list to index, reported: nothing to add
+		}
 	} else {
 		child = d.SetPath(child, childType, steps[1:], path, value, at)
 	}
