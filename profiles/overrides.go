@@ -32,6 +32,7 @@ func LoadOverridden(sd *lang.Decoder, ref, source, refPath, setPath string, sets
 	if root, err = d.ResolveExtends(root, from, []string{from}); err != nil {
 		return nil, err
 	}
+	d.ExpandAll(root) // SetPath rewrites the tree: all of it is there
 	for _, o := range sets {
 		at := func(col int) lang.Pos {
 			return lang.Pos{File: lang.SetFile, Line: o.Pos.Line, Col: o.Pos.Col + col - 1}

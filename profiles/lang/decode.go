@@ -246,7 +246,9 @@ func (d *Decoder) At(path string) (Pos, bool) {
 // NodeAt finds the node at a decoder path (hops.radio.jitter.file,
 // schedule[2].jitter.file) in a tree, or nil.
 func (d *Decoder) NodeAt(root *yaml.Node, path string) *yaml.Node {
-	n := d.expand(Resolve(root))
+	// A subtree parsed lazily is built again for each look, so an index
+	// of its keys would only keep that copy alive: it is scanned.
+	n, built := d.expanded(Resolve(root), false)
 	if path == "" {
 		return n
 	}
@@ -255,11 +257,16 @@ func (d *Decoder) NodeAt(root *yaml.Node, path string) *yaml.Node {
 		if n.Kind != yaml.MappingNode {
 			return nil
 		}
-		i := d.keyIndex(n, key)
+		var i int
+		if built {
+			i = MappingIndex(n, key)
+		} else {
+			i = d.keyIndex(n, key)
+		}
 		if i < 0 {
 			return nil
 		}
-		n = d.expand(Resolve(n.Content[i+1]))
+		n, built = d.expanded(Resolve(n.Content[i+1]), built)
 		for rest != "" {
 			var index string
 			index, rest, _ = strings.Cut(rest, "]")
@@ -268,10 +275,17 @@ func (d *Decoder) NodeAt(root *yaml.Node, path string) *yaml.Node {
 			if err != nil || n.Kind != yaml.SequenceNode || k < 0 || k >= len(n.Content) {
 				return nil
 			}
-			n = d.expand(Resolve(n.Content[k]))
+			n, built = d.expanded(Resolve(n.Content[k]), built)
 		}
 	}
 	return n
+}
+
+// expanded is expand, and whether n is in a subtree built now: it is
+// (built), or it was a stub.
+func (d *Decoder) expanded(n *yaml.Node, built bool) (*yaml.Node, bool) {
+	e := d.expand(n)
+	return e, built || e != n
 }
 
 // keyIndex is mappingIndex, through an index for a mapping of many keys

@@ -117,7 +117,8 @@ type fastParser struct {
 	skipped  int                 // the nodes of the stub's subtree, itself not counted
 	stubAt   int                 // the offset of the stub being parsed through
 	scratch  yaml.Node           // what the nodes of a stub's subtree are built in
-	stubs    map[*yaml.Node]stub // each stub's place
+	stubs    map[*yaml.Node]stub // each stub's place, once the file is read
+	parsed   []placedStub        // the stubs as the file is read
 
 	reused        []yaml.Node  // the nodes of expandReused
 	reusedContent []*yaml.Node // and their children
@@ -127,6 +128,12 @@ type fastParser struct {
 type stub struct {
 	offset int32 // of its first byte
 	nodes  int32 // below it
+}
+
+// placedStub is a stub and its place, as the parser leaves it.
+type placedStub struct {
+	n  *yaml.Node
+	at stub
 }
 
 // printableText reports whether the text outside ASCII in data is what
@@ -186,10 +193,6 @@ func parseFast(data []byte, dropComments, lazy bool) (root *yaml.Node, parser *f
 		return nil, nil, false // document markers, or scalars near enough to them
 	}
 	p := &fastParser{text: text, comments: dropComments, nonASCII: nonASCII, line: 1, lazy: lazy}
-	if lazy {
-		// Sized once, at a stub a line (a hop's or a flow's), not grown.
-		p.stubs = make(map[*yaml.Node]stub, strings.Count(text, "\n"))
-	}
 	defer func() {
 		if r := recover(); r != nil {
 			if _, declined := r.(errDecline); !declined {
@@ -206,6 +209,16 @@ func parseFast(data []byte, dropComments, lazy bool) (root *yaml.Node, parser *f
 	p.skipBlankLines()
 	if p.pos < len(p.text) {
 		p.decline()
+	}
+	if lazy {
+		// Made once, of the size it needs: a map grown stub by stub was
+		// 9 % of a large profile's load, and one sized at a stub a line
+		// wasted 4 MB on a profile written a key a line.
+		p.stubs = make(map[*yaml.Node]stub, len(p.parsed))
+		for _, s := range p.parsed {
+			p.stubs[s.n] = s.at
+		}
+		p.parsed = nil
 	}
 	return root, p, true
 }
@@ -450,7 +463,7 @@ func (p *fastParser) close(n *yaml.Node, base int, stubbed bool) {
 	p.depth--
 	if stubbed {
 		p.skipping = false
-		p.stubs[n] = stub{offset: int32(p.stubAt), nodes: int32(p.skipped)}
+		p.parsed = append(p.parsed, placedStub{n, stub{offset: int32(p.stubAt), nodes: int32(p.skipped)}})
 	}
 }
 
