@@ -108,9 +108,13 @@ func (w *waiting) Until(deadline time.Duration, pending func() bool) (woken bool
 // all the way).
 func (w *waiting) SetSpin(spin time.Duration) { w.spin = spin }
 
-// SpinUsed is how long the waiter spins before a deadline now: what
-// covers its recent sleeps' lateness, at most Spin.
-func (w *waiting) SpinUsed() time.Duration { return w.late.spinFor(w.spin) }
+// SpinWithin is how long the waiter spins before a deadline when it may
+// spin up to ceiling: what covers its recent sleeps' lateness. It knows
+// that while it does not spin (SetSpin(0)) too: its sleeps are measured
+// all the same.
+func (w *waiting) SpinWithin(ceiling time.Duration) time.Duration {
+	return w.late.spinFor(ceiling)
+}
 
 // Spin is the longest the waiter spins before a deadline.
 func (w *waiting) Spin() time.Duration { return w.spin }

@@ -1,6 +1,9 @@
 package realtime
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // A spin costs the CPU it runs on: at SCHED_FIFO nothing of normal priority
 // runs there while it lasts, and that includes the kernel workers that carry
@@ -13,7 +16,7 @@ import "time"
 const (
 	lateWindow  = 1024                 // sleeps remembered: about a second at 1 kHz
 	lateBucket  = 2 * time.Microsecond // resolution of the remembered lateness
-	lateBuckets = 256                  // up to 512 µs; later sleeps count in the last
+	lateBuckets = 256                  // up to 510 µs; the last holds every later sleep
 	lateSpare   = lateWindow / 100     // sleeps allowed later than the spin: 1 %
 	lateEvery   = 64                   // sleeps between recomputations of the spin
 )
@@ -47,10 +50,14 @@ func (l *lateness) record(late time.Duration) {
 }
 
 // covering is the least whole number of buckets that holds all but
-// lateSpare of the remembered sleeps' lateness.
+// lateSpare of the remembered sleeps' lateness; past the buckets, as long
+// as a spin may be.
 func (l *lateness) covering() time.Duration {
-	over := 0
-	for b := lateBuckets - 1; b > 0; b-- {
+	if int(l.count[lateBuckets-1]) > lateSpare {
+		return math.MaxInt64
+	}
+	over := int(l.count[lateBuckets-1])
+	for b := lateBuckets - 2; b > 0; b-- {
 		if over += int(l.count[b]); over > lateSpare {
 			return time.Duration(b+1) * lateBucket
 		}

@@ -26,7 +26,9 @@ func TestSpinCoversTheLatenessOfRecentSleeps(t *testing.T) {
 		// 11 are not.
 		{"10 outliers", func(i int) time.Duration { return outlier(i, 10, 300*us, 17*us) }, 400 * us, 18 * us},
 		{"11 outliers", func(i int) time.Duration { return outlier(i, 11, 300*us, 17*us) }, 400 * us, 302 * us},
-		{"past the buckets", func(i int) time.Duration { return outlier(i, 11, 10*time.Millisecond, 17*us) }, 100 * time.Millisecond, 512 * us},
+		// Sleeps later than the buckets reach: as long as the ceiling allows.
+		{"past the buckets", func(i int) time.Duration { return outlier(i, 11, 10*time.Millisecond, 17*us) }, 100 * time.Millisecond, 100 * time.Millisecond},
+		{"10 past the buckets", func(i int) time.Duration { return outlier(i, 10, 10*time.Millisecond, 17*us) }, 100 * time.Millisecond, 18 * us},
 		{"the ceiling", func(int) time.Duration { return 80 * us }, 50 * us, 50 * us},
 		{"negative, as a clock's step may give", func(int) time.Duration { return -5 * us }, 100 * us, 2 * us},
 	} {
@@ -97,9 +99,16 @@ func TestSpinMatchesTheSortedQuantile(t *testing.T) {
 					}
 					return n
 				}
-				// The last bucket holds everything later than the buckets
-				// reach, so a spin of all the buckets may leave more out.
-				if n := later(spin); n > lateSpare && spin < lateBuckets*lateBucket {
+				// Past the buckets (the last holds every sleep later than
+				// (lateBuckets-1) buckets), the spin is all it may be.
+				beyond := (lateBuckets - 1) * lateBucket
+				if spin == time.Second {
+					if n := later(beyond); n <= lateSpare {
+						t.Fatalf("trial %d: spin %v, but only %d sleeps were later than %v", trial, spin, n, beyond)
+					}
+					continue
+				}
+				if n := later(spin); n > lateSpare {
 					t.Fatalf("trial %d: %d sleeps of the window were %v late or more, want at most %d", trial, n, spin, lateSpare)
 				}
 				if spin > lateBucket {

@@ -71,9 +71,11 @@ func (c *Real) Rest(deadline time.Duration) { c.waiter.Rest(deadline) }
 // Spin is the longest the clock spins before a deadline.
 func (c *Real) Spin() time.Duration { return c.waiter.Spin() }
 
-// SpinUsed is how long before a deadline the clock spins now, as its
-// recent wake-ups need: at most Spin.
-func (c *Real) SpinUsed() time.Duration { return c.waiter.SpinUsed() }
+// SpinWithin is how long before a deadline the clock spins when it may
+// spin up to ceiling, as its recent wake-ups need.
+func (c *Real) SpinWithin(ceiling time.Duration) time.Duration {
+	return c.waiter.SpinWithin(ceiling)
+}
 
 // SetSpin sets the longest the clock spins before a deadline.
 func (c *Real) SetSpin(spin time.Duration) { c.waiter.SetSpin(spin) }

@@ -716,9 +716,6 @@ func (x *Executor) Timing(t *record.TimingSummary) {
 	if s, ok := x.clock.(interface{ Start() time.Time }); ok {
 		t.Started = s.Start().Format(time.RFC3339Nano)
 	}
-	if s, ok := x.clock.(interface{ SpinUsed() time.Duration }); ok {
-		t.SpinUsedS = s.SpinUsed().Seconds()
-	}
 	t.WakeLateness = x.wakeLate.Summarize()
 	t.ReleaseLateness = x.releaseLate.Summarize()
 	if l := &x.load; l.clock != nil {
@@ -726,6 +723,7 @@ func (x *Executor) Timing(t *record.TimingSummary) {
 			t.Busy = min(1, float64(l.busy)/float64(ran))
 		}
 		t.Overloads, t.OverloadS, t.SpinShedS = l.episodes, l.overloadFor.Seconds(), l.shedFor.Seconds()
+		t.SpinUsedS = l.clock.SpinWithin(l.spin).Seconds()
 	}
 	if x.in != nil {
 		t.IngressDropped = x.in.Dropped()

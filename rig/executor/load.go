@@ -54,6 +54,7 @@ type meteredClock interface {
 	Rest(until time.Duration)
 	Spin() time.Duration
 	SetSpin(time.Duration)
+	SpinWithin(ceiling time.Duration) time.Duration
 }
 
 // loadMeter is the executor's account of its CPU by windows.
@@ -241,11 +242,11 @@ func (l *loadMeter) cpuSince(now time.Duration) time.Duration {
 }
 
 // woke notes a wake-up for a deadline, late by late: while spinning is
-// given up, what a spin would have cost it, the spin less the lateness it
-// would have absorbed.
+// given up, what a spin would have cost it, the spin its wake-ups need less
+// the lateness it would have absorbed.
 func (l *loadMeter) woke(late time.Duration) {
 	if l.shed {
-		l.wouldSpin += max(0, l.spin-late)
+		l.wouldSpin += max(0, l.clock.SpinWithin(l.spin)-late)
 	}
 }
 

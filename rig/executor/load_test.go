@@ -59,6 +59,9 @@ func (c *workClock) Spin() time.Duration { return c.spin }
 
 func (c *workClock) SetSpin(spin time.Duration) { c.spin, c.spins = spin, append(c.spins, spin) }
 
+// SpinWithin: the test's waiter spins all it may.
+func (c *workClock) SpinWithin(ceiling time.Duration) time.Duration { return ceiling }
+
 // burner is a source that wants to run every period and costs what cost
 // says at each instant: work, on the test's clock. Its next turn is a
 // period after this one began, or, on a grid, a period after this one was

@@ -391,8 +391,9 @@ type TimingSummary struct {
 	// halt for the run (/dev/cpu_dma_latency at 0).
 	IdlePolling bool `json:"idle_polling"`
 	// SpinS is the longest the executor spins before a deadline (--spin);
-	// SpinUsedS what it spun at the end of the run: what covered 99 % of
-	// its last 1024 sleeps' lateness, at most SpinS.
+	// SpinUsedS what it spun at the end of the run, when it spun (see
+	// SpinShedS): what covered 99 % of its last 1024 sleeps' lateness, at
+	// most SpinS.
 	SpinS     float64 `json:"spin_s"`
 	SpinUsedS float64 `json:"spin_used_s"`
 	Wakeups   uint64  `json:"wakeups"`
