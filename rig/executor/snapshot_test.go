@@ -135,8 +135,12 @@ func TestWatchedForwardingAllocatesNothing(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("%v allocations per forwarded frame with readers", allocs)
 	}
-	if s := w.mon.Snapshot(); s.Seq < 50 {
-		t.Errorf("%d publications in %d ms", s.Seq, w.frames)
+	// Every 100 ms of the 5 s a publication, or one skipped because the
+	// readers held every other slot, as the monitor does rather than wait
+	// (under the race detector, whose slow copies kept them pinned, 1 of 50
+	// was in a CI run).
+	if s := w.mon.Snapshot(); s.Seq+w.mon.Skipped() < 50 {
+		t.Errorf("%d publications and %d skipped in %d ms", s.Seq, w.mon.Skipped(), w.frames)
 	}
 }
 
