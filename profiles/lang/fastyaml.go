@@ -193,6 +193,11 @@ func parseFast(data []byte, dropComments, lazy bool) (root *yaml.Node, parser *f
 		return nil, nil, false // document markers, or scalars near enough to them
 	}
 	p := &fastParser{text: text, comments: dropComments, nonASCII: nonASCII, line: 1, lazy: lazy}
+	if lazy {
+		// At most a stub a line, and 16 bytes each: growing the list was
+		// more garbage than that.
+		p.parsed = make([]placedStub, 0, strings.Count(text, "\n")+1)
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			if _, declined := r.(errDecline); !declined {
@@ -213,7 +218,8 @@ func parseFast(data []byte, dropComments, lazy bool) (root *yaml.Node, parser *f
 	if lazy {
 		// Made once, of the size it needs: a map grown stub by stub was
 		// 9 % of a large profile's load, and one sized at a stub a line
-		// wasted 4 MB on a profile written a key a line.
+		// kept 4 MB too many through the decoding of a profile written a
+		// key a line.
 		p.stubs = make(map[*yaml.Node]stub, len(p.parsed))
 		for _, s := range p.parsed {
 			p.stubs[s.n] = s.at
