@@ -10,9 +10,10 @@ import (
 // the very frames the rig forwards (a pty's flush_to_ldisc). A fixed spin
 // long enough for a busy machine took that CPU from them for 100 µs before
 // every deadline of a quiet one, whose wake-ups are 30 µs late at p99
-// (BENCHMARKS.md: a 20 ms hop's frames arrived 107 µs later at p99 than
-// undelayed ones). So a waiter spins as long as its own recent sleeps ended
-// late at their p99, within the spin it was given.
+// (BENCHMARKS.md: a quarter of the 124 µs by which a 20 ms hop's frames
+// arrived later at p99 than undelayed ones). So a waiter spins as long as
+// its own recent sleeps ended late at their p99, within the spin it was
+// given.
 const (
 	lateWindow  = 1024                 // sleeps remembered: about a second at 1 kHz
 	lateBucket  = 2 * time.Microsecond // resolution of the remembered lateness
