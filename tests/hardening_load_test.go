@@ -148,10 +148,11 @@ func TestLoadedKeepsNoTree(t *testing.T) {
 // number); the profile's values and engine configuration some 13, their
 // slices sized once; positions are not recorded per value (the decoder
 // finds them in the tree when a message needs one), nor the file of each
-// node. The bounds are some 10 % and 20 % over what a load takes (20.6
-// MiB, the stubs' list sized once included), and leave room for the race
-// detector's build, which allocates 22.2 MiB (the bound was 23 MiB and
-// failed a CI run under -race at 23.x with the list grown stub by stub).
+// node. The bounds, 24 MiB and 350 000, are 16 % and 20 % over what a load
+// takes (20.6 MiB, the stubs' list sized once included; 290 000), and
+// leave room for the race detector's build, which allocates 22.2 MiB (a
+// bound of 23 MiB failed a CI run under -race, with the list then grown
+// stub by stub).
 func TestParseLargeAllocates(t *testing.T) {
 	data := largeProfile(largeHops)
 	var before, after runtime.MemStats
