@@ -24,6 +24,7 @@ func readRelated(d *lang.Decoder, at, name string) ([]byte, string, error) {
 	return data, file, err
 }
 
+// readRelativeTo reads name relative to the file source, for readRelated.
 func readRelativeTo(source, name string) ([]byte, string, error) {
 	if shipped, ok := strings.CutPrefix(name, "shipped:"); ok {
 		full := path.Clean(shipped)
