@@ -320,7 +320,7 @@ func Demo(ctx context.Context, opt DemoOptions) (record.Summary, *DemoSetup, err
 		s, err := Run(ctx, d.Profile, d.Bench, Options{Duration: opt.Duration, Trace: opt.Trace, Signals: opt.Signals, Priority: opt.Priority, Log: opt.Log, Monitor: mon})
 		done <- result{s, err}
 	}()
-	dev, err := startDevice(ctx, filepath.Join(dir, d.endpoint), d.build, opt.Priority-2)
+	dev, err := startDevice(ctx, filepath.Join(dir, d.endpoint), d.build, threadPriorities(opt.Priority, runtime.NumCPU()).devices)
 	if err != nil {
 		cancel()
 		if r := <-done; r.err != nil {

@@ -69,8 +69,8 @@ type Options struct {
 	Paced bool
 
 	// Real time only. Priority is the executor's SCHED_FIFO priority (the
-	// endpoints' reader threads get one less); 0 leaves the scheduling
-	// alone. Spin is how long before a deadline the executor stops
+	// endpoints' reader threads get one less, see threadPriorities); 0
+	// leaves the scheduling alone. Spin is how long before a deadline the executor stops
 	// sleeping and spins; 0 means realtime.DefaultSpin.
 	Priority int
 	Spin     time.Duration
@@ -168,8 +168,8 @@ func Open(p *profiles.Loaded, b *benchfile.LoadedBench, mode Mode, opt Options) 
 		}
 		s.timing = record.TimingSummary{Scheduler: "SCHED_OTHER", SpinS: spin.Seconds()}
 		readerThread := func() {
-			if opt.Priority > 1 {
-				realtime.RaiseThread(opt.Priority - 1) // refused only where the executor's is: reported there
+			if p := threadPriorities(opt.Priority, runtime.NumCPU()).readers; p > 0 {
+				realtime.RaiseThread(p) // refused only where the executor's is: reported there
 			}
 		}
 		var err error
@@ -205,10 +205,11 @@ func Open(p *profiles.Loaded, b *benchfile.LoadedBench, mode Mode, opt Options) 
 	}
 	var err error
 	// In real time the executor waits for an isolated FMU at every step:
-	// its process runs at the readers' priority, below the executor's.
+	// its process runs at the readers' priority, below the executor's
+	// where there are CPUs enough.
 	fmuPriority := 0
-	if mode == RealTime && opt.Priority > 1 {
-		fmuPriority = opt.Priority - 1
+	if mode == RealTime {
+		fmuPriority = threadPriorities(opt.Priority, runtime.NumCPU()).readers
 	}
 	if s.fmus, err = startFMUs(b, fmuPriority); err != nil {
 		s.closeClock()
@@ -401,12 +402,16 @@ func (s *Session) loop(ctx context.Context) (stopped string, failure error, allo
 		} else {
 			defer realtime.LowerThread() // before the thread is unlocked
 			s.timing.Scheduler = fmt.Sprintf("SCHED_FIFO priority %d", s.opt.Priority)
-			if s.opt.Priority > RuntimePriority+1 { // the readers are one below
-				if restore, err := realtime.RaiseProcess(RuntimePriority); err != nil {
-					s.logf("cannot raise the process's other threads to SCHED_FIFO priority %d (%v): the executor may wait on them when the machine is loaded", RuntimePriority, err)
+			cpus := runtime.NumCPU()
+			if others := threadPriorities(s.opt.Priority, cpus).others; others > 0 {
+				if cpus == 1 {
+					s.logf("the process may use one CPU: all its threads run at the executor's priority, %d, or Go's runtime, spinning on a thread below it there, would stall the run", others)
+				}
+				if restore, err := realtime.RaiseProcess(others); err != nil {
+					s.logf("cannot raise the process's other threads to SCHED_FIFO priority %d (%v): the executor may wait on them when the machine is loaded", others, err)
 				} else {
 					defer restore()
-					s.timing.Scheduler += fmt.Sprintf(", the process's other threads %d", RuntimePriority)
+					s.timing.Scheduler += fmt.Sprintf(", the process's other threads %d", others)
 				}
 			}
 		}
@@ -433,6 +438,50 @@ func (s *Session) loop(ctx context.Context) (stopped string, failure error, allo
 	close(watching)
 	runtime.ReadMemStats(&after)
 	return stopped, failure, after.Mallocs - before.Mallocs
+}
+
+// priorities are the SCHED_FIFO priorities of a real-time run's threads
+// (0: SCHED_OTHER).
+type priorities struct {
+	executor int
+	// readers are the endpoints' reader threads (and isolated FMUs'
+	// processes): one below the executor, so that a frame is stamped as
+	// it arrives.
+	readers int
+	// devices are devices the process plays itself (the demo's firmware),
+	// below the readers.
+	devices int
+	// others are the process's other threads (RuntimePriority).
+	others int
+}
+
+// threadPriorities are a run's priorities when the executor's is to be
+// executor and the process may use cpus CPUs (runtime.NumCPU: the
+// machine's, or fewer where its affinity or cpuset says so).
+//
+// On one CPU every thread runs at the executor's priority. Go's runtime
+// monitor (sysmon, one of the other threads) holds a goroutine's scan bit
+// for a moment whenever it looks at a thread in a system call, and a
+// thread coming back from the call spins until the bit is released,
+// yielding only to threads of its own priority; other threads take the
+// bit too (to stop the world, say, which the demo's firmware thread did).
+// A thread above the holder's priority that woke on the holder's only CPU
+// while it held the bit preempted it and spun for good: the rig stopped
+// forwarding within seconds and answered no signal but SIGKILL
+// (TestRealTimeOnOneCPU, and `hilrig demo` under `taskset -c 1`). With
+// two CPUs or more the kernel moves the preempted holder to another.
+func threadPriorities(executor, cpus int) (p priorities) {
+	switch {
+	case executor <= 0:
+	case cpus == 1:
+		p = priorities{executor, executor, executor, executor}
+	default:
+		p = priorities{executor: executor, readers: executor - 1, devices: max(executor-2, 0)}
+		if p.readers > RuntimePriority {
+			p.others = RuntimePriority
+		}
+	}
+	return p
 }
 
 // RuntimePriority is the SCHED_FIFO priority of the process's threads

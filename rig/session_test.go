@@ -294,3 +294,27 @@ func TestQueues(t *testing.T) {
 		t.Errorf("core-up sampled up to %v B; its peak was %d B, its limit 30000 B", peak, s.Hops[1].PeakQueueBytes)
 	}
 }
+
+// TestThreadPriorities holds a run's threads to their priorities: the
+// readers under the executor and the runtime's under the readers where
+// there are CPUs to move a preempted thread to, all alike on one CPU.
+func TestThreadPriorities(t *testing.T) {
+	for _, tc := range []struct {
+		asked, cpus int
+		want        priorities
+	}{
+		{0, 4, priorities{}},
+		{0, 1, priorities{}},
+		{1, 2, priorities{1, 0, 0, 0}},
+		{2, 2, priorities{2, 1, 0, 0}},
+		{3, 2, priorities{3, 2, 1, RuntimePriority}},
+		{80, 2, priorities{80, 79, 78, RuntimePriority}},
+		{80, 64, priorities{80, 79, 78, RuntimePriority}},
+		{80, 1, priorities{80, 80, 80, 80}},
+		{1, 1, priorities{1, 1, 1, 1}},
+	} {
+		if got := threadPriorities(tc.asked, tc.cpus); got != tc.want {
+			t.Errorf("threadPriorities(%d, %d CPUs) = %+v, want %+v", tc.asked, tc.cpus, got, tc.want)
+		}
+	}
+}

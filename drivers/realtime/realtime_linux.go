@@ -60,7 +60,8 @@ func LowerThread() {
 // during a system call, a goroutine readied): at normal priority, on a
 // loaded machine, they waited for the CPU, and the real-time thread with
 // them, for tens of milliseconds. priority is meant to be 1: above every
-// ordinary process, below the rig's own real-time threads.
+// ordinary process, below the rig's own real-time threads, where there is
+// a CPU for each; on one CPU, theirs (see rig.threadPriorities).
 func RaiseProcess(priority int) (restore func(), err error) {
 	each := func(f func(tid int, attr *unix.SchedAttr) error) error {
 		ents, err := os.ReadDir("/proc/self/task")
