@@ -405,7 +405,7 @@ func (s *Session) loop(ctx context.Context) (stopped string, failure error, allo
 			cpus := runtime.NumCPU()
 			if others := threadPriorities(s.opt.Priority, cpus).others; others > 0 {
 				if cpus == 1 {
-					s.logf("the process may use one CPU: all its threads run at the executor's priority, %d, or Go's runtime, spinning on a thread below it there, would stall the run", others)
+					s.logf("the process may use one CPU: its threads other than the executor's all run at SCHED_FIFO priority %d, or Go's runtime, spinning on a thread below another there, could stall the run", others)
 				}
 				if restore, err := realtime.RaiseProcess(others); err != nil {
 					s.logf("cannot raise the process's other threads to SCHED_FIFO priority %d (%v): the executor may wait on them when the machine is loaded", others, err)
@@ -459,22 +459,26 @@ type priorities struct {
 // executor and the process may use cpus CPUs (runtime.NumCPU: the
 // machine's, or fewer where its affinity or cpuset says so).
 //
-// On one CPU every thread runs at the executor's priority. Go's runtime
-// monitor (sysmon, one of the other threads) holds a goroutine's scan bit
-// for a moment whenever it looks at a thread in a system call, and a
-// thread coming back from the call spins until the bit is released,
-// yielding only to threads of its own priority; other threads take the
-// bit too (to stop the world, say, which the demo's firmware thread did).
-// A thread above the holder's priority that woke on the holder's only CPU
-// while it held the bit preempted it and spun for good: the rig stopped
-// forwarding within seconds and answered no signal but SIGKILL
-// (TestRealTimeOnOneCPU, and `hilrig demo` under `taskset -c 1`). With
-// two CPUs or more the kernel moves the preempted holder to another.
+// On one CPU every thread but the executor's runs one below it, all
+// alike. Go's runtime monitor (sysmon, one of the other threads) holds a
+// goroutine's scan bit for a moment whenever it looks at a thread in a
+// system call, and a thread coming back from the call spins until the bit
+// is released, yielding only to threads of its own priority; other
+// threads take the bit too (to stop the world, say, which the demo's
+// firmware thread did). A thread above the holder's priority that woke on
+// the holder's only CPU while it held the bit preempted it and spun for
+// good: the rig stopped forwarding within seconds and answered no signal
+// but SIGKILL (TestRealTimeOnOneCPU, and `hilrig demo` under `taskset -c
+// 1`). The executor stays above the rest because it never sleeps in a
+// system call the monitor can see (realtime.Waiter); every other thread
+// may. With two CPUs or more the kernel moves the preempted holder to
+// another, and the readers keep their place above the rest.
 func threadPriorities(executor, cpus int) (p priorities) {
 	switch {
 	case executor <= 0:
 	case cpus == 1:
-		p = priorities{executor, executor, executor, executor}
+		below := executor - 1
+		p = priorities{executor, below, below, below}
 	default:
 		p = priorities{executor: executor, readers: executor - 1, devices: max(executor-2, 0)}
 		if p.readers > RuntimePriority {

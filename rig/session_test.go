@@ -297,7 +297,8 @@ func TestQueues(t *testing.T) {
 
 // TestThreadPriorities holds a run's threads to their priorities: the
 // readers under the executor and the runtime's under the readers where
-// there are CPUs to move a preempted thread to, all alike on one CPU.
+// there are CPUs to move a preempted thread to; on one CPU, all alike
+// under the executor.
 func TestThreadPriorities(t *testing.T) {
 	for _, tc := range []struct {
 		asked, cpus int
@@ -310,8 +311,9 @@ func TestThreadPriorities(t *testing.T) {
 		{3, 2, priorities{3, 2, 1, RuntimePriority}},
 		{80, 2, priorities{80, 79, 78, RuntimePriority}},
 		{80, 64, priorities{80, 79, 78, RuntimePriority}},
-		{80, 1, priorities{80, 80, 80, 80}},
-		{1, 1, priorities{1, 1, 1, 1}},
+		{80, 1, priorities{80, 79, 79, 79}},
+		{2, 1, priorities{2, 1, 1, 1}},
+		{1, 1, priorities{1, 0, 0, 0}},
 	} {
 		if got := threadPriorities(tc.asked, tc.cpus); got != tc.want {
 			t.Errorf("threadPriorities(%d, %d CPUs) = %+v, want %+v", tc.asked, tc.cpus, got, tc.want)

@@ -91,15 +91,32 @@ flows:
 	ctrl.Close()
 	plant.Close()
 	reading.Wait()
-	for i, name := range []string{"controller to plant", "plant to controller"} {
-		if len(got[i]) != n {
-			t.Errorf("%s: %d frames arrived of %d", name, len(got[i]), n)
-		}
-	}
-	if len(during) != 1 || during["SCHED_FIFO 80"] == 0 {
-		t.Errorf("the rig's threads a second into the run: %v, want every one at SCHED_FIFO 80", during)
-	}
+	// One CPU carries the kernel's pty work (at normal priority, below
+	// every thread of the rig) and the machine's other load: a device
+	// side's pty may fill, and the rig drops what it does not take, and
+	// counts it. What must hold is that it kept forwarding to the end and
+	// that every frame is either delivered or counted.
 	s := r.readSummary()
+	for i, way := range []struct{ name, flow string }{{"controller to plant", "m2s"}, {"plant to controller", "s2m"}} {
+		name, dropped := way.name, uint64(0)
+		for _, f := range s.Flows {
+			if f.Name == way.flow {
+				dropped = f.Dropped["egress_drop"]
+			}
+		}
+		last := -1
+		for _, f := range got[i] {
+			last = max(last, f.seq)
+		}
+		if uint64(len(got[i]))+dropped != n || last < n*9/10 {
+			t.Errorf("%s: %d frames arrived of %d, the last sent %d, %d counted as not taken; the rig's account: %+v %+v",
+				name, len(got[i]), n, last, dropped, s.Flows, s.Endpoints)
+		}
+		t.Logf("%s: %d frames of %d arrived, %d not taken by the device's side", name, len(got[i]), n, dropped)
+	}
+	if len(during) != 2 || during["SCHED_FIFO 80"] != 1 || during["SCHED_FIFO 79"] == 0 {
+		t.Errorf("the rig's threads a second into the run: %v, want the executor's at SCHED_FIFO 80 and every other at 79", during)
+	}
 	if !strings.Contains(s.Timing.Scheduler, "SCHED_FIFO") {
 		t.Errorf("scheduler %q: the run was not at real-time priority", s.Timing.Scheduler)
 	}
@@ -108,11 +125,11 @@ flows:
 }
 
 // TestDemoOnOneCPU runs `hilrig demo` confined to one CPU: every thread
-// of the process must run at the executor's priority. Its firmware's
-// thread ran two below, took the executor's scan bit (see
-// TestRealTimeOnOneCPU) and was preempted by it: the demo hung in 1 of 4
-// runs of 10 s by hand (main at 283e972, after the run's threads were
-// made alike).
+// of the process but the executor's must run at one priority. Its
+// firmware's thread ran below the others, took a reader's scan bit or the
+// executor's (see TestRealTimeOnOneCPU) and was preempted: the demo hung
+// in 1 of 4 runs of 10 s by hand (main at 283e972 with the run's own
+// threads made alike, the firmware's not).
 func TestDemoOnOneCPU(t *testing.T) {
 	if !canRaise() {
 		t.Skip("needs SCHED_FIFO (root or CAP_SYS_NICE): without it no thread outranks the runtime's")
@@ -134,8 +151,8 @@ func TestDemoOnOneCPU(t *testing.T) {
 			t.Fatalf("the demo never reached 1.2 s: %s", out.String())
 		}
 	}
-	if during := schedulingOf(cmd.Process.Pid); len(during) != 1 || during["SCHED_FIFO 80"] == 0 {
-		t.Errorf("the demo's threads a second into the run: %v, want every one at SCHED_FIFO 80", during)
+	if during := schedulingOf(cmd.Process.Pid); len(during) != 2 || during["SCHED_FIFO 80"] != 1 || during["SCHED_FIFO 79"] == 0 {
+		t.Errorf("the demo's threads a second into the run: %v, want the executor's at SCHED_FIFO 80 and every other at 79", during)
 	}
 	select {
 	case err := <-exited:

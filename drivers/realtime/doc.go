@@ -52,7 +52,8 @@ type waiting struct {
 	// turned true before it slept. It is a method value made once: a
 	// closure made per call would allocate on every wait.
 	sleep func(d time.Duration, pending func() bool) bool
-	// rest sleeps for d whatever happens.
+	// rest sleeps for d whatever happens, or less where a signal ends
+	// the sleep.
 	rest func(d time.Duration)
 	// slept and spun are the time spent asleep and spinning in waits so
 	// far; only the waiting goroutine touches them.
@@ -127,10 +128,11 @@ func (w *waiting) Spent() (slept, spun time.Duration) { return w.slept, w.spun }
 // has used up its share of the CPU gives the rest of the machine its
 // turn.
 func (w *waiting) Rest(deadline time.Duration) {
-	now := w.clock.Now()
-	if deadline <= now {
-		return
+	start := w.clock.Now()
+	now := start
+	for now < deadline {
+		w.rest(deadline - now)
+		now = w.clock.Now()
 	}
-	w.rest(deadline - now)
-	w.slept += w.clock.Now() - now
+	w.slept += now - start
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -61,7 +62,7 @@ func LowerThread() {
 // loaded machine, they waited for the CPU, and the real-time thread with
 // them, for tens of milliseconds. priority is meant to be 1: above every
 // ordinary process, below the rig's own real-time threads, where there is
-// a CPU for each; on one CPU, theirs (see rig.threadPriorities).
+// a CPU to move a preempted thread to (see rig.threadPriorities).
 func RaiseProcess(priority int) (restore func(), err error) {
 	each := func(f func(tid int, attr *unix.SchedAttr) error) error {
 		ents, err := os.ReadDir("/proc/self/task")
@@ -162,6 +163,18 @@ func MaxRSS() int64 {
 // goroutine wakes it (a frame arrived, the run must stop). It sleeps in
 // ppoll on an eventfd, which Wake writes, and spins the last stretch so
 // that it returns on time rather than when the scheduler gets to it.
+//
+// Its ppoll is a raw system call: to Go's scheduler the sleeping goroutine
+// is running, and keeps its P (the caller sees that GOMAXPROCS leaves the
+// other goroutines theirs). A system call as the scheduler knows one lets
+// its monitor look at the thread while it sleeps, holding the goroutine's
+// scan bit for a moment each time, and take its P; a thread coming back
+// from the call spins until the bit is released, and one above the
+// monitor's priority, on the monitor's only CPU, spun for good
+// (tests/hardening_onecpu_test.go). Asleep here, the thread is nobody's to
+// look at: the monitor's requests to give up the CPU (every 10 ms of
+// running, as the scheduler counts it) end the ppoll with EINTR, and the
+// goroutine yields at its next function call, as any running one does.
 type Waiter struct {
 	waiting
 	efd    int
@@ -202,18 +215,18 @@ func (w *Waiter) ppoll(d time.Duration, pending func() bool) bool {
 		w.asleep.Store(false)
 		return false
 	}
-	n, _ := unix.Ppoll(w.fds[:], &w.ts, nil)
+	n, _, errno := unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&w.fds[0])), uintptr(len(w.fds)), uintptr(unsafe.Pointer(&w.ts)), 0, 0, 0)
 	w.asleep.Store(false)
-	if n > 0 {
-		unix.Read(w.efd, w.buf[:])
+	if errno == 0 && n > 0 {
+		unix.RawSyscall(unix.SYS_READ, uintptr(w.efd), uintptr(unsafe.Pointer(&w.buf[0])), uintptr(len(w.buf)))
 	}
-	return true
+	return true // also when a signal ended it early: Until sleeps again
 }
 
-// nap sleeps for d, deaf to wakes.
+// nap sleeps for d, deaf to wakes (a signal may end it early).
 func (w *Waiter) nap(d time.Duration) {
 	w.ts = unix.NsecToTimespec(int64(d))
-	unix.Ppoll(nil, &w.ts, nil)
+	unix.RawSyscall6(unix.SYS_PPOLL, 0, 0, uintptr(unsafe.Pointer(&w.ts)), 0, 0, 0)
 }
 
 // Close releases the waiter's eventfd.
