@@ -194,9 +194,12 @@ func TestSourcesStayOutOfTheHeap(t *testing.T) {
 }
 
 // TestFlowLinesAFrameReads: what a frame's work reads of its flow is on
-// four cache lines of the flow's six, which start on a line in the large
-// allocation of many flows (issue 21; the same fields were on five or six
-// of a flow's 368 bytes, which did not start on a line).
+// four cache lines, which start on a line in the large allocation of many
+// flows (issue 21; the same fields were on five or six of a flow's 368
+// bytes, which did not start on a line, and then on four lines of the flow
+// and two more of its route state and its source). Making a frame reads
+// the first two lines, forwarding it the first, counting it the third and
+// fourth.
 func TestFlowLinesAFrameReads(t *testing.T) {
 	var f flow
 	line := func(offset uintptr) uintptr { return offset / cacheLine }
@@ -208,15 +211,17 @@ func TestFlowLinesAFrameReads(t *testing.T) {
 		line   uintptr
 	}{
 		{"pending", unsafe.Offsetof(f.pending), 0},
-		{"stop", unsafe.Offsetof(f.stop), 0},
 		{"nextSeq", unsafe.Offsetof(f.nextSeq), 0},
-		{"at", unsafe.Offsetof(f.at), 0},
-		{"end of at", unsafe.Offsetof(f.at) + unsafe.Sizeof(f.at) - 1, 0},
-		{"lead", unsafe.Offsetof(f.lead), 0},
 		{"size", unsafe.Offsetof(f.size), 0},
+		{"routeLen", unsafe.Offsetof(f.routeLen), 0},
 		{"on", unsafe.Offsetof(f.on), 0},
-		{"src", unsafe.Offsetof(f.src), 1},
-		{"end of rng", unsafe.Offsetof(f.rng) + unsafe.Sizeof(f.rng) - 1, 1},
+		{"hasLead", unsafe.Offsetof(f.hasLead), 0},
+		{"near", unsafe.Offsetof(f.near), 0},
+		{"end of near", unsafe.Offsetof(f.near) + unsafe.Sizeof(f.near) - 1, 0},
+		{"rng", unsafe.Offsetof(f.rng), 1},
+		{"poissonMean", unsafe.Offsetof(f.poissonMean), 1},
+		{"stop", unsafe.Offsetof(f.stop), 1},
+		{"end of src", unsafe.Offsetof(f.src) + unsafe.Sizeof(f.src) - 1, 1},
 		{"stats.Sent", stats + unsafe.Offsetof(f.stats.Sent), 2},
 		{"Delay.n", delay + unsafe.Offsetof(f.stats.Delay.n), 2},
 		{"Delay.min and max", delay + unsafe.Offsetof(f.stats.Delay.max), 2},

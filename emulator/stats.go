@@ -13,6 +13,9 @@ import (
 // What Record updates for every frame comes first, in two cache lines of a
 // flow's state (see flow).
 type FlowStats struct {
+	// Sent counts the frames made. A network's flows count them as their
+	// sequence numbers, on the line making a frame reads anyway, and
+	// Network.FlowStats and Summary bring Sent up to date.
 	Sent           uint64
 	Delay          DelayHistogram    // one-way delay of the source's arrived frames
 	Status         [numStatus]uint64 // the source's frames by final status
