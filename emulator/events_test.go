@@ -194,12 +194,14 @@ func TestSourcesStayOutOfTheHeap(t *testing.T) {
 }
 
 // TestFlowLinesAFrameReads: what a frame's work reads of its flow is on
-// four cache lines, which start on a line in the large allocation of many
+// three cache lines, which start on a line in the large allocation of many
 // flows (issue 21; the same fields were on five or six of a flow's 368
 // bytes, which did not start on a line, and then on four lines of the flow
-// and two more of its route state and its source). Making a frame reads
-// the first two lines, forwarding it the first, counting it the third and
-// fourth.
+// and three more of its route state, its source and its delay histogram's
+// buckets). Making a frame reads the first two lines, forwarding it the
+// first, counting it as delivered the third (and its delay's buckets, in
+// other memory, only when it falls in another bucket than the frame
+// before).
 func TestFlowLinesAFrameReads(t *testing.T) {
 	var f flow
 	line := func(offset uintptr) uintptr { return offset / cacheLine }
@@ -222,13 +224,11 @@ func TestFlowLinesAFrameReads(t *testing.T) {
 		{"poissonMean", unsafe.Offsetof(f.poissonMean), 1},
 		{"stop", unsafe.Offsetof(f.stop), 1},
 		{"end of src", unsafe.Offsetof(f.src) + unsafe.Sizeof(f.src) - 1, 1},
-		{"stats.Sent", stats + unsafe.Offsetof(f.stats.Sent), 2},
 		{"Delay.n", delay + unsafe.Offsetof(f.stats.Delay.n), 2},
 		{"Delay.min and max", delay + unsafe.Offsetof(f.stats.Delay.max), 2},
-		{"end of Delay.dense", delay + unsafe.Offsetof(f.stats.Delay.dense) + unsafe.Sizeof(f.stats.Delay.dense) - 1, 2},
-		{"Delay.sparse", delay + unsafe.Offsetof(f.stats.Delay.sparse), 3},
-		{"Delay.lo", delay + unsafe.Offsetof(f.stats.Delay.lo), 3},
-		{"Status[Delivered]", stats + unsafe.Offsetof(f.stats.Status) + uintptr(Delivered)*8, 3},
+		{"Delay.hot", delay + unsafe.Offsetof(f.stats.Delay.hot), 2},
+		{"Status[Delivered]", stats + unsafe.Offsetof(f.stats.Status) + uintptr(Delivered)*8, 2},
+		{"Delay.store", delay + unsafe.Offsetof(f.stats.Delay.store), 2},
 	}
 	for _, tt := range tests {
 		if got := line(tt.offset); got != tt.line {

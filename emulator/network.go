@@ -63,13 +63,14 @@ type Network struct {
 // work reads of its flow is in few cache lines: the first holds what
 // making, forwarding and delivering it read, its state at the first two
 // hops of its route among them; the second its source's state, which only
-// making a frame reads; the next two the counters a finished frame adds to
+// making a frame reads; the third the counters a delivered frame adds to
 // (FlowStats keeps those at its start), and the rest what a frame never
 // reads. The padding makes a flow a whole number of lines, so that in the
 // large allocation of a run's many flows each starts on one (issues 10 and
 // 21: with 10 000 flows, a frame read eleven lines of its flow's state
-// scattered over its flow, its route state and its source, which took 2.4
-// times the time of 10 flows for the same frames).
+// scattered over its flow, its route state, its source and its delay
+// histogram, which took 2.4 times the time of 10 flows for the same
+// frames).
 // (The padding is before the last fields: a zero-sized last field would
 // take 8 bytes.)
 type flow struct {
@@ -98,7 +99,8 @@ type flowFields struct {
 	poissonMean float64 // a Poisson source's mean gap, in ns: drawn here rather than through src
 	stop        time.Duration
 	src         source
-	// Counted as a frame finishes: the third and fourth.
+	// Counted as a frame finishes: the third (the fourth too for frames
+	// not delivered).
 	stats FlowStats
 }
 
