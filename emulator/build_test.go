@@ -21,7 +21,8 @@ func TestBuildAllocatesWhatAFlowKeeps(t *testing.T) {
 	// What a flow keeps, the event queue's slice counted at twice its
 	// length (it grows by doubling), and a quarter more for the
 	// allocator's size classes.
-	keeps := unsafe.Sizeof(flow{}) + 2*unsafe.Sizeof(flowHop{}) + 2*unsafe.Sizeof(0) +
+	// The state at a two-hop route's positions is in the flow itself.
+	keeps := unsafe.Sizeof(flow{}) + 2*unsafe.Sizeof(0) +
 		unsafe.Sizeof(poissonSource{}) + unsafe.Sizeof(Stream{}) + 2*unsafe.Sizeof(event{})
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -48,8 +49,8 @@ func TestRouteOccurrences(t *testing.T) {
 	n := mustNew(t, cfg, nil)
 	for i := range routes {
 		var got []int32
-		for _, at := range n.flows[i].at {
-			got = append(got, at.occurrence)
+		for pos := range n.flows[i].routeLen {
+			got = append(got, n.flows[i].hopAt(int(pos)).occurrence)
 		}
 		if !slices.Equal(got, want[i]) {
 			t.Errorf("route %v: occurrences %v, want %v", routes[i], got, want[i])

@@ -31,18 +31,19 @@ type outage struct {
 // released that much earlier.
 func (n *Network) leaveAt(f *Frame, h *hop, t, exit time.Duration) {
 	fl := &n.flows[f.Flow]
-	at := &fl.at[f.pos]
 	if h.Reorder.Mode != ReorderAllowed {
+		at := fl.hopAt(f.pos)
 		exit = max(exit, at.lastExit)
 		at.lastExit = exit
 	}
 	f.due = exit
 	release := exit
-	if fl.lead != nil && f.pos == len(fl.at)-1 {
+	if fl.hasLead && f.pos == int(fl.routeLen)-1 {
 		// Start the egress line early by its transmission time, but never
 		// before the frame got here, nor before the frame ahead of it.
-		release = max(t, exit-fl.lead(f.Size), at.lastRelease)
-		at.lastRelease = release
+		extra := fl.extraAt(f.pos)
+		release = max(t, exit-fl.lead(f.Size), extra.lastRelease)
+		extra.lastRelease = release
 	}
 	n.events.push(release, evExit, 0, f.id)
 }

@@ -161,14 +161,14 @@ func (s *hopStages) update(p *HopParams, changed HopField) {
 // changes no draw, and flows through hops that do not impair keep none.
 func (n *Network) stageState(f *Frame, h *hop, st activeStage) *FlowState {
 	fl := &n.flows[f.Flow]
-	at := &fl.at[f.pos]
-	if at.stages == nil {
-		at.stages = make([]FlowState, len(stageDefs))
+	extra := fl.extraAt(f.pos)
+	if extra.stages == nil {
+		extra.stages = make([]FlowState, len(stageDefs))
 	}
-	s := &at.stages[st.index]
+	s := &extra.stages[st.index]
 	switch {
 	case s.Rand == nil:
-		s.Rand = NewStream(n.seed, "hop", h.name, strconv.Itoa(int(at.occurrence)), "flow", fl.name, stageDefs[st.index].key)
+		s.Rand = NewStream(n.seed, "hop", h.name, strconv.Itoa(int(fl.hopAt(f.pos).occurrence)), "flow", fl.name, stageDefs[st.index].key)
 		s.Stats, s.epoch = &fl.stats, h.stages.epochs[st.index]
 		s.State = st.NewState(nil)
 	case s.epoch != h.stages.epochs[st.index]:
@@ -185,9 +185,9 @@ type finisher interface{ finish(s *FlowState) }
 // finishStages closes the count of every flow's state that keeps one.
 func (n *Network) finishStages() {
 	for i := range n.flows {
-		for j := range n.flows[i].at {
-			for k := range n.flows[i].at[j].stages {
-				if s := &n.flows[i].at[j].stages[k]; s.State != nil {
+		for j := range n.flows[i].extra {
+			for k := range n.flows[i].extra[j].stages {
+				if s := &n.flows[i].extra[j].stages[k]; s.State != nil {
 					if fin, ok := s.State.(finisher); ok {
 						fin.finish(s)
 					}

@@ -10,14 +10,18 @@ import (
 // FlowStats counts a flow's frames by fate and summarises the one-way delay
 // of the delivered ones, in memory that does not grow with the run.
 //
-// What Record updates for every frame comes first, in two cache lines of a
-// flow's state (see flow).
+// What Record updates for a delivered frame comes first, on one cache line
+// of a flow's state (see flow): the delay's count, sum, extremes and its
+// latest bucket, and Status[Delivered].
 type FlowStats struct {
+	Delay  DelayHistogram    // one-way delay of the source's arrived frames
+	Status [numStatus]uint64 // the source's frames by final status
+	// Sent counts the frames made. A network's flows count them as their
+	// sequence numbers, on the line making a frame reads anyway, and
+	// Network.FlowStats and Summary bring Sent up to date.
 	Sent           uint64
-	Delay          DelayHistogram    // one-way delay of the source's arrived frames
-	Status         [numStatus]uint64 // the source's frames by final status
-	Duplicates     uint64            // copies delivered
-	DuplicatesLost uint64            // copies dropped or still in flight
+	Duplicates     uint64 // copies delivered
+	DuplicatesLost uint64 // copies dropped or still in flight
 
 	// LossBursts[k] counts runs of k+1 consecutive frames lost by a hop's
 	// loss model (the last entry counts longer runs too); nil until the
@@ -90,20 +94,25 @@ const QuantileRelError = 1.0 / (1 << (histogramSubBits + 1))
 // from the smallest bucket seen to the largest. (Counts indexed from bucket
 // 0 cost 88 KB for delays of 6 ms, whatever the number of frames: issue 10.)
 //
-// Its fields are in the order Record reads them, so that FlowStats' Sent,
-// the first five and Status[Delivered] fill two cache lines.
+// A flow's frames often take the same time, so the latest bucket's count
+// is kept apart, in the histogram itself (hot), and added to the pairs or
+// counts (behind a pointer, in other memory) only when a duration falls in
+// another bucket: recording such a run touches the histogram's 48 bytes
+// alone, where looking the bucket up among the pairs missed the caches
+// once a frame with 10 000 flows (issue 21).
 type DelayHistogram struct {
 	n        uint64
 	sum      float64
 	min, max time.Duration
-	dense    []uint64      // counts of buckets lo, lo+1, …
-	sparse   []bucketCount // in bucket order; nil once dense
-	lo       int
-	// last is where in sparse the last duration's bucket was: a flow's
-	// frames often take the same time, and looking there first skips the
-	// search, whose compares went either way (1.7 mispredicted branches a
-	// frame in the bottleneck's run, in cachegrind's count).
-	last int
+	hot      bucketCount // counted apart from store
+	store    *histogramStore
+}
+
+// histogramStore is a histogram's counts but those of its hot bucket.
+type histogramStore struct {
+	dense  []uint64      // counts of buckets lo, lo+1, …
+	sparse []bucketCount // in bucket order; nil once dense
+	lo     int
 }
 
 // bucketCount is a bucket of a sparse histogram; 8 bytes, where the dense
@@ -148,98 +157,154 @@ func (h *DelayHistogram) Record(d time.Duration) {
 }
 
 func (h *DelayHistogram) add(b int) {
-	if len(h.dense) > 0 {
-		if b < h.lo || b >= h.lo+len(h.dense) {
-			h.widen(b)
+	if int(h.hot.bucket) == b && h.hot.count < math.MaxUint32 {
+		h.hot.count++
+		return
+	}
+	if h.hot.count > 0 {
+		if h.store == nil {
+			h.store = new(histogramStore)
 		}
-		h.dense[b-h.lo]++
+		h.store.add(int(h.hot.bucket), uint64(h.hot.count))
+	}
+	h.hot = bucketCount{uint32(b), 1}
+}
+
+// add adds c to bucket b's count.
+func (s *histogramStore) add(b int, c uint64) {
+	if len(s.dense) > 0 {
+		if b < s.lo || b >= s.lo+len(s.dense) {
+			s.widen(b)
+		}
+		s.dense[b-s.lo] += c
 		return
 	}
-	if i := h.last; i < len(h.sparse) && int(h.sparse[i].bucket) == b && h.sparse[i].count < math.MaxUint32 {
-		h.sparse[i].count++
-		return
-	}
-	i, found := h.find(b)
-	h.last = i
+	i, found := s.find(b)
 	switch {
-	case found && h.sparse[i].count < math.MaxUint32:
-		h.sparse[i].count++
-	case !found && len(h.sparse) < sparseBuckets:
-		h.sparse = slices.Insert(h.sparse, i, bucketCount{uint32(b), 1})
+	case found && uint64(s.sparse[i].count)+c <= math.MaxUint32:
+		s.sparse[i].count += uint32(c)
+	case !found && len(s.sparse) < sparseBuckets:
+		s.sparse = slices.Insert(s.sparse, i, bucketCount{uint32(b), uint32(c)})
 	default:
-		h.makeDense()
-		h.add(b)
+		s.makeDense()
+		s.add(b, c)
 	}
 }
 
 // find returns where bucket b is, or would be inserted, in the sparse pairs.
-func (h *DelayHistogram) find(b int) (int, bool) {
-	lo, hi := 0, len(h.sparse)
+func (s *histogramStore) find(b int) (int, bool) {
+	lo, hi := 0, len(s.sparse)
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		if int(h.sparse[mid].bucket) < b {
+		if int(s.sparse[mid].bucket) < b {
 			lo = mid + 1
 		} else {
 			hi = mid
 		}
 	}
-	return lo, lo < len(h.sparse) && int(h.sparse[lo].bucket) == b
+	return lo, lo < len(s.sparse) && int(s.sparse[lo].bucket) == b
 }
 
-func (h *DelayHistogram) makeDense() {
-	first, last := int(h.sparse[0].bucket), int(h.sparse[len(h.sparse)-1].bucket)
-	h.lo, h.dense = first, make([]uint64, last-first+1)
-	for _, e := range h.sparse {
-		h.dense[int(e.bucket)-first] = uint64(e.count)
+func (s *histogramStore) makeDense() {
+	first, last := int(s.sparse[0].bucket), int(s.sparse[len(s.sparse)-1].bucket)
+	s.lo, s.dense = first, make([]uint64, last-first+1)
+	for _, e := range s.sparse {
+		s.dense[int(e.bucket)-first] = uint64(e.count)
 	}
-	h.sparse = nil
+	s.sparse = nil
 }
 
 // widen extends the dense run to bucket b and half its length again beyond,
 // so that a delay drifting one way widens it a logarithmic number of times.
-func (h *DelayHistogram) widen(b int) {
-	lo, hi := h.lo, h.lo+len(h.dense)
-	room := len(h.dense) / 2
+func (s *histogramStore) widen(b int) {
+	lo, hi := s.lo, s.lo+len(s.dense)
+	room := len(s.dense) / 2
 	if b < lo {
 		lo = max(0, b-room)
 	} else {
 		hi = b + 1 + room
 	}
 	dense := make([]uint64, hi-lo)
-	copy(dense[h.lo-lo:], h.dense)
-	h.lo, h.dense = lo, dense
+	copy(dense[s.lo-lo:], s.dense)
+	s.lo, s.dense = lo, dense
 }
 
-// buckets yields the non-empty buckets in order, with their counts.
-func (h *DelayHistogram) buckets(yield func(bucket int, count uint64) bool) {
-	for _, e := range h.sparse {
-		if !yield(int(e.bucket), uint64(e.count)) {
-			return
-		}
+// count returns bucket b's count in the store.
+func (s *histogramStore) count(b int) uint64 {
+	if s == nil {
+		return 0
 	}
-	for i, c := range h.dense {
-		if c > 0 && !yield(h.lo+i, c) {
-			return
-		}
+	if i := b - s.lo; i >= 0 && i < len(s.dense) {
+		return s.dense[i]
 	}
-}
-
-// count returns bucket b's count.
-func (h *DelayHistogram) count(b int) uint64 {
-	if i := b - h.lo; i >= 0 && i < len(h.dense) {
-		return h.dense[i]
-	}
-	if i, found := h.find(b); found {
-		return uint64(h.sparse[i].count)
+	if i, found := s.find(b); found {
+		return uint64(s.sparse[i].count)
 	}
 	return 0
 }
 
+// buckets yields the non-empty buckets in order, with their counts: the
+// store's, and the hot bucket's count added where it belongs.
+func (h *DelayHistogram) buckets(yield func(bucket int, count uint64) bool) {
+	hot, hotCount := int(h.hot.bucket), uint64(h.hot.count)
+	if s := h.store; s != nil {
+		for _, e := range s.sparse {
+			if !h.yieldWithHot(yield, int(e.bucket), uint64(e.count), &hotCount) {
+				return
+			}
+		}
+		for i, c := range s.dense {
+			if c > 0 && !h.yieldWithHot(yield, s.lo+i, c, &hotCount) {
+				return
+			}
+		}
+	}
+	if hotCount > 0 {
+		yield(hot, hotCount)
+	}
+}
+
+// yieldWithHot yields bucket b of the store with count c, after the hot
+// bucket if it comes first, or with its count added if it is b; once
+// yielded, *hotCount is 0.
+func (h *DelayHistogram) yieldWithHot(yield func(int, uint64) bool, b int, c uint64, hotCount *uint64) bool {
+	if hot := int(h.hot.bucket); *hotCount > 0 && hot <= b {
+		if hot == b {
+			c += *hotCount
+		} else if !yield(hot, *hotCount) {
+			return false
+		}
+		*hotCount = 0
+	}
+	return yield(b, c)
+}
+
+// count returns bucket b's count.
+func (h *DelayHistogram) count(b int) uint64 {
+	c := h.store.count(b)
+	if int(h.hot.bucket) == b {
+		c += uint64(h.hot.count)
+	}
+	return c
+}
+
 // copyFrom makes h a copy of src, reusing h's memory.
 func (h *DelayHistogram) copyFrom(src *DelayHistogram) {
-	sparse, dense := append(h.sparse[:0], src.sparse...), append(h.dense[:0], src.dense...)
+	store := h.store
 	*h = *src
-	h.sparse, h.dense = sparse, dense
+	h.store = store
+	if src.store == nil {
+		if store != nil {
+			store.sparse, store.dense, store.lo = store.sparse[:0], store.dense[:0], 0
+		}
+		return
+	}
+	if store == nil {
+		h.store = new(histogramStore)
+	}
+	h.store.sparse = append(h.store.sparse[:0], src.store.sparse...)
+	h.store.dense = append(h.store.dense[:0], src.store.dense...)
+	h.store.lo = src.store.lo
 }
 
 // Count returns the number of recorded durations.

@@ -79,7 +79,10 @@ func TestHistogramRepresentations(t *testing.T) {
 // size of the durations (issue 10: a flow's delays near 6 ms cost 88 KB).
 func TestHistogramMemory(t *testing.T) {
 	bytes := func(h *DelayHistogram) uintptr {
-		return uintptr(cap(h.sparse))*unsafe.Sizeof(bucketCount{}) + uintptr(cap(h.dense))*8
+		if h.store == nil {
+			return 0
+		}
+		return uintptr(cap(h.store.sparse))*unsafe.Sizeof(bucketCount{}) + uintptr(cap(h.store.dense))*8
 	}
 	for _, delay := range []time.Duration{6 * ms, 20 * ms, 10 * time.Second, time.Hour} {
 		var h DelayHistogram
@@ -96,8 +99,8 @@ func TestHistogramMemory(t *testing.T) {
 	for i := range 100_000 {
 		h.Record(10*ms + time.Duration(i)*50*time.Nanosecond)
 	}
-	if b, most := bytes(&h), uintptr(8*(1<<histogramSubBits)*3/2+8); len(h.dense) == 0 || b > most {
-		t.Errorf("one octave: %d bytes (dense %d buckets), want at most %d", b, len(h.dense), most)
+	if b, most := bytes(&h), uintptr(8*(1<<histogramSubBits)*3/2+8); len(h.store.dense) == 0 || b > most {
+		t.Errorf("one octave: %d bytes (dense %d buckets), want at most %d", b, len(h.store.dense), most)
 	}
 }
 
@@ -107,5 +110,80 @@ func TestHistogramMemory(t *testing.T) {
 func TestPerFlowStateIsSmall(t *testing.T) {
 	if perFlow := retainedPerFlow(t, manyFlows(5000), 2*time.Second); perFlow > 2048 {
 		t.Errorf("%.0f bytes a flow, want at most 2048", perFlow)
+	}
+}
+
+// TestHistogramCountsMatchAPlainCount: after every duration recorded, the
+// histogram's buckets, each bucket's count and a copy of it are those of a
+// plain count by bucket, however the durations come: the latest bucket's
+// count kept apart and added to the pairs or the dense run when another
+// bucket comes, in runs, alternating, spread past sparseBuckets (dense),
+// drifting down and up (widened), and a count past 2^32 (issue 21).
+func TestHistogramCountsMatchAPlainCount(t *testing.T) {
+	r := NewStream(5, "histogram counts")
+	cases := []struct {
+		name string
+		n    int
+		next func(i int) time.Duration
+	}{
+		{"random, few buckets", 3000, func(int) time.Duration { return 6*ms + time.Duration(r.Intn(3))*3*time.Microsecond }},
+		{"runs of one bucket", 3000, func(i int) time.Duration { return 2*ms + time.Duration(i/37%5)*10*time.Microsecond }},
+		{"alternating two buckets", 2000, func(i int) time.Duration { return time.Duration(i%2) * ms }},
+		{"spread: dense", 5000, func(int) time.Duration { return time.Duration(r.Intn(int(time.Second))) }},
+		{"drifting down", 3000, func(i int) time.Duration { return time.Duration(3000-i) * 7 * time.Microsecond }},
+		{"drifting up", 3000, func(i int) time.Duration { return time.Duration(i) * 7 * time.Microsecond }},
+		{"exact small values and zero", 2000, func(int) time.Duration { return time.Duration(r.Intn(40)) - 5 }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var h, copied DelayHistogram
+			want := map[int]uint64{}
+			for i := range c.n {
+				d := c.next(i)
+				h.Record(d)
+				b := bucketOf(uint64(max(d, 0)))
+				want[b]++
+				if got := h.count(b); got != want[b] {
+					t.Fatalf("record %d: bucket %d counts %d, want %d", i, b, got, want[b])
+				}
+				if i%97 == 0 || i == c.n-1 {
+					checkHistogramBuckets(t, &h, want)
+					copied.copyFrom(&h)
+					checkHistogramBuckets(t, &copied, want)
+				}
+			}
+		})
+	}
+	t.Run("a bucket's count past 2^32", func(t *testing.T) {
+		var h DelayHistogram
+		want := map[int]uint64{}
+		for _, b := range []int{7, 9, 7, 7, 9} {
+			// A duration in bucket b, as many more as its count takes to
+			// reach 2^32-1 (set, not recorded: 4 G records take a while),
+			// and one more.
+			h.add(b)
+			want[b] += 1 + uint64(math.MaxUint32-h.hot.count)
+			h.hot.count = math.MaxUint32
+			h.add(b)
+			want[b]++
+			checkHistogramBuckets(t, &h, want)
+		}
+	})
+}
+
+func checkHistogramBuckets(t *testing.T, h *DelayHistogram, want map[int]uint64) {
+	t.Helper()
+	var got []int
+	for b, c := range h.buckets {
+		if len(got) > 0 && b <= got[len(got)-1] {
+			t.Fatalf("bucket %d after %d", b, got[len(got)-1])
+		}
+		if c != want[b] {
+			t.Fatalf("bucket %d: %d, want %d", b, c, want[b])
+		}
+		got = append(got, b)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d buckets, want %d", len(got), len(want))
 	}
 }

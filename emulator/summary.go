@@ -103,7 +103,7 @@ func dropCounts(counts *[numStatus]uint64) (m map[string]uint64, total uint64) {
 func (n *Network) Summary() Summary {
 	sum := Summary{Seed: n.seed, Duration: seconds(n.now)}
 	for i := range n.flows {
-		sum.Flows = append(sum.Flows, n.flows[i].stats.Summary(n.flows[i].name))
+		sum.Flows = append(sum.Flows, n.flows[i].sentStats().Summary(n.flows[i].name))
 	}
 	for i := range n.hops {
 		h := &n.hops[i]
@@ -164,4 +164,4 @@ func (s *FlowStats) burstSummary() *BurstSummary {
 }
 
 // FlowStats returns a flow's counters.
-func (n *Network) FlowStats(flowIndex int) *FlowStats { return &n.flows[flowIndex].stats }
+func (n *Network) FlowStats(flowIndex int) *FlowStats { return n.flows[flowIndex].sentStats() }

@@ -135,7 +135,14 @@ func (p Poisson) newSource() source {
 func (s *poissonSource) first(t time.Duration, r *Stream) time.Duration { return s.next(t, r) }
 
 func (s *poissonSource) next(t time.Duration, r *Stream) time.Duration {
-	return later(t, durationOf(r.Exp(s.mean)))
+	return poissonNext(t, s.mean, r)
+}
+
+// poissonNext returns the time of a Poisson source's frame after the one
+// made at t, its gaps' mean given in ns. A flow calls it directly (see
+// flow.poissonMean).
+func poissonNext(t time.Duration, mean float64, r *Stream) time.Duration {
+	return later(t, durationOf(r.Exp(mean)))
 }
 
 func (s *poissonSource) frameSize() int { return s.size }
