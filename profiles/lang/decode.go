@@ -1,7 +1,6 @@
 package lang
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -793,16 +792,23 @@ func (m *Map[T]) ElemType() reflect.Type { return reflect.TypeFor[T]() }
 // NodeAt expand its stubs as they reach them, and what rewrites the tree
 // (extends, --set) expands it whole first.
 func (d *Decoder) ParseYAML(file string, data []byte) (*yaml.Node, error) {
+	return d.ParseYAMLText(file, string(data))
+}
+
+// ParseYAMLText is ParseYAML of a text: the scalars of its tree, and so
+// the strings decoded from them, are slices of it, not of a copy. (A
+// loaded profile keeps its text, to parse it again for hilrig show.)
+func (d *Decoder) ParseYAMLText(file, text string) (*yaml.Node, error) {
 	var root *yaml.Node
 	ok := false
 	if d.DropComments && d.File == "" {
-		root, d.unparsed, ok = fastParseLazy(data, true)
+		root, d.unparsed, ok = fastParseLazy(text, true)
 	} else {
-		root, ok = fastParse(data, d.DropComments)
+		root, ok = fastParse(text, d.DropComments)
 	}
 	if !ok {
 		var err error
-		if root, err = composeYAML(file, data); err != nil {
+		if root, err = composeYAML(file, text); err != nil {
 			return nil, err
 		}
 	}
@@ -823,10 +829,10 @@ func (d *Decoder) ParseYAML(file string, data []byte) (*yaml.Node, error) {
 	return root, nil
 }
 
-// composeYAML is the tree yaml.v4 composes of data, its document's root,
+// composeYAML is the tree yaml.v4 composes of text, its document's root,
 // for what fastParse declines.
-func composeYAML(file string, data []byte) (*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
+func composeYAML(file, text string) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(strings.NewReader(text))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {

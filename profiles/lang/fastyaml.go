@@ -15,9 +15,9 @@ import (
 // and a composer of events, and resolves every plain scalar's tag by trying
 // it as an integer and a float: for a profile of 10 000 hops and flows,
 // 60 % of a load's CPU and some 45 MB allocated. fastParse builds the same
-// tree for the YAML hilrig's files are written in, from the bytes in one
+// tree for the YAML hilrig's files are written in, from the text in one
 // pass, its nodes and their children taken from slabs and its scalars
-// slices of one copy of the text.
+// slices of the text.
 //
 // It reads a subset, and declines (ok false) anything outside it, before or
 // while parsing, so that the file goes to yaml.v4 whole and means what it
@@ -102,7 +102,7 @@ const nodeSlab = 1024
 const fastDepth = 64
 
 type fastParser struct {
-	text      string // a copy of the file: scalars are slices of it
+	text      string // the file: scalars are slices of it
 	comments  bool   // passed over, not declined
 	nonASCII  bool   // text has runes of more than a byte: columns count runes
 	pos       int
@@ -156,11 +156,11 @@ type placedStub struct {
 // yaml.v4 reads without complaint, and without counting a line: valid
 // UTF-8, printable in YAML's sense, not a line break of YAML 1.1 (U+0085,
 // U+2028, U+2029) nor a byte order mark.
-func printableText(data []byte) bool {
-	if !utf8.Valid(data) {
+func printableText(text string) bool {
+	if !utf8.ValidString(text) {
 		return false
 	}
-	for _, r := range string(data) {
+	for _, r := range text {
 		switch {
 		case r < 0x80:
 		case r == 0x2028 || r == 0x2029 || r == 0xfeff:
@@ -176,35 +176,35 @@ func printableText(data []byte) bool {
 // errDecline unwinds the parser when the file is outside the subset.
 type errDecline struct{}
 
-// fastParse returns the tree yaml.v4 composes for data (its document's
-// root), or ok false when data is outside the subset fastParse reads. With
-// dropComments, comments are passed over, and left out of the tree.
-func fastParse(data []byte, dropComments bool) (root *yaml.Node, ok bool) {
-	root, _, ok = parseFast(data, dropComments, false)
+// fastParse returns the tree yaml.v4 composes for text (its document's
+// root), or ok false when text is outside the subset fastParse reads. With
+// dropComments, comments are passed over, and left out of the tree. Its
+// scalars are slices of text.
+func fastParse(text string, dropComments bool) (root *yaml.Node, ok bool) {
+	root, _, ok = parseFast(text, dropComments, false)
 	return root, ok
 }
 
 // fastParseLazy is fastParse with the collections at lazyDepth left as
 // stubs, which the parser returned expands; it reads and declines the same
 // files.
-func fastParseLazy(data []byte, dropComments bool) (root *yaml.Node, p *fastParser, ok bool) {
-	return parseFast(data, dropComments, true)
+func fastParseLazy(text string, dropComments bool) (root *yaml.Node, p *fastParser, ok bool) {
+	return parseFast(text, dropComments, true)
 }
 
-func parseFast(data []byte, dropComments, lazy bool) (root *yaml.Node, parser *fastParser, ok bool) {
+func parseFast(text string, dropComments, lazy bool) (root *yaml.Node, parser *fastParser, ok bool) {
 	nonASCII := false
-	for _, c := range data {
-		switch {
+	for i := range len(text) {
+		switch c := text[i]; {
 		case c >= 0x80:
 			nonASCII = true
 		case fastDeclined[c] || commentDeclined[c] && !dropComments:
 			return nil, nil, false
 		}
 	}
-	if nonASCII && !printableText(data) || len(data) > math.MaxInt32 {
+	if nonASCII && !printableText(text) || len(text) > math.MaxInt32 {
 		return nil, nil, false
 	}
-	text := string(data)
 	if strings.Contains(text, "---") || strings.Contains(text, "...") {
 		return nil, nil, false // document markers, or scalars near enough to them
 	}

@@ -58,9 +58,9 @@ func treeDiff(got, want *yaml.Node, dropComments bool, at string) string {
 // comments, and whether without.
 func sameAsYAMLv4(t *testing.T, data []byte) (read, readUncommented bool) {
 	t.Helper()
-	want, wantErr := composeYAML("f.yaml", data)
+	want, wantErr := composeYAML("f.yaml", string(data))
 	for _, dropComments := range []bool{false, true} {
-		got, ok := fastParse(data, dropComments)
+		got, ok := fastParse(string(data), dropComments)
 		if !ok {
 			continue
 		}
@@ -77,8 +77,8 @@ func sameAsYAMLv4(t *testing.T, data []byte) (read, readUncommented bool) {
 		}
 	}
 	for _, dropComments := range []bool{false, true} {
-		_, eager := fastParse(data, dropComments)
-		lazy, p, ok := fastParseLazy(data, dropComments)
+		_, eager := fastParse(string(data), dropComments)
+		lazy, p, ok := fastParseLazy(string(data), dropComments)
 		if ok != eager {
 			t.Fatalf("fastParse (dropping comments: %v) of %q: read %v, and %v lazily", dropComments, data, eager, ok)
 		}
@@ -233,7 +233,7 @@ func TestResolvePlain(t *testing.T) {
 	} {
 		sameAsYAMLv4(t, []byte("a: "+scalar+"\n"))
 		sameAsYAMLv4(t, []byte("a: ["+scalar+"]\n"))
-		if got, ok := fastParse([]byte("a: "+scalar+"\n"), false); !ok || got.Content[1].Value != scalar {
+		if got, ok := fastParse("a: "+scalar+"\n", false); !ok || got.Content[1].Value != scalar {
 			t.Errorf("fastParse declined or misread the scalar %q", scalar)
 		}
 	}
@@ -269,11 +269,11 @@ func TestFastParseLarge(t *testing.T) {
 // one before it alive, and the tree would grow whole as it is decoded.
 func TestFastParseLazy(t *testing.T) {
 	data := []byte("name: x\nhops:\n  a: {rate: 1Gbit, delay: [1ms, {x: 2}]}\n  b:\n    rate: 2Mbit\n    loss: {random: 1%}\nschedule:\n  - at: 1s\n    hop: a\n  - {at: 2s}\n  - [1, 2]\n  - 3\nflows: {f: {route: [a]}, g: [1]}\nlist: [x, {y: 1}]\n")
-	want, err := composeYAML("f.yaml", data)
+	want, err := composeYAML("f.yaml", string(data))
 	if err != nil {
 		t.Fatal(err)
 	}
-	root, p, ok := fastParseLazy(data, true)
+	root, p, ok := fastParseLazy(string(data), true)
 	if !ok {
 		t.Fatal("fastParseLazy declined")
 	}
