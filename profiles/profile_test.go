@@ -247,7 +247,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("# a header\n\nduration: 1s # how long\nhops: {a: {delay: 1ms}} # one\nflows:\n  # the flow\n  f: {route: [a]}\n# the end\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Parse("fuzz.yaml", data)
-		whole, wholeErr := parse("fuzz.yaml", data, nil, load, true)
+		whole, wholeErr := parse("fuzz.yaml", string(data), nil, load, true)
 		if fmt.Sprint(err) != fmt.Sprint(wholeErr) || err == nil && !reflect.DeepEqual(whole.Config, p.Config) {
 			t.Fatalf("parsed lazily, %q gives\n%v\nparsed at once\n%v", data, err, wholeErr)
 		}

@@ -1,9 +1,9 @@
 package lang
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"path/filepath"
 	"reflect"
@@ -91,8 +91,8 @@ type Decoder struct {
 	// DropComments marks a document that is decoded and not rendered
 	// (hilrig show prints its comments): its trees leave the comments out,
 	// so that fastParse reads a file with comments too, and the first file
-	// is parsed lazily (see lazyDepth): the collections below its second
-	// level are parsed when the decoder reaches them.
+	// is parsed lazily (see lazyDepth): the entries of the collections at
+	// its second level are parsed one by one as the decoder reaches them.
 	DropComments bool
 	// unparsed is the parser of a tree parsed lazily, which expands its
 	// stubs; nil once a tree has none (or was never lazy).
@@ -213,12 +213,12 @@ func (d *Decoder) PosAt(path string) Pos {
 	}
 }
 
-// expand is n, or, when n is a stub of a tree parsed lazily, its tree.
-func (d *Decoder) expand(n *yaml.Node) *yaml.Node {
+// stubOf is n's place when n is a stub of a tree parsed lazily.
+func (d *Decoder) stubOf(n *yaml.Node) (stub, bool) {
 	if d.unparsed == nil {
-		return n
+		return stub{}, false
 	}
-	return d.unparsed.expand(n)
+	return d.unparsed.stubOf(n)
 }
 
 // ExpandAll builds the whole of a tree parsed lazily, for what rewrites
@@ -244,48 +244,72 @@ func (d *Decoder) At(path string) (Pos, bool) {
 }
 
 // NodeAt finds the node at a decoder path (hops.radio.jitter.file,
-// schedule[2].jitter.file) in a tree, or nil.
+// schedule[2].jitter.file) in a tree, or nil. In a tree parsed lazily, the
+// entry of a stub the path goes through is parsed again for the look; a
+// path that ends at a stub finds the stub, without its children.
 func (d *Decoder) NodeAt(root *yaml.Node, path string) *yaml.Node {
-	// A subtree parsed lazily is built again for each look, so an index
-	// of its keys would only keep that copy alive: it is scanned.
-	n, built := d.expanded(Resolve(root), false)
+	n := Resolve(root)
 	if path == "" {
 		return n
 	}
+	// An entry of a stub is built again for each look, so an index of its
+	// keys would only keep that copy alive: it is scanned.
+	built := false
 	for _, step := range strings.Split(path, ".") {
 		key, rest, _ := strings.Cut(step, "[")
 		if n.Kind != yaml.MappingNode {
 			return nil
 		}
-		var i int
-		if built {
-			i = MappingIndex(n, key)
+		if at, ok := d.stubOf(n); ok {
+			i := d.unparsed.entryNamed(n, at, key)
+			if i < 0 {
+				return nil
+			}
+			_, n = d.unparsed.entry(n, at, i)
+			built = true
 		} else {
-			i = d.keyIndex(n, key)
+			var i int
+			if built {
+				i = MappingIndex(n, key)
+			} else {
+				i = d.keyIndex(n, key)
+			}
+			if i < 0 {
+				return nil
+			}
+			n = n.Content[i+1]
 		}
-		if i < 0 {
-			return nil
-		}
-		n, built = d.expanded(Resolve(n.Content[i+1]), built)
+		n = Resolve(n)
 		for rest != "" {
 			var index string
 			index, rest, _ = strings.Cut(rest, "]")
 			rest = strings.TrimPrefix(rest, "[")
 			k, err := strconv.Atoi(index)
-			if err != nil || n.Kind != yaml.SequenceNode || k < 0 || k >= len(n.Content) {
+			if err != nil || n.Kind != yaml.SequenceNode || k < 0 || k >= d.entryCount(n) {
 				return nil
 			}
-			n, built = d.expanded(Resolve(n.Content[k]), built)
+			if at, ok := d.stubOf(n); ok {
+				_, n = d.unparsed.entry(n, at, k)
+				built = true
+			} else {
+				n = n.Content[k]
+			}
+			n = Resolve(n)
 		}
 	}
 	return n
 }
 
-// expanded is expand, and whether n is in a subtree built now: it is
-// (built), or it was a stub.
-func (d *Decoder) expanded(n *yaml.Node, built bool) (*yaml.Node, bool) {
-	e := d.expand(n)
-	return e, built || e != n
+// entryCount is how many entries the collection n has (pairs in a
+// mapping), a stub's as counted when it was parsed through.
+func (d *Decoder) entryCount(n *yaml.Node) int {
+	if at, ok := d.stubOf(n); ok {
+		return at.entryCount()
+	}
+	if n.Kind == yaml.MappingNode {
+		return len(n.Content) / 2
+	}
+	return len(n.Content)
 }
 
 // keyIndex is mappingIndex, through an index for a mapping of many keys
@@ -357,17 +381,19 @@ func Describe(n *yaml.Node) string {
 // Decode fills v from n. path names v in messages, e.g. hops.core-up.rate.
 func (d *Decoder) Decode(n *yaml.Node, v reflect.Value, path string) {
 	n = Resolve(n)
-	if d.unparsed != nil {
-		// Nothing decoded keeps a node, nor does a stub hold a stub: the
-		// tree is done with when this returns, before the next is parsed.
-		n = d.unparsed.expandReused(n)
-	}
 	if d.Tree == nil {
 		d.Positions[path] = d.PosOf(n)
 	}
 	if v.CanAddr() {
 		switch p := v.Addr().Interface().(type) {
 		case NodeDecoder:
+			if _, streams := p.(entriesReader); !streams {
+				// It reads n's children itself: a stub is built whole
+				// for it.
+				if _, ok := d.stubOf(n); ok {
+					n = d.unparsed.expand(n)
+				}
+			}
 			p.DecodeNode(d, n, path)
 			return
 		case ScalarParser:
@@ -423,8 +449,16 @@ func (d *Decoder) decodeSlice(n *yaml.Node, v reflect.Value, path string) {
 		d.Errorf(n, path, "want a list, got %s", Describe(n))
 		return
 	}
-	v.Set(reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content)))
-	for i, item := range n.Content {
+	count := d.entryCount(n)
+	v.Set(reflect.MakeSlice(v.Type(), count, count))
+	at, stubbed := d.stubOf(n)
+	for i := range count {
+		var item *yaml.Node
+		if stubbed {
+			_, item = d.unparsed.entryReused(n, at, i)
+		} else {
+			item = n.Content[i]
+		}
 		d.Decode(item, v.Index(i), fmt.Sprintf("%s[%d]", path, i))
 	}
 }
@@ -514,10 +548,21 @@ func (d *Decoder) DecodeFields(n *yaml.Node, v reflect.Value, path string, field
 }
 
 // ForEachPair calls fn for each key of a mapping, rejecting keys that are
-// not plain strings and YAML merge keys.
+// not plain strings and YAML merge keys. A stub's entries are parsed one
+// after the other, each living until the next is: fn keeps no node.
 func ForEachPair(d *Decoder, n *yaml.Node, path string, fn func(key string, k, v *yaml.Node)) {
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := Resolve(n.Content[i]), n.Content[i+1]
+	at, stubbed := d.stubOf(n)
+	pairs := len(n.Content) / 2
+	if stubbed {
+		pairs = at.entryCount()
+	}
+	for i := range pairs {
+		var k, v *yaml.Node
+		if stubbed {
+			k, v = d.unparsed.entryReused(n, at, i)
+		} else {
+			k, v = Resolve(n.Content[2*i]), n.Content[2*i+1]
+		}
 		switch {
 		case k.Kind != yaml.ScalarNode:
 			d.Errorf(k, path, "a key must be a name, got %s", Describe(k))
@@ -662,7 +707,68 @@ type Map[T any] struct {
 	Names  []string
 	Values []*T
 
-	index map[string]int // the position of each name, once decoded
+	index nameIndex // the position of each name, once decoded
+}
+
+// nameIndex finds a name's position in a Map's Names: a table of
+// positions (plus one: 0 is an empty slot) placed by the name's hash,
+// probed in turn, kept at most half full. 4 bytes a slot, 8 to 16 a name,
+// where a map[string]int took 43 a name (427 KB for 10 000 hops, kept
+// through a whole run).
+type nameIndex struct {
+	slots []int32
+	used  int
+}
+
+// nameSeed seeds the hashes of nameIndex (a name's slot is of no
+// consequence outside it).
+var nameSeed = maphash.MakeSeed()
+
+// reserve makes room for n names, beside those there (of names).
+func (x *nameIndex) reserve(names []string, n int) {
+	size := 8
+	for size < 2*(x.used+n) {
+		size *= 2
+	}
+	if size <= len(x.slots) {
+		return
+	}
+	old := x.slots
+	x.slots, x.used = make([]int32, size), 0
+	for _, at := range old {
+		if at != 0 {
+			x.add(names, int(at-1))
+		}
+	}
+}
+
+// find is the position of name in names, or -1.
+func (x *nameIndex) find(names []string, name string) int {
+	if len(x.slots) == 0 {
+		return -1
+	}
+	mask := uint64(len(x.slots) - 1)
+	for i := maphash.String(nameSeed, name) & mask; ; i = (i + 1) & mask {
+		at := x.slots[i]
+		if at == 0 {
+			return -1
+		}
+		if names[at-1] == name {
+			return int(at - 1)
+		}
+	}
+}
+
+// add indexes names[i], a name not indexed yet.
+func (x *nameIndex) add(names []string, i int) {
+	x.reserve(names, 1)
+	mask := uint64(len(x.slots) - 1)
+	j := maphash.String(nameSeed, names[i]) & mask
+	for x.slots[j] != 0 {
+		j = (j + 1) & mask
+	}
+	x.slots[j] = int32(i + 1)
+	x.used++
 }
 
 // ValidName reports whether name is letters, digits, _ and - (not
@@ -687,11 +793,11 @@ func (m *Map[T]) DecodeNode(d *Decoder, n *yaml.Node, path string) {
 		d.Errorf(n, path, "want a mapping of names to %s, got %s", WantOf(reflect.TypeFor[T]()), Describe(n))
 		return
 	}
-	if m.Names == nil && m.index == nil && len(n.Content) > 0 {
+	if pairs := d.entryCount(n); m.Names == nil && m.index.slots == nil && pairs > 0 {
 		// Sized once, not grown through a copy at each doubling.
-		m.Names = make([]string, 0, len(n.Content)/2)
-		m.Values = make([]*T, 0, len(n.Content)/2)
-		m.index = make(map[string]int, len(n.Content)/2)
+		m.Names = make([]string, 0, pairs)
+		m.Values = make([]*T, 0, pairs)
+		m.index.reserve(nil, pairs)
 	}
 	ForEachPair(d, n, path, func(name string, k, val *yaml.Node) {
 		switch {
@@ -702,23 +808,25 @@ func (m *Map[T]) DecodeNode(d *Decoder, n *yaml.Node, path string) {
 		default:
 			v := new(T)
 			d.Decode(val, reflect.ValueOf(v).Elem(), Join(path, name))
-			if m.index == nil {
-				m.index = map[string]int{}
-			}
-			m.index[name] = len(m.Names)
 			m.Names = append(m.Names, name)
 			m.Values = append(m.Values, v)
+			m.index.add(m.Names, len(m.Names)-1)
 		}
 	})
 }
 
+// readsEntries marks Map as reading a mapping's entries through
+// ForEachPair, which reads a stub's one after the other.
+func (m *Map[T]) readsEntries() {}
+
+// entriesReader is a NodeDecoder that reads a mapping's entries only
+// through ForEachPair, and so can be given a stub.
+type entriesReader interface{ readsEntries() }
+
 // Index returns the position of name, or -1.
 func (m *Map[T]) Index(name string) int {
-	if m.index != nil {
-		if i, ok := m.index[name]; ok {
-			return i
-		}
-		return -1
+	if m.index.slots != nil {
+		return m.index.find(m.Names, name)
 	}
 	for i, n := range m.Names { // a Map made in code, not decoded
 		if n == name {
@@ -740,16 +848,23 @@ func (m *Map[T]) ElemType() reflect.Type { return reflect.TypeFor[T]() }
 // NodeAt expand its stubs as they reach them, and what rewrites the tree
 // (extends, --set) expands it whole first.
 func (d *Decoder) ParseYAML(file string, data []byte) (*yaml.Node, error) {
+	return d.ParseYAMLText(file, string(data))
+}
+
+// ParseYAMLText is ParseYAML of a text: the scalars of its tree, and so
+// the strings decoded from them, are slices of it, not of a copy. (A
+// loaded profile keeps its text, to parse it again for hilrig show.)
+func (d *Decoder) ParseYAMLText(file, text string) (*yaml.Node, error) {
 	var root *yaml.Node
 	ok := false
 	if d.DropComments && d.File == "" {
-		root, d.unparsed, ok = fastParseLazy(data, true)
+		root, d.unparsed, ok = fastParseLazy(text, true)
 	} else {
-		root, ok = fastParse(data, d.DropComments)
+		root, ok = fastParse(text, d.DropComments)
 	}
 	if !ok {
 		var err error
-		if root, err = composeYAML(file, data); err != nil {
+		if root, err = composeYAML(file, text); err != nil {
 			return nil, err
 		}
 	}
@@ -770,10 +885,10 @@ func (d *Decoder) ParseYAML(file string, data []byte) (*yaml.Node, error) {
 	return root, nil
 }
 
-// composeYAML is the tree yaml.v4 composes of data, its document's root,
+// composeYAML is the tree yaml.v4 composes of text, its document's root,
 // for what fastParse declines.
-func composeYAML(file string, data []byte) (*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
+func composeYAML(file, text string) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(strings.NewReader(text))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {

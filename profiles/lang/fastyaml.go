@@ -15,9 +15,9 @@ import (
 // and a composer of events, and resolves every plain scalar's tag by trying
 // it as an integer and a float: for a profile of 10 000 hops and flows,
 // 60 % of a load's CPU and some 45 MB allocated. fastParse builds the same
-// tree for the YAML hilrig's files are written in, from the bytes in one
+// tree for the YAML hilrig's files are written in, from the text in one
 // pass, its nodes and their children taken from slabs and its scalars
-// slices of one copy of the text.
+// slices of the text.
 //
 // It reads a subset, and declines (ok false) anything outside it, before or
 // while parsing, so that the file goes to yaml.v4 whole and means what it
@@ -77,20 +77,22 @@ var plainByte, plainBlockByte = func() (flow, block [256]bool) {
 }()
 
 // Parsed lazily (for a tree that is only decoded), the collections at
-// lazyDepth (the root mapping is at 1: a hop's or a flow's value, a
-// schedule entry) are stubs: each is parsed through, so that the file is
-// read or declined as a whole and the parse goes on after it, but only its
-// own node is built, without children. Its subtree is parsed again from
-// its place in the text when the decoder reaches it (expandReused, into
-// the arrays the stub before it used, of the size counted when it was
-// parsed through), or when a position is looked for in it (expand, into
-// arrays of its own). (Taken from the parser's slabs, the decoded trees
-// would not be garbage: a slab lives while any node of it does, and its
-// nodes hold the slabs of children that hold the nodes of the slab
-// before; the heap grew to 44 MB so.) A large
-// profile's tree is never whole in memory: 38 MB of nodes for 10 000 hops
-// and flows, 6 MB of them left as the stubs and their keys.
-const lazyDepth = 3
+// lazyDepth (the root mapping is at 1: the hops, the flows, the schedule)
+// are stubs: each is parsed through, so that the file is read or declined
+// as a whole and the parse goes on after it, but only its own node is
+// built, without children, and where each of its entries begins is noted
+// (8 bytes an entry). The decoder reads a stub's entries one after the
+// other, each parsed again from its place into the arrays the entry
+// before it used (entryReused); a position looked for after decoding (a
+// message, a check) parses the one entry it is in, into arrays of its own
+// (entry), found by an index of the stub's keys made at the first look.
+// Only the root, its keys and the stubs are kept through the decoding:
+// stubs one level deeper, a key and a stub for each hop and flow, were
+// 40 000 nodes (7 MB) for 10 000 of each, and the whole tree 38 MB. (Taken
+// from the parser's slabs, the entries' trees would not be garbage: a
+// slab lives while any node of it does, and its nodes hold the slabs of
+// children that hold the nodes of the slab before.)
+const lazyDepth = 2
 
 // nodeSlab is how many nodes are allocated at once: a slab stays alive while
 // any node of it is, and no loaded value keeps a node.
@@ -100,7 +102,7 @@ const nodeSlab = 1024
 const fastDepth = 64
 
 type fastParser struct {
-	text      string // a copy of the file: scalars are slices of it
+	text      string // the file: scalars are slices of it
 	comments  bool   // passed over, not declined
 	nonASCII  bool   // text has runes of more than a byte: columns count runes
 	pos       int
@@ -112,22 +114,36 @@ type fastParser struct {
 	content []*yaml.Node // the current slab of children
 	stack   []*yaml.Node // the children of the collections being parsed
 
-	lazy     bool                // leave the collections at lazyDepth as stubs
-	skipping bool                // in a stub: parse through, build nothing
-	skipped  int                 // the nodes of the stub's subtree, itself not counted
-	stubAt   int                 // the offset of the stub being parsed through
-	scratch  yaml.Node           // what the nodes of a stub's subtree are built in
-	stubs    map[*yaml.Node]stub // each stub's place, once the file is read
-	parsed   []placedStub        // the stubs as the file is read
+	lazy       bool                // leave the collections at lazyDepth as stubs
+	skipping   bool                // in a stub: parse through, build nothing
+	skipped    int                 // the nodes of the stub's subtree, itself not counted
+	stubAt     int                 // the offset of the stub being parsed through
+	entryAt    int                 // skipped when its current entry began
+	entryNodes int                 // the most nodes of an entry of it so far
+	scratch    yaml.Node           // what the nodes of a stub's subtree are built in
+	stubs      map[*yaml.Node]stub // each stub's place, once the file is read
+	parsed     []placedStub        // the stubs as the file is read
+	entries    []entryPlace        // where each entry of each stub begins, stub after stub
 
-	reused        []yaml.Node  // the nodes of expandReused
+	keys map[*yaml.Node]map[string]int32 // the entry of each key of a stub, once looked for
+
+	reused        []yaml.Node  // the nodes of entryReused
 	reusedContent []*yaml.Node // and their children
 }
 
-// stub is where a stub's subtree is in the text, and its size.
+// stub is where a stub's subtree is in the text, its size, and its
+// entries.
 type stub struct {
-	offset int32 // of its first byte
-	nodes  int32 // below it
+	offset     int32 // of its first byte
+	nodes      int32 // below it
+	entryNodes int32 // the most nodes of one of its entries (a key and its value)
+	first, end int32 // its entries are p.entries[first:end]
+}
+
+// entryPlace is where an entry of a stub begins: its key, its "- ", or in a
+// flow its first byte.
+type entryPlace struct {
+	offset, line int32
 }
 
 // placedStub is a stub and its place, as the parser leaves it.
@@ -140,11 +156,11 @@ type placedStub struct {
 // yaml.v4 reads without complaint, and without counting a line: valid
 // UTF-8, printable in YAML's sense, not a line break of YAML 1.1 (U+0085,
 // U+2028, U+2029) nor a byte order mark.
-func printableText(data []byte) bool {
-	if !utf8.Valid(data) {
+func printableText(text string) bool {
+	if !utf8.ValidString(text) {
 		return false
 	}
-	for _, r := range string(data) {
+	for _, r := range text {
 		switch {
 		case r < 0x80:
 		case r == 0x2028 || r == 0x2029 || r == 0xfeff:
@@ -160,43 +176,43 @@ func printableText(data []byte) bool {
 // errDecline unwinds the parser when the file is outside the subset.
 type errDecline struct{}
 
-// fastParse returns the tree yaml.v4 composes for data (its document's
-// root), or ok false when data is outside the subset fastParse reads. With
-// dropComments, comments are passed over, and left out of the tree.
-func fastParse(data []byte, dropComments bool) (root *yaml.Node, ok bool) {
-	root, _, ok = parseFast(data, dropComments, false)
+// fastParse returns the tree yaml.v4 composes for text (its document's
+// root), or ok false when text is outside the subset fastParse reads. With
+// dropComments, comments are passed over, and left out of the tree. Its
+// scalars are slices of text.
+func fastParse(text string, dropComments bool) (root *yaml.Node, ok bool) {
+	root, _, ok = parseFast(text, dropComments, false)
 	return root, ok
 }
 
 // fastParseLazy is fastParse with the collections at lazyDepth left as
 // stubs, which the parser returned expands; it reads and declines the same
 // files.
-func fastParseLazy(data []byte, dropComments bool) (root *yaml.Node, p *fastParser, ok bool) {
-	return parseFast(data, dropComments, true)
+func fastParseLazy(text string, dropComments bool) (root *yaml.Node, p *fastParser, ok bool) {
+	return parseFast(text, dropComments, true)
 }
 
-func parseFast(data []byte, dropComments, lazy bool) (root *yaml.Node, parser *fastParser, ok bool) {
+func parseFast(text string, dropComments, lazy bool) (root *yaml.Node, parser *fastParser, ok bool) {
 	nonASCII := false
-	for _, c := range data {
-		switch {
+	for i := range len(text) {
+		switch c := text[i]; {
 		case c >= 0x80:
 			nonASCII = true
 		case fastDeclined[c] || commentDeclined[c] && !dropComments:
 			return nil, nil, false
 		}
 	}
-	if nonASCII && !printableText(data) || len(data) > math.MaxInt32 {
+	if nonASCII && !printableText(text) || len(text) > math.MaxInt32 {
 		return nil, nil, false
 	}
-	text := string(data)
 	if strings.Contains(text, "---") || strings.Contains(text, "...") {
 		return nil, nil, false // document markers, or scalars near enough to them
 	}
 	p := &fastParser{text: text, comments: dropComments, nonASCII: nonASCII, line: 1, lazy: lazy}
 	if lazy {
-		// At most a stub a line, and 16 bytes each: growing the list was
-		// more garbage than that.
-		p.parsed = make([]placedStub, 0, strings.Count(text, "\n")+1)
+		// An entry a line at most in a block, and 8 bytes each: growing
+		// the list by doubling was more garbage than that.
+		p.entries = make([]entryPlace, 0, strings.Count(text, "\n")+1)
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -216,10 +232,6 @@ func parseFast(data []byte, dropComments, lazy bool) (root *yaml.Node, parser *f
 		p.decline()
 	}
 	if lazy {
-		// Made once, of the size it needs: a map grown stub by stub was
-		// 9 % of a large profile's load, and one sized at a stub a line
-		// kept 4 MB too many through the decoding of a profile written a
-		// key a line.
 		p.stubs = make(map[*yaml.Node]stub, len(p.parsed))
 		for _, s := range p.parsed {
 			p.stubs[s.n] = s.at
@@ -239,26 +251,18 @@ func (p *fastParser) expand(n *yaml.Node) *yaml.Node {
 		return n
 	}
 	p.nodes, p.content = make([]yaml.Node, at.nodes+1), make([]*yaml.Node, at.nodes)
-	return p.parseStub(n, at)
-}
-
-// expandReused is expand into the arrays the expansion before used: what
-// it returns lives until the next call. The decoder decodes a stub's tree
-// and is done with it, and keeps none of its nodes; an allocation for
-// each hop and flow was a tenth of a large profile's load.
-func (p *fastParser) expandReused(n *yaml.Node) *yaml.Node {
-	at, ok := p.stubOf(n)
-	if !ok {
-		return n
-	}
-	if int(at.nodes) >= len(p.reused) {
-		p.reused, p.reusedContent = make([]yaml.Node, at.nodes+1), make([]*yaml.Node, at.nodes)
-	} else {
-		clear(p.reused[:at.nodes+1])
-		clear(p.reusedContent[:at.nodes])
-	}
-	p.nodes, p.content = p.reused[:at.nodes+1], p.reusedContent[:at.nodes]
-	return p.parseStub(n, at)
+	return p.parseAt(n, int(at.offset), n.Line, lazyDepth-1, func() (k, v *yaml.Node) {
+		// The indent of a block collection is its column's: only spaces,
+		// or a sequence's "- ", come before it on its line.
+		switch {
+		case n.Style == yaml.FlowStyle:
+			return nil, p.flowCollection()
+		case n.Kind == yaml.MappingNode:
+			return nil, p.blockMapping(n.Column - 1)
+		default:
+			return nil, p.blockSequence(n.Column - 1)
+		}
+	})
 }
 
 // stubOf is n's place, if n is a stub.
@@ -270,15 +274,90 @@ func (p *fastParser) stubOf(n *yaml.Node) (stub, bool) {
 	return at, ok
 }
 
-// parseStub parses the tree of the stub n, at at, into p.nodes and
-// p.content, which it leaves empty.
-func (p *fastParser) parseStub(n *yaml.Node, at stub) *yaml.Node {
-	p.pos, p.line, p.depth = int(at.offset), n.Line, lazyDepth-1
+// entryCount is how many entries the stub at has: pairs in a mapping.
+func (at stub) entryCount() int { return int(at.end - at.first) }
+
+// entry parses the i-th entry of the stub n, at at, into arrays of its
+// own: its key (nil in a list) and its value.
+func (p *fastParser) entry(n *yaml.Node, at stub, i int) (key, value *yaml.Node) {
+	p.nodes, p.content = make([]yaml.Node, at.entryNodes), make([]*yaml.Node, at.entryNodes)
+	return p.parseEntry(n, at, i)
+}
+
+// entryReused is entry into the arrays the entry before used: what it
+// returns lives until the next call. The decoder decodes an entry and is
+// done with it, and keeps none of its nodes; an allocation for each hop
+// and flow was a tenth of a large profile's load.
+func (p *fastParser) entryReused(n *yaml.Node, at stub, i int) (key, value *yaml.Node) {
+	if int(at.entryNodes) > len(p.reused) {
+		p.reused, p.reusedContent = make([]yaml.Node, at.entryNodes), make([]*yaml.Node, at.entryNodes)
+	} else {
+		clear(p.reused[:at.entryNodes])
+		clear(p.reusedContent[:at.entryNodes])
+	}
+	p.nodes, p.content = p.reused[:at.entryNodes], p.reusedContent[:at.entryNodes]
+	return p.parseEntry(n, at, i)
+}
+
+// parseEntry parses the i-th entry of the stub n into p.nodes and
+// p.content, as the stub's own loop parsed it.
+func (p *fastParser) parseEntry(n *yaml.Node, at stub, i int) (key, value *yaml.Node) {
+	e := p.entries[int(at.first)+i]
+	var k, v *yaml.Node
+	p.parseAt(n, int(e.offset), int(e.line), lazyDepth, func() (*yaml.Node, *yaml.Node) {
+		switch {
+		case n.Style == yaml.FlowStyle:
+			k, v = p.flowEntry(n.Kind)
+		case n.Kind == yaml.MappingNode:
+			k, v = p.mappingEntry(n.Column - 1)
+		default:
+			v = p.sequenceEntry()
+		}
+		return k, v
+	})
+	return k, v
+}
+
+// entryNamed is the index of the first entry of the stub n, a mapping, of
+// the key, or -1; the stub's keys are indexed at the first look, so that
+// a position looked for in each of N hops is not N² keys parsed.
+func (p *fastParser) entryNamed(n *yaml.Node, at stub, key string) int {
+	index, ok := p.keys[n]
+	if !ok {
+		index = make(map[string]int32, at.entryCount())
+		p.skipping = true // only the keys' values are wanted: built in scratch
+		for i := range at.entryCount() {
+			e := p.entries[int(at.first)+i]
+			p.parseAt(n, int(e.offset), int(e.line), lazyDepth, func() (*yaml.Node, *yaml.Node) {
+				k := p.key(n.Style == yaml.FlowStyle)
+				if _, seen := index[k.Value]; !seen {
+					index[k.Value] = int32(i)
+				}
+				return nil, nil
+			})
+		}
+		p.skipping = false
+		if p.keys == nil {
+			p.keys = map[*yaml.Node]map[string]int32{}
+		}
+		p.keys[n] = index
+	}
+	if i, ok := index[key]; ok {
+		return int(i)
+	}
+	return -1
+}
+
+// parseAt runs parse from offset, on line, at depth, the tree built whole
+// (not lazily), into p.nodes and p.content, which it leaves empty; of the
+// stub n, for what it says when it fails.
+func (p *fastParser) parseAt(n *yaml.Node, offset, line, depth int, parse func() (k, v *yaml.Node)) *yaml.Node {
+	p.pos, p.line, p.depth = offset, line, depth
 	p.lineStart = strings.LastIndexByte(p.text[:p.pos], '\n') + 1
-	p.lazy = false // the subtree is built whole
+	p.lazy = false
 	defer func() { p.lazy, p.nodes, p.content = true, nil, nil }()
 	// The file was read through once: it cannot be declined now. (What
-	// comes after the stub is not looked at.)
+	// comes after is not looked at.)
 	defer func() {
 		if r := recover(); r != nil {
 			if _, declined := r.(errDecline); declined {
@@ -287,16 +366,8 @@ func (p *fastParser) parseStub(n *yaml.Node, at stub) *yaml.Node {
 			panic(r)
 		}
 	}()
-	// The indent of a block collection is its column's: only spaces, or
-	// a sequence's "- ", come before it on its line.
-	switch {
-	case n.Style == yaml.FlowStyle:
-		return p.flowCollection()
-	case n.Kind == yaml.MappingNode:
-		return p.blockMapping(n.Column - 1)
-	default:
-		return p.blockSequence(n.Column - 1)
-	}
+	_, v := parse()
+	return v
 }
 
 // expandAll replaces the stubs in the tree of root by their trees.
@@ -426,15 +497,23 @@ func (p *fastParser) node(kind yaml.Kind, tag string, line, col int) *yaml.Node 
 	return n
 }
 
+// push stacks children of the collection being parsed; none in a stub,
+// whose children are dropped: stacked, a stub's entries (the hops, the
+// flows) grew the stack to two pointers an entry (0.7 MB of garbage for
+// 10 000 hops and flows).
+func (p *fastParser) push(children ...*yaml.Node) {
+	if !p.skipping {
+		p.stack = append(p.stack, children...)
+	}
+}
+
 // children moves the children stacked from base to the collection n, in a
 // slice of their own length and capacity (an append copies it).
 func (p *fastParser) children(n *yaml.Node, base int) {
-	kids := p.stack[base:]
 	if p.skipping {
-		clear(kids)
-		p.stack = p.stack[:base]
 		return
 	}
+	kids := p.stack[base:]
 	if len(kids) > len(p.content) {
 		p.content = make([]*yaml.Node, max(len(kids), 4*nodeSlab))
 	}
@@ -457,9 +536,24 @@ func (p *fastParser) open(kind yaml.Kind, tag string) (n *yaml.Node, stubbed boo
 	}
 	n = p.node(kind, tag, p.line, p.col())
 	if p.lazy && p.depth == lazyDepth {
-		p.skipping, p.skipped, p.stubAt = true, 0, p.pos
+		p.skipping, p.skipped, p.stubAt, p.entryAt, p.entryNodes = true, 0, p.pos, 0, 0
+		p.parsed = append(p.parsed, placedStub{n, stub{first: int32(len(p.entries))}})
 	}
 	return n, p.lazy && p.depth == lazyDepth
+}
+
+// beginEntry notes, in a stub's own loop, where its next entry begins.
+func (p *fastParser) beginEntry() {
+	if p.skipping && p.depth == lazyDepth {
+		p.endEntry()
+		p.entries = append(p.entries, entryPlace{int32(p.pos), int32(p.line)})
+	}
+}
+
+// endEntry counts the nodes of the stub's entry that began last.
+func (p *fastParser) endEntry() {
+	p.entryNodes = max(p.entryNodes, p.skipped-p.entryAt)
+	p.entryAt = p.skipped
 }
 
 // close ends the collection n that open began, the children stacked from
@@ -468,8 +562,10 @@ func (p *fastParser) close(n *yaml.Node, base int, stubbed bool) {
 	p.children(n, base)
 	p.depth--
 	if stubbed {
+		p.endEntry()
 		p.skipping = false
-		p.parsed = append(p.parsed, placedStub{n, stub{offset: int32(p.stubAt), nodes: int32(p.skipped)}})
+		s := &p.parsed[len(p.parsed)-1].at
+		s.offset, s.nodes, s.entryNodes, s.end = int32(p.stubAt), int32(p.skipped), int32(p.entryNodes), int32(len(p.entries))
 	}
 }
 
@@ -480,8 +576,9 @@ func (p *fastParser) blockMapping(indent int) *yaml.Node {
 	m, stub := p.open(yaml.MappingNode, "!!map")
 	base := len(p.stack)
 	for {
-		key := p.key(false)
-		p.stack = append(p.stack, key, p.blockValue(indent))
+		p.beginEntry()
+		key, value := p.mappingEntry(indent)
+		p.push(key, value)
 		next := p.indent()
 		if next < indent {
 			break
@@ -492,6 +589,13 @@ func (p *fastParser) blockMapping(indent int) *yaml.Node {
 	}
 	p.close(m, base, stub)
 	return m
+}
+
+// mappingEntry parses a key of a block mapping indented by indent, at pos,
+// and its value.
+func (p *fastParser) mappingEntry(indent int) (key, value *yaml.Node) {
+	key = p.key(false)
+	return key, p.blockValue(indent)
 }
 
 // key parses a mapping's key and its ':', and the space after it unless in
@@ -554,21 +658,8 @@ func (p *fastParser) blockSequence(indent int) *yaml.Node {
 	s, stub := p.open(yaml.SequenceNode, "!!seq")
 	base := len(p.stack)
 	for {
-		p.pos++ // the -
-		p.skipSpaces()
-		var entry *yaml.Node
-		switch {
-		case p.atLineEnd():
-			p.decline() // an entry on the lines below, or empty
-		case p.isEntry():
-			p.decline() // a list in a list on one line
-		case p.startsMapping():
-			entry = p.blockMapping(p.col() - 1)
-		default:
-			entry = p.inlineValue(false)
-			p.endLine()
-		}
-		p.stack = append(p.stack, entry)
+		p.beginEntry()
+		p.push(p.sequenceEntry())
 		next := p.indent()
 		if next < indent || next == indent && !p.isEntry() {
 			break // the mapping the list is the value of (at its key's indent) goes on
@@ -579,6 +670,23 @@ func (p *fastParser) blockSequence(indent int) *yaml.Node {
 	}
 	p.close(s, base, stub)
 	return s
+}
+
+// sequenceEntry parses an entry of a block sequence, from its "- " at pos.
+func (p *fastParser) sequenceEntry() *yaml.Node {
+	p.pos++ // the -
+	p.skipSpaces()
+	switch {
+	case p.atLineEnd():
+		p.decline() // an entry on the lines below, or empty
+	case p.isEntry():
+		p.decline() // a list in a list on one line
+	case p.startsMapping():
+		return p.blockMapping(p.col() - 1)
+	}
+	entry := p.inlineValue(false)
+	p.endLine()
+	return entry
 }
 
 // startsMapping reports whether the line from pos is a key and its ':'.
@@ -632,11 +740,12 @@ func (p *fastParser) flowCollection() *yaml.Node {
 	p.skipSpaces()
 	if p.peek() != closing {
 		for {
-			if kind == yaml.MappingNode {
-				p.stack = append(p.stack, p.key(true))
-				p.skipSpaces()
+			p.beginEntry()
+			if key, value := p.flowEntry(kind); key != nil {
+				p.push(key, value)
+			} else {
+				p.push(value)
 			}
-			p.stack = append(p.stack, p.inlineValue(true))
 			p.skipSpaces()
 			if p.peek() == closing {
 				break
@@ -654,6 +763,16 @@ func (p *fastParser) flowCollection() *yaml.Node {
 	p.pos++ // closing
 	p.close(n, base, stub)
 	return n
+}
+
+// flowEntry parses an entry of a flow collection of the kind, at pos: a
+// key (in a mapping) and its value.
+func (p *fastParser) flowEntry(kind yaml.Kind) (key, value *yaml.Node) {
+	if kind == yaml.MappingNode {
+		key = p.key(true)
+		p.skipSpaces()
+	}
+	return key, p.inlineValue(true)
 }
 
 // quoted parses a quoted scalar on one line, without escapes (nor a

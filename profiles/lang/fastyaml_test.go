@@ -58,9 +58,9 @@ func treeDiff(got, want *yaml.Node, dropComments bool, at string) string {
 // comments, and whether without.
 func sameAsYAMLv4(t *testing.T, data []byte) (read, readUncommented bool) {
 	t.Helper()
-	want, wantErr := composeYAML("f.yaml", data)
+	want, wantErr := composeYAML("f.yaml", string(data))
 	for _, dropComments := range []bool{false, true} {
-		got, ok := fastParse(data, dropComments)
+		got, ok := fastParse(string(data), dropComments)
 		if !ok {
 			continue
 		}
@@ -77,14 +77,15 @@ func sameAsYAMLv4(t *testing.T, data []byte) (read, readUncommented bool) {
 		}
 	}
 	for _, dropComments := range []bool{false, true} {
-		_, eager := fastParse(data, dropComments)
-		lazy, p, ok := fastParseLazy(data, dropComments)
+		_, eager := fastParse(string(data), dropComments)
+		lazy, p, ok := fastParseLazy(string(data), dropComments)
 		if ok != eager {
 			t.Fatalf("fastParse (dropping comments: %v) of %q: read %v, and %v lazily", dropComments, data, eager, ok)
 		}
 		if !ok {
 			continue
 		}
+		lazyEntriesDiffer(t, p, lazy, want, data)
 		p.expandAll(lazy)
 		if d := treeDiff(lazy, want, dropComments, "root"); d != "" {
 			t.Fatalf("fastParse (dropping comments: %v) of %q, lazily and expanded, differs from yaml.v4's tree at %s", dropComments, data, d)
@@ -94,6 +95,39 @@ func sameAsYAMLv4(t *testing.T, data []byte) (read, readUncommented bool) {
 		t.Fatalf("fastParse of %q read it with its comments but not without", data)
 	}
 	return read, readUncommented
+}
+
+// lazyEntriesDiffer fails t if an entry of a stub of the lazy tree, parsed
+// on its own (as the decoder reads it), is not the entry of want, or its
+// key's index does not find it.
+func lazyEntriesDiffer(t *testing.T, p *fastParser, lazy, want *yaml.Node, data []byte) {
+	t.Helper()
+	for i, stub := range lazy.Content {
+		at, ok := p.stubOf(stub)
+		if !ok {
+			continue
+		}
+		wantTree := want.Content[i]
+		for e := range at.entryCount() {
+			wantKey, wantValue := (*yaml.Node)(nil), wantTree.Content[e]
+			if stub.Kind == yaml.MappingNode {
+				wantKey, wantValue = wantTree.Content[2*e], wantTree.Content[2*e+1]
+				if first := MappingIndex(wantTree, wantKey.Value) / 2; p.entryNamed(stub, at, wantKey.Value) != first {
+					t.Fatalf("lazy parse of %q: the entry of key %q is %d, want %d", data, wantKey.Value, p.entryNamed(stub, at, wantKey.Value), first)
+				}
+			}
+			key, value := p.entryReused(stub, at, e)
+			if d := treeDiff(key, wantKey, true, fmt.Sprintf("root[%d] entry %d's key", i, e)); d != "" {
+				t.Fatalf("lazy parse of %q: %s", data, d)
+			}
+			if d := treeDiff(value, wantValue, true, fmt.Sprintf("root[%d] entry %d", i, e)); d != "" {
+				t.Fatalf("lazy parse of %q: %s", data, d)
+			}
+		}
+		if got := at.entryCount(); stub.Kind == yaml.MappingNode && 2*got != len(wantTree.Content) || stub.Kind == yaml.SequenceNode && got != len(wantTree.Content) {
+			t.Fatalf("lazy parse of %q: root[%d] has %d entries, want those of %d children", data, i, got, len(wantTree.Content))
+		}
+	}
 }
 
 func TestFastParse(t *testing.T) {
@@ -199,7 +233,7 @@ func TestResolvePlain(t *testing.T) {
 	} {
 		sameAsYAMLv4(t, []byte("a: "+scalar+"\n"))
 		sameAsYAMLv4(t, []byte("a: ["+scalar+"]\n"))
-		if got, ok := fastParse([]byte("a: "+scalar+"\n"), false); !ok || got.Content[1].Value != scalar {
+		if got, ok := fastParse("a: "+scalar+"\n", false); !ok || got.Content[1].Value != scalar {
 			t.Errorf("fastParse declined or misread the scalar %q", scalar)
 		}
 	}
@@ -228,48 +262,80 @@ func TestFastParseLarge(t *testing.T) {
 }
 
 // TestFastParseLazy checks what a lazy parse leaves for later: the
-// collections at lazyDepth are stubs, without children, and each is
-// expanded on its own into two allocations of its exact size (its nodes,
-// its children), or into those of the expansion before: from the
-// parser's slabs, every expansion would keep the one before it alive, and
-// the tree would grow whole as it is decoded.
+// collections at lazyDepth are stubs, without children; each is expanded
+// whole into two allocations of its exact size (its nodes, its children),
+// each of its entries on its own into two of its own, or into those of
+// the entry before: from the parser's slabs, every entry would keep the
+// one before it alive, and the tree would grow whole as it is decoded.
 func TestFastParseLazy(t *testing.T) {
-	data := []byte("name: x\nhops:\n  a: {rate: 1Gbit, delay: [1ms, {x: 2}]}\n  b:\n    rate: 2Mbit\n    loss: {random: 1%}\nschedule:\n  - at: 1s\n    hop: a\n  - {at: 2s}\n  - [1, 2]\n  - 3\n")
-	want, err := composeYAML("f.yaml", data)
+	data := []byte("name: x\nhops:\n  a: {rate: 1Gbit, delay: [1ms, {x: 2}]}\n  b:\n    rate: 2Mbit\n    loss: {random: 1%}\nschedule:\n  - at: 1s\n    hop: a\n  - {at: 2s}\n  - [1, 2]\n  - 3\nflows: {f: {route: [a]}, g: [1]}\nlist: [x, {y: 1}]\n")
+	want, err := composeYAML("f.yaml", string(data))
 	if err != nil {
 		t.Fatal(err)
 	}
-	root, p, ok := fastParseLazy(data, true)
+	root, p, ok := fastParseLazy(string(data), true)
 	if !ok {
 		t.Fatal("fastParseLazy declined")
 	}
-	// At depth 3: hops.a, hops.b, schedule[0], [1] and [2]; schedule[3]
-	// is a scalar.
-	stubs := []*yaml.Node{root.Content[3].Content[1], root.Content[3].Content[3], root.Content[5].Content[0], root.Content[5].Content[1], root.Content[5].Content[2]}
-	wants := []*yaml.Node{want.Content[3].Content[1], want.Content[3].Content[3], want.Content[5].Content[0], want.Content[5].Content[1], want.Content[5].Content[2]}
-	if len(p.stubs) != len(stubs) {
-		t.Errorf("the lazy tree has %d stubs, want %d", len(p.stubs), len(stubs))
+	// At depth 2: hops, schedule, flows and list; name is a scalar.
+	stubbed := []int{3, 5, 7, 9}
+	if len(p.stubs) != len(stubbed) {
+		t.Errorf("the lazy tree has %d stubs, want %d", len(p.stubs), len(stubbed))
 	}
-	for i, stub := range stubs {
+	for _, i := range stubbed {
+		stub, wantTree := root.Content[i], want.Content[i]
 		if stub.Content != nil {
 			t.Errorf("stub %d has %d children before it is expanded", i, len(stub.Content))
+		}
+		at, _ := p.stubOf(stub)
+		entries := len(wantTree.Content)
+		if stub.Kind == yaml.MappingNode {
+			entries /= 2
+		}
+		if at.entryCount() != entries {
+			t.Errorf("stub %d has %d entries, want %d", i, at.entryCount(), entries)
+		}
+		for e := range at.entryCount() {
+			wantKey, wantValue := (*yaml.Node)(nil), wantTree.Content[e]
+			if stub.Kind == yaml.MappingNode {
+				wantKey, wantValue = wantTree.Content[2*e], wantTree.Content[2*e+1]
+			}
+			var key, value *yaml.Node
+			if allocs := testing.AllocsPerRun(10, func() { key, value = p.entry(stub, at, e) }); allocs != 2 {
+				t.Errorf("parsing entry %d of stub %d made %v allocations, want 2 (its nodes and its children)", e, i, allocs)
+			}
+			for _, reused := range []bool{false, true} {
+				if reused {
+					if allocs := testing.AllocsPerRun(10, func() { key, value = p.entryReused(stub, at, e) }); allocs != 0 {
+						t.Errorf("parsing entry %d of stub %d into the arrays of the one before made %v allocations, want none", e, i, allocs)
+					}
+				}
+				if d := treeDiff(key, wantKey, true, fmt.Sprintf("stub %d, entry %d's key (reused: %v)", i, e, reused)); d != "" {
+					t.Error(d)
+				}
+				if d := treeDiff(value, wantValue, true, fmt.Sprintf("stub %d, entry %d (reused: %v)", i, e, reused)); d != "" {
+					t.Error(d)
+				}
+			}
+			if wantKey != nil {
+				if got := p.entryNamed(stub, at, wantKey.Value); got != e {
+					t.Errorf("stub %d: the entry of key %q is %d, want %d", i, wantKey.Value, got, e)
+				}
+			}
 		}
 		var tree *yaml.Node
 		if allocs := testing.AllocsPerRun(10, func() { tree = p.expand(stub) }); allocs != 2 {
 			t.Errorf("expanding stub %d made %v allocations, want 2 (its nodes and its children)", i, allocs)
 		}
-		if d := treeDiff(tree, wants[i], true, fmt.Sprintf("stub %d", i)); d != "" {
+		if d := treeDiff(tree, wantTree, true, fmt.Sprintf("stub %d", i)); d != "" {
 			t.Error(d)
 		}
 		if again := p.expand(stub); again == tree {
 			t.Errorf("stub %d expanded twice into the same nodes", i)
 		}
-		if allocs := testing.AllocsPerRun(10, func() { tree = p.expandReused(stub) }); allocs != 0 {
-			t.Errorf("expanding stub %d again into the arrays of the one before made %v allocations, want none", i, allocs)
-		}
-		if d := treeDiff(tree, wants[i], true, fmt.Sprintf("stub %d, expanded into reused arrays", i)); d != "" {
-			t.Error(d)
-		}
+	}
+	if at, _ := p.stubOf(root.Content[3]); p.entryNamed(root.Content[3], at, "nope") != -1 {
+		t.Error("a key the stub does not have was found")
 	}
 	if n := root.Content[1]; p.expand(n) != n {
 		t.Error("expanding a node that is not a stub gave another")

@@ -21,6 +21,7 @@ type lazyDoc struct {
 	Items Map[lazyItem]  `yaml:"items"`
 	List  []lazyItem     `yaml:"list"`
 	Deep  map2[lazyItem] `yaml:"deep"`
+	Rate  HopRate        `yaml:"rate"`
 }
 
 // map2 is a mapping of names to mappings of names: its entries' values
@@ -37,6 +38,13 @@ func TestLazyDecode(t *testing.T) {
 		"items:\n  x: {every: 1 s, sizes: [1, b]}\n  y:\n    every: 2s\n    inner: {nam: q}\n    extra: 1\nlist:\n  - every: 3\n  - {sizes: {a: 1}}\n  - [1]\n  - 3\ndeep:\n  a:\n    b: {every: x}\n    c: 1\n",
 		"items: {x: {every: 1s}}\nlist: [{every: 1s}, {every: 2ms, inner: {name: [x]}}]\n",
 		"# a comment\nitems:  # on a key\n  x:\n    every: 1s # on a value\n    sizes:\n      - 1\n      - 2 # and a list's\n",
+		// A key given twice in a stub: its first entry is the one a
+		// position is looked for in.
+		"items:\n  x: {every: 1s}\n  y: {every: 2s}\n  x: {every: 3s, inner: {name: [1]}}\nlist:\n- every: 1s\n- {every: x}\nrate: {baud: 0}\n",
+		// A value decoded by a NodeDecoder that reads its children itself,
+		// and checks after decoding in it.
+		"rate:\n  baud: 9600\n  format: 9X1\nlist: [{every: 1s, sizes: []}, {}]\ndeep: {a: {b: {every: 1s}}, c: {d: {every: 2}}}\n",
+		"items: [1]\nlist: {a: 1}\ndeep: 3\nrate: 1\nname: {a: 1}\n",
 	} {
 		var eager, lazy lazyDoc
 		de := decodeWith(t, doc, false, &eager)
@@ -50,7 +58,7 @@ func TestLazyDecode(t *testing.T) {
 		if e, l := fmt.Sprint(de.Err()), fmt.Sprint(dl.Err()); e != l {
 			t.Errorf("%q decoded lazily says\n%s\nat once\n%s", doc, l, e)
 		}
-		for _, path := range []string{"items.x", "items.x.sizes[1]", "items.y.inner.name", "list[1].sizes", "deep.a.b.every", "items.nope.every", "list[9]"} {
+		for _, path := range []string{"items.x", "items.x.sizes[1]", "items.y.inner.name", "list[1].sizes", "deep.a.b.every", "items.nope.every", "list[9]", "items", "list", "deep", "list[0]", "list[1].every", "items.x.inner.name", "rate", "rate.baud", "rate.format", "deep.c.d.every", "name"} {
 			if e, l := de.PosAt(path), dl.PosAt(path); e != l {
 				t.Errorf("%q: %s is at %v lazily, at %v at once", doc, path, l, e)
 			}

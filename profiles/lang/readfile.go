@@ -1,6 +1,7 @@
 package lang
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -35,19 +36,26 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 	}
 	defer f.Close()
 	// What was opened, should the path have changed since.
-	if err := CheckFile(path, limit, func(string) (os.FileInfo, error) { return f.Stat() }); err != nil {
-		return nil, err
+	info, err := f.Stat()
+	if err == nil {
+		err = CheckFile(path, limit, func(string) (os.FileInfo, error) { return info, nil })
 	}
-	// The size may change while it is read, and a file of the kernel's
-	// (/proc) says it has none: never take more than limit.
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(data)) > limit {
+	// Read into a buffer of the size the file says it has, and room to
+	// see it end: grown from nothing by doubling (io.ReadAll), the
+	// buffers were twice the file in garbage (3.2 MB for a profile of
+	// 1.5 MB). The size may change while it is read, and a file of the
+	// kernel's (/proc) says it has none: never take more than limit.
+	data := bytes.NewBuffer(make([]byte, 0, info.Size()+bytes.MinRead))
+	if _, err := data.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
+		return nil, err
+	}
+	if int64(data.Len()) > limit {
 		return nil, &FileError{path, fmt.Sprintf("has more than the %d bytes a file may have here", limit)}
 	}
-	return data, nil
+	return data.Bytes(), nil
 }
 
 // OpenFile opens a file to read that must be a regular file (not a
