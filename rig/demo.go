@@ -311,6 +311,10 @@ func Demo(ctx context.Context, opt DemoOptions) (record.Summary, *DemoSetup, err
 	mon := &record.Monitor{}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// The device's tick thread keeps a P while it sleeps, as the executor
+	// does (realtime.Waiter): one more, before the run adds its own, for
+	// as long as the device runs.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1))
 	type result struct {
 		s   record.Summary
 		err error

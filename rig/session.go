@@ -114,6 +114,7 @@ type Session struct {
 	// fmuSummaries are the FMUs as they were closed, for the summary.
 	fmuSummaries []runningFMU
 	timing       record.TimingSummary
+	priorities   priorities // in real time, the threads'
 	ran          bool
 	refused      bool // the kernel refused a real-time facility for want of privilege
 
@@ -133,6 +134,9 @@ func Open(p *profiles.Loaded, b *benchfile.LoadedBench, mode Mode, opt Options) 
 		}
 	}
 	s := &Session{profile: p, bench: b, mode: mode, opt: opt}
+	if mode == RealTime {
+		s.priorities = threadPriorities(opt.Priority, runtime.NumCPU())
+	}
 	log := opt.Log
 	if log == nil {
 		log = io.Discard
@@ -168,7 +172,7 @@ func Open(p *profiles.Loaded, b *benchfile.LoadedBench, mode Mode, opt Options) 
 		}
 		s.timing = record.TimingSummary{Scheduler: "SCHED_OTHER", SpinS: spin.Seconds()}
 		readerThread := func() {
-			if p := threadPriorities(opt.Priority, runtime.NumCPU()).readers; p > 0 {
+			if p := s.priorities.readers; p > 0 {
 				realtime.RaiseThread(p) // refused only where the executor's is: reported there
 			}
 		}
@@ -205,13 +209,8 @@ func Open(p *profiles.Loaded, b *benchfile.LoadedBench, mode Mode, opt Options) 
 	}
 	var err error
 	// In real time the executor waits for an isolated FMU at every step:
-	// its process runs at the readers' priority, below the executor's
-	// where there are CPUs enough.
-	fmuPriority := 0
-	if mode == RealTime {
-		fmuPriority = threadPriorities(opt.Priority, runtime.NumCPU()).readers
-	}
-	if s.fmus, err = startFMUs(b, fmuPriority); err != nil {
+	// its process runs below the executor's priority.
+	if s.fmus, err = startFMUs(b, s.priorities.fmus); err != nil {
 		s.closeClock()
 		return nil, err
 	}
@@ -402,16 +401,15 @@ func (s *Session) loop(ctx context.Context) (stopped string, failure error, allo
 		} else {
 			defer realtime.LowerThread() // before the thread is unlocked
 			s.timing.Scheduler = fmt.Sprintf("SCHED_FIFO priority %d", s.opt.Priority)
-			cpus := runtime.NumCPU()
-			if others := threadPriorities(s.opt.Priority, cpus).others; others > 0 {
-				if cpus == 1 {
-					s.logf("the process may use one CPU: its threads other than the executor's all run at SCHED_FIFO priority %d, or Go's runtime, spinning on a thread below another there, could stall the run", others)
-				}
+			if others := s.priorities.others; others > 0 {
 				if restore, err := realtime.RaiseProcess(others); err != nil {
 					s.logf("cannot raise the process's other threads to SCHED_FIFO priority %d (%v): the executor may wait on them when the machine is loaded", others, err)
 				} else {
 					defer restore()
 					s.timing.Scheduler += fmt.Sprintf(", the process's other threads %d", others)
+					if s.priorities.readers == 0 {
+						s.logf("the process may use one CPU: its threads other than the executor's all run at SCHED_FIFO priority %d, or Go's runtime, spinning on a thread below another there, could stall the run", others)
+					}
 				}
 			}
 		}
@@ -441,17 +439,21 @@ func (s *Session) loop(ctx context.Context) (stopped string, failure error, allo
 }
 
 // priorities are the SCHED_FIFO priorities of a real-time run's threads
-// (0: SCHED_OTHER).
+// (0: SCHED_OTHER, or, on one CPU, raised with the others as the run
+// starts).
 type priorities struct {
 	executor int
-	// readers are the endpoints' reader threads (and isolated FMUs'
-	// processes): one below the executor, so that a frame is stamped as
-	// it arrives.
+	// readers are the endpoints' reader threads, one below the executor,
+	// so that a frame is stamped as it arrives; they raise themselves as
+	// they start.
 	readers int
+	// fmus are isolated FMUs' processes, which the executor waits on.
+	fmus int
 	// devices are devices the process plays itself (the demo's firmware),
 	// below the readers.
 	devices int
-	// others are the process's other threads (RuntimePriority).
+	// others are the process's other threads, and with them on one CPU
+	// the readers and devices: raised together as the run starts.
 	others int
 }
 
@@ -460,7 +462,9 @@ type priorities struct {
 // machine's, or fewer where its affinity or cpuset says so).
 //
 // On one CPU every thread but the executor's runs one below it, all
-// alike. Go's runtime monitor (sysmon, one of the other threads) holds a
+// alike, and raised together: the readers do not raise themselves as
+// they start, which would put them above the rest until the run does.
+// Go's runtime monitor (sysmon, one of the other threads) holds a
 // goroutine's scan bit for a moment whenever it looks at a thread in a
 // system call, and a thread coming back from the call spins until the bit
 // is released, yielding only to threads of its own priority; other
@@ -478,9 +482,9 @@ func threadPriorities(executor, cpus int) (p priorities) {
 	case executor <= 0:
 	case cpus == 1:
 		below := executor - 1
-		p = priorities{executor, below, below, below}
+		p = priorities{executor: executor, fmus: below, others: below}
 	default:
-		p = priorities{executor: executor, readers: executor - 1, devices: max(executor-2, 0)}
+		p = priorities{executor: executor, readers: executor - 1, fmus: executor - 1, devices: max(executor-2, 0)}
 		if p.readers > RuntimePriority {
 			p.others = RuntimePriority
 		}
@@ -489,8 +493,8 @@ func threadPriorities(executor, cpus int) (p priorities) {
 }
 
 // RuntimePriority is the SCHED_FIFO priority of the process's threads
-// other than the executor's and the readers' during a real-time run
-// (realtime.RaiseProcess): Go's runtime hands the executor's goroutine
+// other than the executor's and the readers' during a real-time run with
+// two CPUs or more (realtime.RaiseProcess, threadPriorities): Go's runtime hands the executor's goroutine
 // back to its thread through them, and at normal priority, on a loaded
 // machine, they kept it waiting for tens of milliseconds. The live server,
 // which does what clients ask, is another process, at normal priority.
@@ -521,15 +525,18 @@ func holdGC() (restore func()) {
 	}
 }
 
-// threadsFor is the GOMAXPROCS a run needs. The executor and every reader
-// and bridge run on locked threads that block in system calls. A thread
-// coming back from one needs a P (a Go processor); if none is idle it waits
-// until the runtime's monitor takes one back from a thread in a system
-// call, and the monitor, when idle, looks only every 10 ms: readers then
-// stalled for milliseconds (measured: idle frames of a pty bench cut late).
-// Idle Ps cost nothing, so there is one for each thread that may want one.
+// threadsFor is the GOMAXPROCS a run needs: one P (a Go processor) more
+// than the process had for each thread that may hold one while it waits.
+// The executor keeps its P while it sleeps (realtime.Waiter), and so does
+// a device the process plays itself, whose P its caller adds (Demo).
+// Every reader and bridge runs on a locked thread that blocks in system
+// calls; a thread coming back from one needs a P, and if none is idle it
+// waits until the runtime's monitor takes one back from a thread in a
+// system call, and the monitor, when idle, looks only every 10 ms: readers
+// then stalled for milliseconds (measured: idle frames of a pty bench cut
+// late). Idle Ps cost nothing.
 func threadsFor(endpoints int) int {
-	return max(runtime.GOMAXPROCS(0), runtime.NumCPU()+1+2*endpoints)
+	return max(runtime.GOMAXPROCS(0), runtime.NumCPU()) + 1 + 2*endpoints
 }
 
 // Profile is the profile the session runs.

@@ -165,16 +165,20 @@ func MaxRSS() int64 {
 // that it returns on time rather than when the scheduler gets to it.
 //
 // Its ppoll is a raw system call: to Go's scheduler the sleeping goroutine
-// is running, and keeps its P (the caller sees that GOMAXPROCS leaves the
-// other goroutines theirs). A system call as the scheduler knows one lets
-// its monitor look at the thread while it sleeps, holding the goroutine's
-// scan bit for a moment each time, and take its P; a thread coming back
-// from the call spins until the bit is released, and one above the
-// monitor's priority, on the monitor's only CPU, spun for good
-// (tests/hardening_onecpu_test.go). Asleep here, the thread is nobody's to
-// look at: the monitor's requests to give up the CPU (every 10 ms of
-// running, as the scheduler counts it) end the ppoll with EINTR, and the
-// goroutine yields at its next function call, as any running one does.
+// is running, and keeps its P, so that whoever makes a waiter must add
+// one to GOMAXPROCS for it, for as long as it is used, or the other
+// goroutines lose one (rig's session does for its executor, and the demo
+// for its device). A system call as the scheduler knows one lets its
+// monitor look at the thread while it sleeps, holding the goroutine's scan
+// bit for a moment each time, and take its P; a thread coming back from
+// the call spins until the bit is released, and one above the monitor's
+// priority, on the monitor's only CPU, spun for good
+// (tests/hardening_onecpu_test.go). The monitor's requests to give up the
+// CPU (every 10 ms of running, as the scheduler counts it) end the ppoll
+// with EINTR, and the goroutine yields at its next function call, as any
+// running one does. The garbage collector still takes a running
+// goroutine's scan bit to look at its stack; a real-time run keeps it
+// from running (rig's holdGC).
 type Waiter struct {
 	waiting
 	efd    int

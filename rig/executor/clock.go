@@ -35,7 +35,8 @@ func (c *Virtual) Until(deadline time.Duration, _ func() bool) bool {
 func (c *Virtual) Real() bool { return false }
 
 // Real is the wall clock (monotonic), waited on by a realtime.Waiter:
-// ppoll until spin before the deadline, then spin.
+// ppoll until spin before the deadline, then spin. The goroutine that
+// waits keeps its P while asleep: its caller adds one to GOMAXPROCS.
 type Real struct {
 	*realtime.Monotonic
 	waiter *realtime.Waiter
