@@ -17,6 +17,7 @@ import (
 func TestWaitsOutlastSignals(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)) // the waiter's P
 	tid, pid := unix.Gettid(), unix.Getpid()
 	clock := NewMonotonic()
 	w, err := NewWaiter(clock, 0) // no spin: every wait is all sleep

@@ -17,6 +17,7 @@ func BenchmarkWakeup(b *testing.B) {
 		b.Run("spin="+spin.String(), func(b *testing.B) {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)) // the waiter's P
 			if err := RaiseThread(80); err != nil {
 				b.Logf("no SCHED_FIFO: %v", err)
 			} else {

@@ -48,6 +48,7 @@ hops:
 flows:
   m2s: {route: [link]}
 `)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)) // the waiter's P
 	clock, err := executor.NewReal(realtime.DefaultSpin)
 	if err != nil {
 		t.Fatal(err)
