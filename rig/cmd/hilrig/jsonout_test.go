@@ -212,6 +212,9 @@ func (w *chunkWriter) Write(p []byte) (int, error) {
 // itself smaller than the indented) and its copy, and one chunk. The
 // encoder with SetIndent allocated 6.6 times the output (36 MB for 5.5).
 func TestWriteJSONAllocation(t *testing.T) {
+	if raceEnabled {
+		t.Skip("-race allocates where the code does not")
+	}
 	s := simSummary(t, manyFlowsProfile(t, 10000), "--duration", "1s")
 	var out countWriter
 	var before, after runtime.MemStats
