@@ -16,7 +16,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -306,13 +305,6 @@ func helpCommand(root *cobra.Command) *cobra.Command {
 			return names, cobra.ShellCompDirectiveNoFileComp
 		},
 	}
-}
-
-// writeJSON writes v as indented JSON.
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // fail prints an error, one problem per line, prefixed with "hilrig: ".
