@@ -70,8 +70,8 @@ type Options struct {
 
 	// Real time only. Priority is the executor's SCHED_FIFO priority (the
 	// endpoints' reader threads get one less, see threadPriorities); 0
-	// leaves the scheduling alone. Spin is how long before a deadline the executor stops
-	// sleeping and spins; 0 means realtime.DefaultSpin.
+	// leaves the scheduling alone. Spin is how long before a deadline the
+	// executor stops sleeping and spins; 0 means realtime.DefaultSpin.
 	Priority int
 	Spin     time.Duration
 }
@@ -407,7 +407,7 @@ func (s *Session) loop(ctx context.Context) (stopped string, failure error, allo
 				} else {
 					defer restore()
 					s.timing.Scheduler += fmt.Sprintf(", the process's other threads %d", others)
-					if s.priorities.readers == 0 {
+					if s.priorities.readers == 0 { // raised with the others: one CPU
 						s.logf("the process may use one CPU: its threads other than the executor's all run at SCHED_FIFO priority %d, or Go's runtime, spinning on a thread below another there, could stall the run", others)
 					}
 				}
@@ -457,8 +457,8 @@ type priorities struct {
 	others int
 }
 
-// threadPriorities are a run's priorities when the executor's is to be
-// executor and the process may use cpus CPUs (runtime.NumCPU: the
+// threadPriorities are a run's priorities when the executor is to run at
+// SCHED_FIFO priority executor and the process may use cpus CPUs (runtime.NumCPU: the
 // machine's, or fewer where its affinity or cpuset says so).
 //
 // On one CPU every thread but the executor's runs one below it, all
@@ -494,9 +494,10 @@ func threadPriorities(executor, cpus int) (p priorities) {
 
 // RuntimePriority is the SCHED_FIFO priority of the process's threads
 // other than the executor's and the readers' during a real-time run with
-// two CPUs or more (realtime.RaiseProcess, threadPriorities): Go's runtime hands the executor's goroutine
-// back to its thread through them, and at normal priority, on a loaded
-// machine, they kept it waiting for tens of milliseconds. The live server,
+// two CPUs or more (realtime.RaiseProcess, threadPriorities): Go's runtime
+// hands the executor's goroutine back to its thread through them, and at
+// normal priority, on a loaded machine, they kept it waiting for tens of
+// milliseconds. The live server,
 // which does what clients ask, is another process, at normal priority.
 const RuntimePriority = 1
 

@@ -20,7 +20,7 @@ import (
 // TestRealTimeOnOneCPU runs the rig at SCHED_FIFO with the whole process
 // confined to one CPU (as `taskset -c 3 hilrig run` confines it, or a
 // machine or container with one CPU does) and carries a frame each way
-// every millisecond through 20 ms hops for 4 s.
+// every 250 µs through 20 ms hops for 4 s.
 //
 // Go's runtime monitor (sysmon) holds a goroutine's scan bit for a moment
 // whenever it looks at a thread in a system call, and a thread coming back
@@ -28,22 +28,15 @@ import (
 // of its own priority. With the executor and the readers above the
 // monitor's priority on the monitor's only CPU, a thread that woke while
 // the monitor held its bit preempted the monitor and spun for good: the
-// rig stopped forwarding within 2 to 3 s and answered no signal but
-// SIGKILL (main at 283e972, 2 runs of 2 by hand, and this test).
+// rig stopped forwarding within 1 to 3 s and answered no signal but
+// SIGKILL (main at 283e972: 4 of 4 runs of this test; 3 of 4 of
+// tests/perf/delay-error.sh's bench under taskset, by hand).
 func TestRealTimeOnOneCPU(t *testing.T) {
 	if !canRaise() {
 		t.Skip("needs SCHED_FIFO (root or CAP_SYS_NICE): without it no thread outranks the runtime's")
 	}
-	const link = `duration: 1h
-hops:
-  down: {delay: 20ms}
-  up:   {delay: 20ms}
-flows:
-  m2s: {route: [down]}
-  s2m: {route: [up]}
-`
 	var r *rigProcess
-	onOneCPU(t, func() { r = startRig(t, link, ptyBenchText("line", ""), "--priority", "80") })
+	onOneCPU(t, func() { r = startRig(t, link20ms, ptyBenchText("line", ""), "--priority", "80") })
 	ctrl, plant := r.attach("controller"), r.attach("plant")
 	line, _ := wire.NewFraming("line", wire.FramingOptions{})
 	const n, every = 16000, 250 * time.Microsecond

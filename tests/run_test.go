@@ -511,6 +511,16 @@ flows:
   s2m: {route: [up]}
 `
 
+// link20ms is plainLink with 20 ms hops.
+const link20ms = `duration: 30s
+hops:
+  down: {delay: 20ms}
+  up:   {delay: 20ms}
+flows:
+  m2s: {route: [down]}
+  s2m: {route: [up]}
+`
+
 // TestRunFramings carries 1000 frames at 1 kHz through each framing.
 func TestRunFramings(t *testing.T) {
 	for _, tc := range []struct {

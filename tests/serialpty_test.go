@@ -73,15 +73,7 @@ bind:
   m2s: {from: controller, to: plant}
   s2m: {from: plant, to: controller}
 `, ctrlDev, plantDev)
-	const profile = `duration: 30s
-hops:
-  down: {delay: 20ms}
-  up:   {delay: 20ms}
-flows:
-  m2s: {route: [down]}
-  s2m: {route: [up]}
-`
-	r := startRig(t, profile, bench)
+	r := startRig(t, link20ms, bench)
 	waitOpened(t, r, ctrlDev)
 	waitOpened(t, r, plantDev)
 	line, _ := wire.NewFraming("line", wire.FramingOptions{})
