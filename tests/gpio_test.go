@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -103,8 +104,9 @@ func TestRunGPIO(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	watching, stopWatching := context.WithCancel(context.Background())
+	var watchers sync.WaitGroup
 	for i := range 2 {
-		go g.watch(watching, i)
+		watchers.Go(func() { g.watch(watching, i) })
 	}
 	// The rig runs in this process, beside the goroutines that make and
 	// watch the edges. Built with -race, an executor at SCHED_FIFO that
@@ -144,8 +146,9 @@ func TestRunGPIO(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	time.Sleep(50 * time.Millisecond) // the edges to the safe levels, caught
 	stopWatching()
-	time.Sleep(50 * time.Millisecond)
+	watchers.Wait() // before reading what they recorded
 	if g.plantIn[0].Read() != gpio.High || g.plantIn[1].Read() != gpio.Low {
 		t.Error("the outputs are not at their safe levels after stop")
 	}
