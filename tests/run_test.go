@@ -512,14 +512,7 @@ flows:
 `
 
 // link20ms is plainLink with 20 ms hops.
-const link20ms = `duration: 30s
-hops:
-  down: {delay: 20ms}
-  up:   {delay: 20ms}
-flows:
-  m2s: {route: [down]}
-  s2m: {route: [up]}
-`
+var link20ms = strings.ReplaceAll(plainLink, "{delay: 5ms}", "{delay: 20ms}")
 
 // TestRunFramings carries 1000 frames at 1 kHz through each framing.
 func TestRunFramings(t *testing.T) {

@@ -219,7 +219,7 @@ func (w *Waiter) ppoll(d time.Duration, pending func() bool) bool {
 		w.asleep.Store(false)
 		return false
 	}
-	n, _, errno := unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&w.fds[0])), uintptr(len(w.fds)), uintptr(unsafe.Pointer(&w.ts)), 0, 0, 0)
+	n, errno := rawPpoll(w.fds[:], &w.ts)
 	w.asleep.Store(false)
 	if errno == 0 && n > 0 {
 		unix.RawSyscall(unix.SYS_READ, uintptr(w.efd), uintptr(unsafe.Pointer(&w.buf[0])), uintptr(len(w.buf)))
@@ -230,7 +230,18 @@ func (w *Waiter) ppoll(d time.Duration, pending func() bool) bool {
 // nap sleeps for d, deaf to wakes (a signal may end it early).
 func (w *Waiter) nap(d time.Duration) {
 	w.ts = unix.NsecToTimespec(int64(d))
-	unix.RawSyscall6(unix.SYS_PPOLL, 0, 0, uintptr(unsafe.Pointer(&w.ts)), 0, 0, 0)
+	rawPpoll(nil, &w.ts)
+}
+
+// rawPpoll is ppoll(2) as a raw system call (see Waiter): the number of
+// descriptors ready, or the error (EINTR when a signal ended it).
+func rawPpoll(fds []unix.PollFd, ts *unix.Timespec) (uintptr, unix.Errno) {
+	var first unsafe.Pointer
+	if len(fds) > 0 {
+		first = unsafe.Pointer(&fds[0])
+	}
+	n, _, errno := unix.RawSyscall6(unix.SYS_PPOLL, uintptr(first), uintptr(len(fds)), uintptr(unsafe.Pointer(ts)), 0, 0, 0)
+	return n, errno
 }
 
 // Close releases the waiter's eventfd.
