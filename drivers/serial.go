@@ -283,7 +283,7 @@ func (s *Serial) Start(clock Clock, sink Sink, index int) error {
 // from the kernel.
 func (s *Serial) read(port serial.Port) {
 	defer close(s.stopped)
-	lockReaderThread(s.cfg.ReaderThread)
+	thread := lockReaderThread(s.cfg.ReaderThread)
 	buf := make([]byte, 4096)
 	var meter ReaderMeter
 	var decoder decoderSum
@@ -293,6 +293,7 @@ func (s *Serial) read(port serial.Port) {
 		s.sink.Frame(s.index, frame, at)
 	}
 	for {
+		thread.checkIn()
 		n, err := port.Read(buf)
 		at := s.clock.Now()
 		switch {

@@ -130,7 +130,7 @@ func (c *TCP) Addr() net.Addr {
 // to shows it.
 func (c *TCP) serve(clock Clock, sink Sink, index int, started time.Duration) {
 	defer close(c.stopped)
-	lockReaderThread(c.cfg.ReaderThread)
+	lockReaderThread(c.cfg.ReaderThread) // its reads wait in the scheduler (net's poller): no check-in needed
 	buf := make([]byte, 4096)
 	var meter ReaderMeter
 	emit := func(frame []byte, at time.Duration) {

@@ -154,11 +154,12 @@ func ownSocket(conn *net.UDPConn) (int, error) {
 
 func (u *UDP) read(clock Clock, sink Sink, index int) {
 	defer close(u.stopped)
-	lockReaderThread(u.cfg.ReaderThread)
+	thread := lockReaderThread(u.cfg.ReaderThread)
 	buf := make([]byte, 1<<16) // any datagram, whole: an oversize one is counted with all its bytes
 	var meter ReaderMeter
 	var from sockaddr
 	for {
+		thread.checkIn()
 		n, err := recvFrom(u.sock, buf, &from)
 		at := clock.Now()
 		sink.Read(index, &meter, at)
