@@ -42,17 +42,25 @@ seconds() {
 period_us=$(awk -v s="$(seconds "$PERIOD")" 'BEGIN{printf "%d", s*1e6}')
 frames=$(awk -v d="$(seconds "$DUR")" -v p="$(seconds "$PERIOD")" 'BEGIN{printf "%d", d/p}')
 
-# The bench: two pty endpoints, line framing, links in $OUT (not the
-# virtual bench's /tmp/hilrig-*, which other runs on the machine may use).
-cat > "$OUT/bench.yaml" <<YAML
-name: perf
+# The benches. pty: two pty endpoints, line framing, links in $OUT (not
+# the virtual bench's /tmp/hilrig-*, which other runs on the machine may
+# use). serial: two serial endpoints on the devices of the pseudo-terminals
+# the probe makes (`probe pty -make`), as a forwarder of a lab's own would
+# open them.
+bench() {
+	cat > "$OUT/$1.yaml" <<YAML
+name: perf-$1
 endpoints:
-  controller: {pty: {link: $OUT/controller, framing: line}}
-  plant:      {pty: {link: $OUT/plant, framing: line}}
+  controller: $2
+  plant:      $3
 bind:
   to-plant:      {from: controller, to: plant}
   to-controller: {from: plant, to: controller}
 YAML
+}
+bench pty "{pty: {link: $OUT/controller, framing: line}}" "{pty: {link: $OUT/plant, framing: line}}"
+bench serial "{serial: {device: $OUT/controller, baud: 115200, framing: line}}" \
+	"{serial: {device: $OUT/plant, baud: 115200, framing: line}}"
 
 # profile NAME DELAY: a profile of one hop each way with that delay (0: none).
 profile() {
@@ -79,19 +87,28 @@ machine() {
 	steal0=$s
 }
 
-# rig_run LABEL BIN PROFILE DELAY RESULTS: the rig forwards between its two
-# ptys for DUR while the probe writes both ways and times the arrivals;
-# appends the probe's line (LABEL) and the rig's release lateness
-# (LABEL-release) to RESULTS.
+# probe_run LABEL BENCH DELAY RESULTS FORWARDER...: the probe times
+# FORWARDER, which it starts and stops, between $OUT/controller and
+# $OUT/plant: the rig's links for pty, links to pseudo-terminals of the
+# probe's own for serial.
+probe_run() {
+	local label=$1 bench=$2 delay=$3 results=$4 make=
+	shift 4
+	[ "$bench" = pty ] || make=-make
+	rm -f "$OUT/controller" "$OUT/plant" # the last run's, which could name another's pty now
+	"$probe" pty $make -to "$OUT/controller" -from "$OUT/plant" -back -delay "$delay" \
+		-period "$PERIOD" -for "$DUR" -prio "$PROBE_PRIO" ${PROBE_ARGS:-} "$label" "$@" >>"$results"
+}
+
+# rig_run LABEL BIN PROFILE DELAY RESULTS [BENCH]: the rig forwards
+# between the devices of BENCH (pty, the default, or serial) for DUR while
+# the probe writes both ways and times the arrivals; appends the probe's
+# line (LABEL) and the rig's release lateness (LABEL-release) to RESULTS.
 rig_run() {
-	local label=$1 bin=$2 prof=$3 delay=$4 results=$5
-	"$bin" run --bench "$OUT/bench.yaml" "$OUT/$prof.yaml" --priority "$PRIO" \
-		--summary "$OUT/$label.json" >/dev/null 2>"$OUT/$label.err" &
-	local pid=$!
-	"$probe" pty -to "$OUT/controller" -from "$OUT/plant" -back -delay "$delay" \
-		-period "$PERIOD" -for "$DUR" -prio "$PROBE_PRIO" "$label" >>"$results"
-	kill -INT "$pid"
-	wait "$pid" || { echo "$label: hilrig failed:" >&2; cat "$OUT/$label.err" >&2; return 1; }
+	local label=$1 bin=$2 prof=$3 delay=$4 results=$5 bench=${6:-pty}
+	probe_run "$label" "$bench" "$delay" "$results" sh -c "exec '$bin' run --bench '$OUT/$bench.yaml' \
+		'$OUT/$prof.yaml' --priority $PRIO --summary '$OUT/$label.json' >/dev/null 2>'$OUT/$label.err'" ||
+		{ echo "$label: hilrig failed:" >&2; cat "$OUT/$label.err" >&2; return 1; }
 	"$probe" summary "$label-release" "$OUT/$label.json" >>"$results"
 	echo "  $label: $(tail -2 "$results" | tr '\n' ' ') ($(machine))" >&2
 }

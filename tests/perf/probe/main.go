@@ -6,10 +6,17 @@
 // in microseconds, and `probe table` reads such lines and prints, per
 // label, the median of each column over the runs and its spread.
 //
-//	probe pty -to A -from B [-back] [-delay D] [-period P] [-for T] [-prio N] LABEL
+//	probe pty -to A -from B [-make] [-back] [-delay D] [-period P] [-for T] [-prio N] LABEL [FORWARDER ARGS...]
 //	    writes a 29-byte line to A every period from a thread at SCHED_FIFO
 //	    N (and to B, with -back) and times its arrival at B (at A) on
 //	    threads of their own at the same priority: arrival - write - D.
+//	    With -make the probe makes the two pseudo-terminals itself: it
+//	    holds their masters and links A and B to their devices
+//	    (/dev/pts/N), for a forwarder to open; it starts timing once a
+//	    line has gone through each way. A FORWARDER command is started
+//	    once A and B are to be opened (before the probe waits for them to
+//	    exist, or after it made them), and stopped with SIGINT after the
+//	    last frame, before the pairs go: the probe fails if it fails.
 //	probe hist LABEL < cyclictest -q -h N output
 //	    cyclictest's histogram (1 µs buckets) as the same line.
 //	probe summary LABEL FILE
@@ -27,12 +34,14 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hilrig/hilrig/tests/perf/cyclichist"
@@ -85,12 +94,18 @@ func ptyProbe(args []string) error {
 	period := fs.Duration("period", time.Millisecond, "")
 	dur := fs.Duration("for", 10*time.Second, "how long to write")
 	prio := fs.Int("prio", 70, "SCHED_FIFO priority of the probe's threads (0: normal)")
+	makePairs := fs.Bool("make", false, "make the pseudo-terminals, link -to and -from to their devices, and write and read on their masters")
 	idlePoll := fs.Bool("idle-poll", true, "hold /dev/cpu_dma_latency at 0 (idle CPUs poll), as the rig and cyclictest do, so that every forwarder is measured alike")
 	fs.Parse(args)
-	if *to == "" || *from == "" || fs.NArg() != 1 {
+	if *to == "" || *from == "" || fs.NArg() < 1 {
 		usage()
 	}
 	label := fs.Arg(0)
+	var forwarder *exec.Cmd
+	if fs.NArg() > 1 {
+		forwarder = exec.Command(fs.Arg(1), fs.Args()[2:]...)
+		forwarder.Stderr = os.Stderr
+	}
 	if *idlePoll {
 		if f, err := os.OpenFile("/dev/cpu_dma_latency", os.O_WRONLY, 0); err == nil {
 			f.Write(make([]byte, 4))
@@ -98,13 +113,24 @@ func ptyProbe(args []string) error {
 		}
 	}
 	unix.Mlockall(unix.MCL_CURRENT | unix.MCL_FUTURE | unix.MCL_ONFAULT)
-	a, err := openRaw(*to)
+	open := openRaw
+	if *makePairs {
+		open = makePair
+	} else if err := startForwarder(forwarder); err != nil {
+		return err
+	}
+	a, err := open(*to)
 	if err != nil {
 		return err
 	}
-	b, err := openRaw(*from)
+	b, err := open(*from)
 	if err != nil {
 		return err
+	}
+	if *makePairs {
+		if err := startForwarder(forwarder); err != nil {
+			return err
+		}
 	}
 	n := int(*dur / *period)
 	ways := []*way{{w: a, r: b, sent: make([]int64, n), lat: make([]int64, 0, n)}}
@@ -120,8 +146,17 @@ func ptyProbe(args []string) error {
 	runtime.LockOSThread()
 	raise(*prio)
 	var frame [frameLen]byte
+	begin := start
+	if *makePairs {
+		// The forwarder opens the devices after they exist: a line
+		// through each way says it is up.
+		if err := handshake(ways, frame[:]); err != nil {
+			return err
+		}
+		begin = time.Now()
+	}
 	for i := range n {
-		deadline := start.Add(50*time.Millisecond + time.Duration(i)**period) // the readers up first
+		deadline := begin.Add(50*time.Millisecond + time.Duration(i)**period) // the readers up first
 		ts := unix.NsecToTimespec(time.Until(deadline).Nanoseconds())
 		if ts.Nano() > 0 {
 			unix.ClockNanosleep(unix.CLOCK_MONOTONIC, 0, &ts, nil)
@@ -138,6 +173,9 @@ func ptyProbe(args []string) error {
 	time.Sleep(*delay + 100**period + 100*time.Millisecond)
 	stop.Store(true)
 	readers.Wait()
+	if err := stopForwarder(forwarder); err != nil {
+		return err
+	}
 	var all []int64
 	for _, w := range ways {
 		for _, l := range w.lat {
@@ -163,11 +201,79 @@ func ptyProbe(args []string) error {
 	return nil
 }
 
+// startForwarder starts cmd, if there is one, from a thread at normal
+// priority (a child takes its forking thread's).
+func startForwarder(cmd *exec.Cmd) error {
+	if cmd == nil {
+		return nil
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting the forwarder: %w", err)
+	}
+	return nil
+}
+
+// stopForwarder stops cmd with SIGINT (SIGKILL 10 s later) and says how
+// it ended if that was not at once by its own exit or by the signal.
+func stopForwarder(cmd *exec.Cmd) error {
+	if cmd == nil {
+		return nil
+	}
+	cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		// Killed by it, or (socat) exited 128 + its number on it.
+		if status, ok := exit.Sys().(syscall.WaitStatus); ok && (status.Signaled() && status.Signal() == syscall.SIGINT || status.ExitStatus() == 128+int(syscall.SIGINT)) {
+			return nil
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("the forwarder %s: %w", cmd.Path, err)
+	}
+	return nil
+}
+
 // way is one direction: frames written to w arrive at r.
 type way struct {
 	w, r int
 	sent []int64 // per sequence number, since start (ns)
 	lat  []int64 // arrival - sent, in ns
+	seen atomic.Bool
+}
+
+// handshakeTag marks the lines that only say a way is up.
+const handshakeTag = 's'
+
+// handshake writes a line on each way every 20 ms until one has come
+// through each, for at most 20 s.
+func handshake(ways []*way, frame []byte) error {
+	for range 1000 {
+		up := true
+		for _, w := range ways {
+			if w.seen.Load() {
+				continue
+			}
+			up = false
+			put(frame, handshakeTag, 0)
+			unix.Write(w.w, frame)
+		}
+		if up {
+			time.Sleep(50 * time.Millisecond) // what is still on its way arrives
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return errors.New("no line came through in 20 s: is the forwarder running?")
 }
 
 // read times each frame's arrival: the time it was read, less the time it
@@ -195,6 +301,9 @@ func (w *way) read(tag byte, prio int, start time.Time, stop *atomic.Bool) {
 			if c != '\n' {
 				line = append(line, c)
 				continue
+			}
+			if len(line) == frameLen-1 && line[0] == handshakeTag {
+				w.seen.Store(true)
 			}
 			if len(line) == frameLen-1 && line[0] == tag {
 				if i, err := strconv.Atoi(strings.TrimRight(string(line[1:9]), " ")); err == nil && i < len(w.sent) {
@@ -248,6 +357,34 @@ func openRaw(path string) (int, error) {
 	t.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
 	t.Cc[unix.VMIN], t.Cc[unix.VTIME] = 1, 0
 	return fd, unix.IoctlSetTermios(fd, unix.TCSETS, t)
+}
+
+// makePair makes a pseudo-terminal, links path to its device, sets the
+// device raw (the forwarder sets it again as it opens it) and returns its
+// master. The pair lives as long as the probe.
+func makePair(path string) (int, error) {
+	master, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("/dev/ptmx: %w", err)
+	}
+	if err := unix.IoctlSetPointerInt(master, unix.TIOCSPTLCK, 0); err != nil {
+		return -1, fmt.Errorf("unlocking a pseudo-terminal: %w", err)
+	}
+	n, err := unix.IoctlGetInt(master, unix.TIOCGPTN)
+	if err != nil {
+		return -1, fmt.Errorf("naming a pseudo-terminal: %w", err)
+	}
+	device := fmt.Sprintf("/dev/pts/%d", n)
+	// The probe holds the device open too, unread, until it exits: a
+	// master whose device no one has open reads as hung up (EIO).
+	if _, err := openRaw(device); err != nil {
+		return -1, err
+	}
+	os.Remove(path)
+	if err := os.Symlink(device, path); err != nil {
+		return -1, err
+	}
+	return master, nil
 }
 
 // hist reads cyclictest's histogram: lines "BUCKET COUNT" (µs), the
