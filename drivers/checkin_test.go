@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"slices"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,42 +15,6 @@ import (
 	"github.com/hilrig/hilrig/drivers/driverstest"
 	"github.com/hilrig/hilrig/firmware/wire"
 )
-
-// monitorWakeUps is how many times the runtime's monitor (sysmon) has gone
-// to sleep and been woken: the voluntary context switches of the process's
-// second thread, which runtime.main starts for it before anything else.
-func monitorWakeUps(t *testing.T) int {
-	t.Helper()
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		t.Skipf("no /proc/self/task: %v", err)
-	}
-	var tids []int
-	for _, task := range tasks {
-		if tid, err := strconv.Atoi(task.Name()); err == nil {
-			tids = append(tids, tid)
-		}
-	}
-	slices.Sort(tids)
-	if len(tids) < 2 || tids[0] != os.Getpid() {
-		t.Skipf("threads %v: not a Go process's as the test knows them", tids)
-	}
-	status, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/status", tids[1]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for line := range strings.Lines(string(status)) {
-		if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Fatal("no voluntary_ctxt_switches in", string(status))
-	return 0
-}
 
 // TestReaderLetsTheMonitorRest: a serial endpoint's reader, fed a line a
 // millisecond for a second, lets the runtime's monitor rest. Idle, the
@@ -97,11 +58,11 @@ func TestReaderLetsTheMonitorRest(t *testing.T) {
 	for i := range 50 { // the reader up and past its first check-ins
 		write(i)
 	}
-	before := monitorWakeUps(t)
+	before := driverstest.MonitorWakeUps(t, os.Getpid())
 	for i := range lines {
 		write(50 + i)
 	}
-	woke := monitorWakeUps(t) - before
+	woke := driverstest.MonitorWakeUps(t, os.Getpid()) - before
 	if got := len(sink.Frames()); got < 50+lines/2 {
 		t.Fatalf("the reader took %d of %d lines", got, 50+lines)
 	}

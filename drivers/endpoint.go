@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hilrig/hilrig/drivers/realtime"
 	"github.com/hilrig/hilrig/firmware/wire"
 )
 
@@ -163,39 +164,15 @@ func (e *DeviceError) Unwrap() error { return e.Err }
 // lockReaderThread locks the calling goroutine to its OS thread for good and
 // runs setup on it (a real-time priority, typically). The thread is never
 // unlocked: it ends with the goroutine rather than go back to Go's pool
-// with the priority it was given. The reader calls the returned thread's
-// checkIn before each wait for its device.
-func lockReaderThread(setup func()) *readerThread {
+// with the priority it was given. A reader waits in system calls and so
+// never passes through Go's scheduler: it calls the returned check-in's
+// Pass before each wait for its device (realtime.CheckIn says why).
+func lockReaderThread(setup func()) *realtime.CheckIn {
 	runtime.LockOSThread()
 	if setup != nil {
 		setup()
 	}
-	return &readerThread{checkedIn: time.Now()}
-}
-
-// readerThread is a reader's locked thread, which waits in system calls and
-// would otherwise never pass through Go's scheduler. To the runtime's
-// monitor (sysmon) a goroutine that has not been through the scheduler for
-// 10 ms is one running too long: it takes that goroutine's P at every
-// system call it finds it in, which is at every read, and, having taken
-// one, looks again 20 µs later. Measured (BENCHMARKS.md): with two serial
-// endpoints at 1 kHz the monitor woke 15 000 to 20 000 times a second, at
-// SCHED_FIFO 1 above the kernel's pty workers, and each read came back
-// without a P; passing through the scheduler every checkInEvery, it woke
-// some 100 times a second.
-type readerThread struct{ checkedIn time.Time }
-
-// checkInEvery is how often a reader passes through the scheduler: well
-// within the monitor's 10 ms, at the cost of a hand-off of its P and back
-// (some microseconds), between reads.
-const checkInEvery = 5 * time.Millisecond
-
-// checkIn yields to the scheduler if the reader has not for checkInEvery.
-func (t *readerThread) checkIn() {
-	if now := time.Now(); now.Sub(t.checkedIn) >= checkInEvery {
-		t.checkedIn = now
-		runtime.Gosched()
-	}
+	return &realtime.CheckIn{}
 }
 
 // atomicCounts are Counts updated from several goroutines.

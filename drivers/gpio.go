@@ -135,12 +135,12 @@ func (g *GPIO) Start(clock Clock, sink Sink, index int) error {
 // watch turns one input's edges into frames, on its own locked thread.
 func (g *GPIO) watch(i int, p gpio.PinIO, clock Clock, sink Sink, index int) {
 	defer g.readers.Done()
-	thread := lockReaderThread(g.cfg.ReaderThread)
+	checkIn := lockReaderThread(g.cfg.ReaderThread)
 	stamper, stamps := p.(EdgeStamper)
 	var frame [EdgeFrameSize]byte
 	var meter ReaderMeter
 	for !g.stopping.Load() {
-		thread.checkIn()
+		checkIn.Pass()
 		if !p.WaitForEdge(100 * time.Millisecond) {
 			continue // a timeout, so that stopping is noticed
 		}

@@ -288,7 +288,7 @@ func (p *Pty) removeLink() {
 // being closed (POLLHUP on its master) and reopened (the hang-up clears).
 func (p *Pty) bridge() {
 	defer close(p.done)
-	thread := lockReaderThread(p.cfg.ReaderThread)
+	checkIn := lockReaderThread(p.cfg.ReaderThread)
 	toDevice, toRig := newHeld(), newHeld()
 	detached := false // the device side is closed
 	// unplugged: the device side is open again and the rig's pair is
@@ -318,7 +318,7 @@ func (p *Pty) bridge() {
 				timeout = max(1, int(time.Until(next).Milliseconds()))
 			}
 		}
-		thread.checkIn()
+		checkIn.Pass()
 		if _, err := unix.Poll(fds, timeout); err != nil && !errors.Is(err, unix.EINTR) {
 			return
 		}

@@ -283,7 +283,7 @@ func (s *Serial) Start(clock Clock, sink Sink, index int) error {
 // from the kernel.
 func (s *Serial) read(port serial.Port) {
 	defer close(s.stopped)
-	thread := lockReaderThread(s.cfg.ReaderThread)
+	checkIn := lockReaderThread(s.cfg.ReaderThread)
 	buf := make([]byte, 4096)
 	var meter ReaderMeter
 	var decoder decoderSum
@@ -293,7 +293,7 @@ func (s *Serial) read(port serial.Port) {
 		s.sink.Frame(s.index, frame, at)
 	}
 	for {
-		thread.checkIn()
+		checkIn.Pass()
 		n, err := port.Read(buf)
 		at := s.clock.Now()
 		switch {

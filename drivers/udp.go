@@ -154,12 +154,12 @@ func ownSocket(conn *net.UDPConn) (int, error) {
 
 func (u *UDP) read(clock Clock, sink Sink, index int) {
 	defer close(u.stopped)
-	thread := lockReaderThread(u.cfg.ReaderThread)
+	checkIn := lockReaderThread(u.cfg.ReaderThread)
 	buf := make([]byte, 1<<16) // any datagram, whole: an oversize one is counted with all its bytes
 	var meter ReaderMeter
 	var from sockaddr
 	for {
-		thread.checkIn()
+		checkIn.Pass()
 		n, err := recvFrom(u.sock, buf, &from)
 		at := clock.Now()
 		sink.Read(index, &meter, at)

@@ -3,10 +3,16 @@
 // endpoint in memory that records what is written to it and sends what the
 // test tells it to. They stand in for the rig's side (clock and sink) when
 // a test drives a real endpoint, and for a device when a test drives the
-// rig.
+// rig. MonitorWakeUps counts what Go's runtime monitor does in a process,
+// for the tests of the threads that must let it rest.
 package driverstest
 
 import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -247,4 +253,41 @@ func OpenTerminal(tb testing.TB) (master, n int) {
 		tb.Fatal(err)
 	}
 	return m, int(num)
+}
+
+// MonitorWakeUps is how many times the runtime's monitor (sysmon) of Go
+// process pid has gone to sleep and been woken: the voluntary context
+// switches of its second thread, which runtime.main starts for it before
+// anything else.
+func MonitorWakeUps(t testing.TB, pid int) int {
+	t.Helper()
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tids []int
+	for _, task := range tasks {
+		if tid, err := strconv.Atoi(task.Name()); err == nil {
+			tids = append(tids, tid)
+		}
+	}
+	slices.Sort(tids)
+	if len(tids) < 2 || tids[0] != pid {
+		t.Fatalf("threads %v of %d: not a Go process's as the test knows them", tids, pid)
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/status", pid, tids[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(status)) {
+		if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("no voluntary_ctxt_switches in %s", status)
+	return 0
 }

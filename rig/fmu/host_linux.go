@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/hilrig/hilrig/drivers/realtime"
 	"github.com/hilrig/hilrig/emulator/plant/fmi"
 )
 
@@ -110,9 +111,14 @@ func startHost(req startRequest, reply *startReply) (*fmi.Stepper, *link, error)
 	return s, k, nil
 }
 
-// serve answers the rig's requests until it asks to close.
+// serve answers the rig's requests until it asks to close. Its thread is
+// locked and waits on the futex, so it checks in with Go's scheduler
+// between requests (realtime.CheckIn): otherwise the process's monitor,
+// at the rig's FMU priority, woke 2 600 times a second during a run.
 func serve(s *fmi.Stepper, k *link) {
+	var checkIn realtime.CheckIn
 	for n := nextNumber(0); ; n = nextNumber(n) {
+		checkIn.Pass()
 		await(&k.h.request, &k.h.hostSleep, n, time.Time{}, 0, nil)
 		// The request is read before the response is posted: after it, the
 		// rig writes the next.
