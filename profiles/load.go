@@ -127,7 +127,7 @@ func load(d *lang.Decoder, root *yaml.Node, source string) (*Loaded, error) {
 func decodeProfile(d *lang.Decoder, root *yaml.Node, source string) (*Loaded, error) {
 	d.Tree = root
 	p := &Profile{}
-	d.Decode(root, reflect.ValueOf(p).Elem(), "")
+	d.Decode(root, reflect.ValueOf(p).Elem(), lang.Path{})
 	p.resolveDefaults()
 	if p.Name == "" {
 		p.Name = lang.NameOf(strings.TrimPrefix(source, "shipped:"))

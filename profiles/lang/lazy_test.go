@@ -75,6 +75,6 @@ func decodeWith(t *testing.T, doc string, dropComments bool, v *lazyDoc) *Decode
 		t.Fatalf("%q: %v", doc, err)
 	}
 	d.Tree = root
-	d.Decode(root, reflect.ValueOf(v).Elem(), "")
+	d.Decode(root, reflect.ValueOf(v).Elem(), Path{})
 	return d
 }
