@@ -451,7 +451,18 @@ func (d *Decoder) decodeSlice(n *yaml.Node, v reflect.Value, path Path) {
 		return
 	}
 	count := d.entryCount(n)
-	v.Set(reflect.MakeSlice(v.Type(), count, count))
+	if count == 0 {
+		v.Set(reflect.MakeSlice(v.Type(), 0, 0)) // given, and empty: not nil
+	} else {
+		// Grown in place: MakeSlice's Value holds a slice header of its
+		// own (a route's, 24 bytes for each of 10 000 flows, garbage at
+		// once). Its capacity is its length, as MakeSlice's was: an
+		// append to it never writes into another's.
+		v.SetZero()
+		v.Grow(count)
+		v.SetLen(count)
+		v.SetCap(count)
+	}
 	at, stubbed := d.stubOf(n)
 	for i := range count {
 		var item *yaml.Node
