@@ -1,7 +1,6 @@
 package profiles
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -22,11 +21,11 @@ func (p *Profile) build(d *lang.Decoder) emulator.Config {
 	}
 	for i, name := range p.Hops.Names {
 		h := p.Hops.Values[i]
-		path := "hops." + name
+		path := lang.PathOf("hops").Key(name) // joined only for a message
 		hc := emulator.HopConfig{Name: name}
 		hc.HopParams, _ = h.HopSettings.apply(d, path, hc.HopParams)
 		if h.Reorder != nil && h.Reorder.Mode == "gap" && h.Delay == nil && h.Jitter == nil {
-			d.ErrorAt(path+".reorder", "sending some frames at once needs a delay to overtake; give the hop a delay")
+			d.ErrorAt(path.Key("reorder").String(), "sending some frames at once needs a delay to overtake; give the hop a delay")
 		}
 		if h.Bus != nil {
 			for _, given := range []struct {
@@ -34,35 +33,35 @@ func (p *Profile) build(d *lang.Decoder) emulator.Config {
 				set bool
 			}{{"rate", h.Rate != nil}, {"queue", h.Queue != nil}, {"overhead", h.Overhead != nil}, {"per_frame", h.PerFrame != nil}, {"flap", h.Flap != nil}} {
 				if given.set {
-					d.ErrorAt(path+"."+given.key, "a bus has its own %s: give it under bus", given.key)
+					d.ErrorAt(path.Key(given.key).String(), "a bus has its own %s: give it under bus", given.key)
 				}
 			}
 		} else if h.Rate == nil || h.Rate.None {
 			if h.Queue != nil && h.PerFrame == nil {
-				d.ErrorAt(path+".queue", "a hop without a rate or a time per frame has no queue; give it one or remove the queue")
+				d.ErrorAt(path.Key("queue").String(), "a hop without a rate or a time per frame has no queue; give it one or remove the queue")
 			}
 			if h.Overhead != nil {
-				d.ErrorAt(path+".overhead", "overhead only counts when serialising; give the hop a rate")
+				d.ErrorAt(path.Key("overhead").String(), "overhead only counts when serialising; give the hop a rate")
 			}
 		}
 		cfg.Hops = append(cfg.Hops, hc)
 	}
 	for i, name := range p.Flows.Names {
 		f := p.Flows.Values[i]
-		path := "flows." + name
+		path := lang.PathOf("flows").Key(name)
 		fc := emulator.FlowConfig{Name: name, Route: make([]int, 0, len(f.Route))}
 		if len(f.Route) == 0 {
-			d.ErrorAt(path+".route", "must name at least one hop")
+			d.ErrorAt(path.Key("route").String(), "must name at least one hop")
 		}
 		for j, hopName := range f.Route {
 			h := p.Hops.Index(string(hopName))
 			if h < 0 {
-				d.ErrorAt(fmt.Sprintf("%s.route[%d]", path, j), "no hop named %q%s", hopName, lang.DidYouMean(string(hopName), p.Hops.Names))
+				d.ErrorAt(path.Key("route").Index(j).String(), "no hop named %q%s", hopName, lang.DidYouMean(string(hopName), p.Hops.Names))
 			}
 			fc.Route = append(fc.Route, h)
 		}
 		if f.Traffic != nil {
-			fc.Traffic = f.Traffic.build(d, path+".traffic")
+			fc.Traffic = f.Traffic.build(d, path.Key("traffic"))
 		}
 		cfg.Flows = append(cfg.Flows, fc)
 	}
@@ -83,13 +82,13 @@ func (p *Profile) build(d *lang.Decoder) emulator.Config {
 }
 
 // apply sets the parameters given in s on base and says which it set.
-func (s *HopSettings) apply(d *lang.Decoder, path string, base emulator.HopParams) (emulator.HopParams, emulator.HopField) {
+func (s *HopSettings) apply(d *lang.Decoder, path lang.Path, base emulator.HopParams) (emulator.HopParams, emulator.HopField) {
 	var set emulator.HopField
 	if s.Rate != nil {
 		base.Rate, set = s.Rate.Engine(), set|emulator.FieldRate
 	}
 	if s.Delay != nil {
-		base.Delay, base.DelayTrace = s.Delay.build(d, path+".delay")
+		base.Delay, base.DelayTrace = s.Delay.build(d, path.Key("delay"))
 		set |= emulator.FieldDelay
 	}
 	if s.Queue != nil {
@@ -97,24 +96,24 @@ func (s *HopSettings) apply(d *lang.Decoder, path string, base emulator.HopParam
 	}
 	if s.Overhead != nil {
 		if *s.Overhead > emulator.MaxFrameSize {
-			d.ErrorAt(path+".overhead", "must be at most %d bytes", emulator.MaxFrameSize)
+			d.ErrorAt(path.Key("overhead").String(), "must be at most %d bytes", emulator.MaxFrameSize)
 		}
 		base.Overhead, set = int(*s.Overhead), set|emulator.FieldOverhead
 	}
 	if s.PerFrame != nil {
 		if *s.PerFrame < 0 {
-			d.ErrorAt(path+".per_frame", "must not be negative")
+			d.ErrorAt(path.Key("per_frame").String(), "must not be negative")
 		}
 		base.PerFrame, set = time.Duration(*s.PerFrame), set|emulator.FieldPerFrame
 	}
 	if s.Loss != nil {
-		base.Loss, set = s.Loss.build(d, path+".loss"), set|emulator.FieldLoss
+		base.Loss, set = s.Loss.build(d, path.Key("loss").String()), set|emulator.FieldLoss
 	}
 	if s.Jitter != nil {
-		base.Jitter, set = s.Jitter.build(d, path+".jitter"), set|emulator.FieldJitter
+		base.Jitter, set = s.Jitter.build(d, path.Key("jitter").String()), set|emulator.FieldJitter
 	}
 	if s.Reorder != nil {
-		base.Reorder, set = s.Reorder.build(d, path+".reorder"), set|emulator.FieldReorder
+		base.Reorder, set = s.Reorder.build(d, path.Key("reorder").String()), set|emulator.FieldReorder
 	}
 	if s.Duplicate != nil {
 		base.Duplicate, set = float64(*s.Duplicate), set|emulator.FieldDuplicate
@@ -126,10 +125,10 @@ func (s *HopSettings) apply(d *lang.Decoder, path string, base emulator.HopParam
 		base.Flap, set = emulator.Flap{}, set|emulator.FieldFlap
 	} else if f != nil {
 		if f.Every <= 0 {
-			d.ErrorAt(path+".flap.every", "must be positive")
+			d.ErrorAt(path.Key("flap").Key("every").String(), "must be positive")
 		}
 		if f.Every > 0 && (f.For <= 0 || f.For > f.Every) {
-			d.ErrorAt(path+".flap.for", "must be positive and at most every (%v)", f.Every)
+			d.ErrorAt(path.Key("flap").Key("for").String(), "must be positive and at most every (%v)", f.Every)
 		}
 		base.Flap, set = emulator.Flap{Rate: emulator.Rate(f.Rate), Every: time.Duration(f.Every), For: time.Duration(f.For)}, set|emulator.FieldFlap
 	}
@@ -248,34 +247,34 @@ func (c *Corrupt) build() emulator.Corruption {
 	return emulator.Corruption{}
 }
 
-func checkFrameSize(d *lang.Decoder, path string, size lang.Size) int {
+func checkFrameSize(d *lang.Decoder, path lang.Path, size lang.Size) int {
 	if size <= 0 || size > emulator.MaxFrameSize {
-		d.ErrorAt(path, "must be between 1B and %dB", emulator.MaxFrameSize)
+		d.ErrorAt(path.String(), "must be between 1B and %dB", emulator.MaxFrameSize)
 	}
 	return int(size)
 }
 
-func checkWindow(d *lang.Decoder, path string, start lang.Duration, stop *lang.Duration) time.Duration {
+func checkWindow(d *lang.Decoder, path lang.Path, start lang.Duration, stop *lang.Duration) time.Duration {
 	if stop == nil {
 		return 0
 	}
 	if *stop <= start {
-		d.ErrorAt(path+".stop", "must be after start (%v)", start)
+		d.ErrorAt(path.Key("stop").String(), "must be after start (%v)", start)
 	}
 	return time.Duration(*stop)
 }
 
-func (t *Traffic) build(d *lang.Decoder, path string) emulator.Traffic {
+func (t *Traffic) build(d *lang.Decoder, path lang.Path) emulator.Traffic {
 	switch {
 	case t.CBR != nil:
-		c, path := t.CBR, path+".cbr"
-		out := emulator.CBR{Size: checkFrameSize(d, path+".size", c.Size), Start: time.Duration(c.Start)}
+		c, path := t.CBR, path.Key("cbr")
+		out := emulator.CBR{Size: checkFrameSize(d, path.Key("size"), c.Size), Start: time.Duration(c.Start)}
 		out.Stop = checkWindow(d, path, c.Start, c.Stop)
 		switch {
 		case (c.Interval == nil) == (c.Rate == nil):
-			d.ErrorAt(path, "give either interval or rate")
+			d.ErrorAt(path.String(), "give either interval or rate")
 		case c.Interval != nil && *c.Interval <= 0:
-			d.ErrorAt(path+".interval", "must be positive")
+			d.ErrorAt(path.Key("interval").String(), "must be positive")
 		case c.Interval != nil:
 			out.Interval = time.Duration(*c.Interval)
 		default:
@@ -283,17 +282,17 @@ func (t *Traffic) build(d *lang.Decoder, path string) emulator.Traffic {
 		}
 		return out
 	case t.Poisson != nil:
-		c, path := t.Poisson, path+".poisson"
-		out := emulator.Poisson{Rate: emulator.Rate(c.Rate), Size: checkFrameSize(d, path+".size", c.Size), Start: time.Duration(c.Start)}
+		c, path := t.Poisson, path.Key("poisson")
+		out := emulator.Poisson{Rate: emulator.Rate(c.Rate), Size: checkFrameSize(d, path.Key("size"), c.Size), Start: time.Duration(c.Start)}
 		out.Stop = checkWindow(d, path, c.Start, c.Stop)
 		return out
 	case t.OnOff != nil:
-		c, path := t.OnOff, path+".onoff"
+		c, path := t.OnOff, path.Key("onoff")
 		out := emulator.OnOff{
 			Rate:  emulator.Rate(c.Rate),
-			Size:  checkFrameSize(d, path+".size", c.Size),
-			On:    c.On.build(d, path+".on"),
-			Off:   c.Off.build(d, path+".off"),
+			Size:  checkFrameSize(d, path.Key("size"), c.Size),
+			On:    c.On.build(d, path.Key("on")),
+			Off:   c.Off.build(d, path.Key("off")),
 			Start: time.Duration(c.Start),
 		}
 		out.Stop = checkWindow(d, path, c.Start, c.Stop)
@@ -302,10 +301,10 @@ func (t *Traffic) build(d *lang.Decoder, path string) emulator.Traffic {
 	return nil
 }
 
-func (p *Period) build(d *lang.Decoder, path string) emulator.Period {
+func (p *Period) build(d *lang.Decoder, path lang.Path) emulator.Period {
 	out := emulator.Period{Mean: time.Duration(p.Mean)}
 	if p.Mean <= 0 {
-		d.ErrorAt(path, "must be positive")
+		d.ErrorAt(path.String(), "must be positive")
 	}
 	switch p.Dist {
 	case "exponential":
@@ -314,11 +313,11 @@ func (p *Period) build(d *lang.Decoder, path string) emulator.Period {
 		out.Kind = emulator.ParetoPeriod
 		out.Shape = *p.Shape
 		if out.Shape <= 1 {
-			d.ErrorAt(path+".shape", "must be greater than 1 (the mean is infinite otherwise)")
+			d.ErrorAt(path.Key("shape").String(), "must be greater than 1 (the mean is infinite otherwise)")
 		}
 	}
 	if p.Dist != "pareto" && p.Shape != nil {
-		d.ErrorAt(path+".shape", "only a pareto period has a shape")
+		d.ErrorAt(path.Key("shape").String(), "only a pareto period has a shape")
 	}
 	return out
 }

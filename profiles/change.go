@@ -39,9 +39,9 @@ func (l *Loaded) ParseChange(source string, body []byte, hop string) ([]emulator
 	}
 	var c LiveChange
 	if root.Kind != yaml.MappingNode {
-		d.Errorf(root, changePath, "want a mapping of a hop's parameters (or an outage), got %s", lang.Describe(root))
+		d.Errorf(root, lang.PathOf(changePath), "want a mapping of a hop's parameters (or an outage), got %s", lang.Describe(root))
 	} else {
-		d.Decode(root, reflect.ValueOf(&c).Elem(), changePath)
+		d.Decode(root, reflect.ValueOf(&c).Elem(), lang.PathOf(changePath))
 	}
 	var entry ScheduleEntry
 	var made []emulator.Change

@@ -54,26 +54,27 @@ func (l *Loaded) RunDuration() time.Duration { return time.Duration(l.Duration) 
 // extends, and applies the --set overrides in order. Every problem found is
 // returned at once as an ErrorList.
 func Load(ref string, sets ...string) (*Loaded, error) {
-	data, source, err := read(ref)
+	text, source, err := read(ref)
 	if err != nil {
 		return nil, err
 	}
-	return Parse(source, data, sets...)
+	return parseText(source, text, sets)
 }
 
-// read finds ref on disk or in the library.
-func read(ref string) ([]byte, string, error) {
-	data, err := lang.ReadFile(ref, lang.MaxFileBytes)
+// read finds ref on disk or in the library, and reads it as the text a
+// loaded profile keeps.
+func read(ref string) (string, string, error) {
+	text, err := lang.ReadText(ref, lang.MaxFileBytes)
 	if err == nil {
-		return data, ref, nil
+		return text, ref, nil
 	}
 	if !errors.Is(err, fs.ErrNotExist) || strings.ContainsAny(ref, `/\`) || filepath.Ext(ref) != "" {
-		return nil, "", err
+		return "", "", err
 	}
 	if lib, libErr := library.ReadFile(ref + ".yaml"); libErr == nil {
-		return lib, "shipped:" + ref, nil
+		return string(lib), "shipped:" + ref, nil
 	}
-	return nil, "", errors.New(ref + ": no such file, and no shipped profile by that name (see hilrig profiles)")
+	return "", "", errors.New(ref + ": no such file, and no shipped profile by that name (see hilrig profiles)")
 }
 
 // Parse decodes and validates a profile from YAML text; source names it in
@@ -83,7 +84,11 @@ func Parse(source string, data []byte, sets ...string) (*Loaded, error) {
 	// parsed, 1.5 MB each for 10 000 hops and flows): the names and
 	// values decoded are slices of the text, and AsWritten parses it
 	// again.
-	text := string(data)
+	return parseText(source, string(data), sets)
+}
+
+// parseText is Parse of the text the loaded profile keeps.
+func parseText(source, text string, sets []string) (*Loaded, error) {
 	l, err := parse(source, text, sets, decodeProfile, false)
 	if err != nil {
 		return nil, err
@@ -127,7 +132,7 @@ func load(d *lang.Decoder, root *yaml.Node, source string) (*Loaded, error) {
 func decodeProfile(d *lang.Decoder, root *yaml.Node, source string) (*Loaded, error) {
 	d.Tree = root
 	p := &Profile{}
-	d.Decode(root, reflect.ValueOf(p).Elem(), "")
+	d.Decode(root, reflect.ValueOf(p).Elem(), lang.Path{})
 	p.resolveDefaults()
 	if p.Name == "" {
 		p.Name = lang.NameOf(strings.TrimPrefix(source, "shipped:"))

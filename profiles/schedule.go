@@ -457,7 +457,7 @@ func (r ramp) steps(at, length time.Duration) []emulator.Scheduled {
 // scheduleChanges checks what an entry changes and returns the engine
 // changes it makes each time it occurs, and its ramps.
 func (p *Profile) scheduleChanges(d *lang.Decoder, e *ScheduleEntry, path string) ([]emulator.Change, []ramp) {
-	params, hopSet := e.HopSettings.apply(d, path, emulator.HopParams{})
+	params, hopSet := e.HopSettings.apply(d, lang.PathOf(path), emulator.HopParams{})
 	hop, flow := -1, -1
 	if e.Hop != "" {
 		if hop = p.Hops.Index(string(e.Hop)); hop < 0 {

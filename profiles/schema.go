@@ -114,7 +114,7 @@ type Reorder struct {
 	Gap  *int             `yaml:"gap" doc:"frames delayed normally before one becomes eligible, plus one" default:"1"`
 }
 
-func (r *Reorder) DecodeNode(d *lang.Decoder, n *yaml.Node, path string) {
+func (r *Reorder) DecodeNode(d *lang.Decoder, n *yaml.Node, path lang.Path) {
 	if n.Kind == yaml.ScalarNode && !lang.IsNull(n) {
 		if err := lang.ParseEnum(&r.Mode, n.Value, "a reorder rule", "in_order", "allowed"); err != nil {
 			d.Errorf(n, path, "%q %v, or {p, gap}", n.Value, err)
@@ -198,7 +198,7 @@ type Period struct {
 	Shape *float64      `yaml:"shape" doc:"Pareto shape α > 1 (scale is mean·(α−1)/α)" default:"1.5"`
 }
 
-func (p *Period) DecodeNode(d *lang.Decoder, n *yaml.Node, path string) {
+func (p *Period) DecodeNode(d *lang.Decoder, n *yaml.Node, path lang.Path) {
 	type plain Period
 	if d.ScalarOr(n, path, &p.Mean, (*plain)(p)) {
 		p.Dist = "constant"

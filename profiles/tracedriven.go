@@ -26,7 +26,7 @@ type HopDelay struct {
 	fixed lang.Duration
 }
 
-func (h *HopDelay) DecodeNode(d *lang.Decoder, n *yaml.Node, path string) {
+func (h *HopDelay) DecodeNode(d *lang.Decoder, n *yaml.Node, path lang.Path) {
 	type plain HopDelay
 	d.ScalarOr(n, path, &h.fixed, (*plain)(h))
 }
@@ -52,12 +52,12 @@ type TraceRef struct {
 	readFrom string // the file the series was read from
 }
 
-func (r *TraceRef) DecodeNode(d *lang.Decoder, n *yaml.Node, path string) {
+func (r *TraceRef) DecodeNode(d *lang.Decoder, n *yaml.Node, path lang.Path) {
 	type plain TraceRef
 	if d.ScalarOr(n, path, &r.File, (*plain)(r)) {
 		// trace: FILE is {file: FILE}: its problems are the file's, at the
 		// same path as in the long form.
-		d.Positions[path+".file"] = d.PosOf(n)
+		d.Positions[path.String()+".file"] = d.PosOf(n)
 	}
 }
 
@@ -295,11 +295,11 @@ func (l traceLine) row() (traceRow, *traceRowError) {
 }
 
 // build turns a delay into the engine's: a fixed delay, or a series.
-func (h *HopDelay) build(d *lang.Decoder, path string) (time.Duration, []time.Duration) {
+func (h *HopDelay) build(d *lang.Decoder, path lang.Path) (time.Duration, []time.Duration) {
 	if h.Trace == nil {
 		return time.Duration(h.fixed), nil
 	}
-	series, _ := readSeries(d, h.Trace, path+".trace", false)
+	series, _ := readSeries(d, h.Trace, path.Key("trace").String(), false)
 	if series == nil {
 		return 0, []time.Duration{0} // reported; something valid to go on with
 	}

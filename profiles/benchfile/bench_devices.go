@@ -137,7 +137,7 @@ func (*Endpoint) SchemaType() reflect.Type { return endpointSchema() }
 
 // DecodeNode decodes an endpoint through its schema, then keeps the one
 // alternative given.
-func (e *Endpoint) DecodeNode(d *lang.Decoder, n *yaml.Node, path string) {
+func (e *Endpoint) DecodeNode(d *lang.Decoder, n *yaml.Node, path lang.Path) {
 	if n.Kind != yaml.MappingNode {
 		d.Errorf(n, path, "want %s, got %s", lang.WantOf(reflect.TypeFor[Endpoint]()), lang.Describe(n))
 		return

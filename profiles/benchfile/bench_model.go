@@ -87,7 +87,7 @@ func (CodecSpec) TypeInfo() lang.TypeInfo {
 	return lang.TypeInfo{What: "a codec", Example: "csv, struct, wire, {struct: {fields: {v2: f32le}}}"}
 }
 
-func (c *CodecSpec) DecodeNode(d *lang.Decoder, n *yaml.Node, path string) {
+func (c *CodecSpec) DecodeNode(d *lang.Decoder, n *yaml.Node, path lang.Path) {
 	if n.Kind == yaml.ScalarNode && !lang.IsNull(n) {
 		switch n.Value {
 		case "csv":
@@ -143,7 +143,7 @@ func (FieldSpec) TypeInfo() lang.TypeInfo {
 	return lang.TypeInfo{What: "a field", Example: "f32le, {type: i16be, scale: 0.01}"}
 }
 
-func (f *FieldSpec) DecodeNode(d *lang.Decoder, n *yaml.Node, path string) {
+func (f *FieldSpec) DecodeNode(d *lang.Decoder, n *yaml.Node, path lang.Path) {
 	type plain FieldSpec
 	d.ScalarOr(n, path, &f.Type, (*plain)(f))
 }

@@ -94,9 +94,15 @@ var plainByte, plainBlockByte = func() (flow, block [256]bool) {
 // children that hold the nodes of the slab before.)
 const lazyDepth = 2
 
-// nodeSlab is how many nodes are allocated at once: a slab stays alive while
-// any node of it is, and no loaded value keeps a node.
-const nodeSlab = 1024
+// nodeSlab is how many nodes are allocated at once, at most: a slab stays
+// alive while any node of it is, and no loaded value keeps a node. The
+// slabs grow to it from firstSlab: the tree of a file parsed lazily is a
+// few nodes (its top levels and their stubs), and a whole slab for them
+// was 160 KB beside the loaded profile as it was decoded.
+const (
+	nodeSlab  = 1024
+	firstSlab = 16
+)
 
 // fastDepth bounds nesting, far below yaml.v4's own limit (10 000).
 const fastDepth = 64
@@ -112,6 +118,7 @@ type fastParser struct {
 
 	nodes   []yaml.Node  // the current slab, taken from the front
 	content []*yaml.Node // the current slab of children
+	slab    int          // the size of the last slab of nodes
 	stack   []*yaml.Node // the children of the collections being parsed
 
 	lazy       bool                // leave the collections at lazyDepth as stubs
@@ -489,7 +496,8 @@ func (p *fastParser) node(kind yaml.Kind, tag string, line, col int) *yaml.Node 
 		return &p.scratch
 	}
 	if len(p.nodes) == 0 {
-		p.nodes = make([]yaml.Node, nodeSlab)
+		p.slab = min(max(2*p.slab, firstSlab), nodeSlab)
+		p.nodes = make([]yaml.Node, p.slab)
 	}
 	n := &p.nodes[0]
 	p.nodes = p.nodes[1:]
@@ -515,7 +523,7 @@ func (p *fastParser) children(n *yaml.Node, base int) {
 	}
 	kids := p.stack[base:]
 	if len(kids) > len(p.content) {
-		p.content = make([]*yaml.Node, max(len(kids), 4*nodeSlab))
+		p.content = make([]*yaml.Node, max(len(kids), 4*p.slab))
 	}
 	c := p.content[:len(kids):len(kids)]
 	copy(c, kids)

@@ -3,6 +3,8 @@ package lang
 import (
 	"fmt"
 	"reflect"
+	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -75,6 +77,36 @@ func decodeWith(t *testing.T, doc string, dropComments bool, v *lazyDoc) *Decode
 		t.Fatalf("%q: %v", doc, err)
 	}
 	d.Tree = root
-	d.Decode(root, reflect.ValueOf(v).Elem(), "")
+	d.Decode(root, reflect.ValueOf(v).Elem(), Path{})
 	return d
+}
+
+// TestLazyParseAllocates bounds what parsing a file of many entries
+// lazily allocates: the list of where each entry begins (8 bytes a
+// line), and a few nodes for the tree's top levels and stubs. A slab of
+// 1 024 nodes for them was 160 KB beside the loaded profile.
+func TestLazyParseAllocates(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("name: x\nhops:\n")
+	for i := range 1000 {
+		fmt.Fprintf(&b, "  h%d: {rate: 1Mbit}\n", i)
+	}
+	b.WriteString("flows:\n")
+	for i := range 1000 {
+		fmt.Fprintf(&b, "  f%d: {route: [h%d]}\n", i, i)
+	}
+	text := b.String()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, p, ok := fastParseLazy(text, true)
+	runtime.ReadMemStats(&after)
+	if !ok {
+		t.Fatal("declined")
+	}
+	runtime.KeepAlive(p)
+	allocated := after.TotalAlloc - before.TotalAlloc
+	lines := uint64(strings.Count(text, "\n") + 1)
+	if limit := 8*lines + 16<<10; allocated > limit {
+		t.Errorf("parsing %d lines lazily allocated %d bytes, want at most %d", lines, allocated, limit)
+	}
 }

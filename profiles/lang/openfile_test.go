@@ -89,3 +89,47 @@ func TestReadFileAllocatesItsSize(t *testing.T) {
 		}
 	}
 }
+
+// TestReadTextAllocatesItsSize checks that ReadText reads a file into the
+// string it returns, not into bytes copied into it (twice the size): one
+// buffer of the file's size and room to see it end, and io.Copy's 32 KB
+// through which it goes. It refuses what ReadFile refuses, as ReadFile.
+func TestReadTextAllocatesItsSize(t *testing.T) {
+	for _, size := range []int{0, 100, 1 << 20, 3<<20 + 7} {
+		path := filepath.Join(t.TempDir(), "f.yaml")
+		written := strings.Repeat("ab\n", size/3+1)[:size]
+		if err := os.WriteFile(path, []byte(written), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var text string
+		const reads = 5
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range reads {
+			var err error
+			if text, err = ReadText(path, MaxFileBytes); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runtime.ReadMemStats(&after)
+		allocated := int64(after.TotalAlloc-before.TotalAlloc) / reads
+		if text != written {
+			t.Fatalf("read %d bytes of %d, not as written", len(text), size)
+		}
+		if limit := int64(size) + bytes.MinRead + 8192 + 32<<10 + 2048; allocated > limit {
+			t.Errorf("reading %d bytes allocated %d, want at most %d", size, allocated, limit)
+		}
+	}
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{dir, filepath.Join(dir, "none.yaml"), big} {
+		_, textErr := ReadText(path, 9)
+		_, fileErr := ReadFile(path, 9)
+		if textErr == nil || fileErr == nil || textErr.Error() != fileErr.Error() {
+			t.Errorf("%s: ReadText said %v, ReadFile %v", path, textErr, fileErr)
+		}
+	}
+}

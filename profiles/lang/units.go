@@ -286,13 +286,13 @@ type HopRate struct {
 func (r *HopRate) SetNone()     { *r = HopRate{None: true} }
 func (r *HopRate) IsNone() bool { return r.None }
 
-func (r *HopRate) DecodeNode(d *Decoder, n *yaml.Node, path string) {
+func (r *HopRate) DecodeNode(d *Decoder, n *yaml.Node, path Path) {
 	type plain HopRate
 	if d.ScalarOr(n, path, &r.Bits, (*plain)(r)) || r.Baud == nil {
 		return
 	}
 	if *r.Baud <= 0 {
-		d.ErrorAt(path+".baud", "must be positive")
+		d.ErrorAt(path.String()+".baud", "must be positive")
 		return
 	}
 	format := UARTFormat{DataBits: 8, Parity: 'N', StopHalves: 2}

@@ -160,12 +160,12 @@ type Expectation struct {
 	exact bool
 }
 
-func (e *Expectation) DecodeNode(d *lang.Decoder, n *yaml.Node, path string) {
+func (e *Expectation) DecodeNode(d *lang.Decoder, n *yaml.Node, path lang.Path) {
 	if n.Kind != yaml.ScalarNode || lang.IsNull(n) {
 		d.Errorf(n, path, "want an expectation (e.g. \"flows.m2s.delay.p95 < 60ms\"), got %s", lang.Describe(n))
 		return
 	}
-	e.Text, e.Path, e.Pos = n.Value, path, d.PosOf(n)
+	e.Text, e.Path, e.Pos = n.Value, path.String(), d.PosOf(n)
 	switch n.Style {
 	case 0, yaml.FlowStyle:
 		e.exact = !strings.Contains(n.Value, "\n")
@@ -196,7 +196,7 @@ func (e Expectation) At(col int) lang.Pos {
 // Overrides are profile values to override, in order: path: value.
 type Overrides []lang.Override
 
-func (o *Overrides) DecodeNode(d *lang.Decoder, n *yaml.Node, path string) {
+func (o *Overrides) DecodeNode(d *lang.Decoder, n *yaml.Node, path lang.Path) {
 	if lang.IsNull(n) {
 		return
 	}
@@ -212,8 +212,8 @@ func (o *Overrides) DecodeNode(d *lang.Decoder, n *yaml.Node, path string) {
 			if m == nil {
 				at := ov.Pos
 				at.Col += col - 1
-				d.Fail(lang.Join(path, key))
-				d.Report(at, lang.Join(path, key), "%q is not a key (want keys and list indices, e.g. schedule[0].at)", seg)
+				d.Fail(path.Key(key).String())
+				d.Report(at, path.Key(key).String(), "%q is not a key (want keys and list indices, e.g. schedule[0].at)", seg)
 				return
 			}
 			st := lang.PathStep{Key: m[1], Index: -1, Col: col}
@@ -225,12 +225,12 @@ func (o *Overrides) DecodeNode(d *lang.Decoder, n *yaml.Node, path string) {
 		}
 		for _, prev := range *o {
 			if prev.Path == key {
-				d.Errorf(k, lang.Join(path, key), "given twice")
+				d.Errorf(k, path.Key(key), "given twice")
 				return
 			}
 		}
-		if msg := runKey(key, v, strings.Contains(path, ".matrix.")); msg != "" {
-			d.Errorf(k, lang.Join(path, key), "%s", msg)
+		if msg := runKey(key, v, strings.Contains(path.String(), ".matrix.")); msg != "" {
+			d.Errorf(k, path.Key(key), "%s", msg)
 			return
 		}
 		*o = append(*o, ov)
