@@ -22,7 +22,7 @@ import (
 // some 100 wake-ups in the second, and 60 more each time something starts
 // it again. A reader that never passed through the scheduler had the
 // monitor take its P at every read and, having taken one, look again 20 µs
-// later: some 3 000 wake-ups in the second here (2 919 to 2 993 measured),
+// later: some 3 000 wake-ups in the second here (2 895 to 2 993 measured),
 // 15 000 to 20 000 a second in a run with two readers (BENCHMARKS.md). The
 // bound, 400, leaves room for five starts and is a seventh of the other.
 func TestReaderLetsTheMonitorRest(t *testing.T) {

@@ -359,21 +359,32 @@ func TestFMUBenchErrors(t *testing.T) {
 // time, the seat's force back in nearly every one, and the
 // body's velocity that of the virtual-time run within what the network's
 // delays make of it.
-func TestFMURunsAgainstHardwareInRealTime(t *testing.T) {
-	dir := t.TempDir()
+// realTimeCarBench writes, in dir, the bench of the isolated car FMU
+// against a seat over the wire protocol (an exchange of 2 ms in 20 steps,
+// each a round trip to the FMU's process), and returns it, the profile it
+// runs with, and the bench loaded (for the seat's plant node).
+func realTimeCarBench(t *testing.T, dir string) (bench, profile string, b *benchfile.LoadedBench) {
+	t.Helper()
 	fmuPath := fmutest.Build(t, fmutest.Spec{Model: fmutest.CarSide, Version: fmi.FMI2})
-	bench := carBench(t, dir, fmuPath, "      exchange: 2ms\n      step: 100us\n      solver: rk4\n      codec: {wire: {sends: command}}")
+	bench = carBench(t, dir, fmuPath, "      exchange: 2ms\n      step: 100us\n      solver: rk4\n      codec: {wire: {sends: command}}")
 	text := strings.Replace(string(mustRead(t, bench)), "framing: line", "codec: wire", 1)
-	os.WriteFile(bench, []byte(text), 0o644)
-	profile := filepath.Join("..", "profiles", "internet-hil.yaml")
+	if err := os.WriteFile(bench, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	profile = filepath.Join("..", "profiles", "internet-hil.yaml")
 	p, err := profiles.Load(profile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := benchfile.LoadBench(bench, p)
-	if err != nil {
+	if b, err = benchfile.LoadBench(bench, p); err != nil {
 		t.Fatal(err)
 	}
+	return bench, profile, b
+}
+
+func TestFMURunsAgainstHardwareInRealTime(t *testing.T) {
+	dir := t.TempDir()
+	bench, profile, b := realTimeCarBench(t, dir)
 	summary, signals := filepath.Join(dir, "s.json"), filepath.Join(dir, "signals.csv")
 	cmd := exec.Command(hilrig, "run", "--bench", bench, profile, "--duration", "3s", "--summary", summary, "--signals", signals)
 	var stderr bytes.Buffer

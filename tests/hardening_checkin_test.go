@@ -12,11 +12,7 @@ import (
 	"time"
 
 	"github.com/hilrig/hilrig/drivers/driverstest"
-	"github.com/hilrig/hilrig/emulator/plant/fmi"
-	"github.com/hilrig/hilrig/profiles"
-	"github.com/hilrig/hilrig/profiles/benchfile"
 	"github.com/hilrig/hilrig/rig"
-	"github.com/hilrig/hilrig/rig/fmu/fmutest"
 )
 
 // TestIsolatedFMULetsItsMonitorRest runs an isolated FMU in real time (20
@@ -32,21 +28,7 @@ import (
 // room for five such starts.
 func TestIsolatedFMULetsItsMonitorRest(t *testing.T) {
 	dir := t.TempDir()
-	fmuPath := fmutest.Build(t, fmutest.Spec{Model: fmutest.CarSide, Version: fmi.FMI2})
-	bench := carBench(t, dir, fmuPath, "      exchange: 2ms\n      step: 100us\n      solver: rk4\n      codec: {wire: {sends: command}}")
-	text := strings.Replace(string(mustRead(t, bench)), "framing: line", "codec: wire", 1)
-	if err := os.WriteFile(bench, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	profile := filepath.Join("..", "profiles", "internet-hil.yaml")
-	p, err := profiles.Load(profile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := benchfile.LoadBench(bench, p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bench, profile, b := realTimeCarBench(t, dir)
 	cmd := exec.Command(hilrig, "run", "--bench", bench, profile, "--duration", "4s")
 	out := &lockedBuffer{}
 	cmd.Stderr = out

@@ -258,7 +258,7 @@ func OpenTerminal(tb testing.TB) (master, n int) {
 // MonitorWakeUps is how many times the runtime's monitor (sysmon) of Go
 // process pid has gone to sleep and been woken: the voluntary context
 // switches of its second thread, which runtime.main starts for it before
-// anything else.
+// anything else. It reads Linux's /proc.
 func MonitorWakeUps(t testing.TB, pid int) int {
 	t.Helper()
 	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
