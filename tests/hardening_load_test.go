@@ -107,10 +107,16 @@ func TestCheckLarge(t *testing.T) {
 	}
 }
 
-// TestLoadedKeepsNoTree checks what a loaded profile keeps in memory: its
-// values and engine configuration, not the YAML node tree (some thirty
-// times the file's size) that only hilrig show renders, and which it
-// parses again for it. hilrig sim holds the profile for the whole run.
+// TestLoadedKeepsNoTree checks what a loaded profile of 10 000 hops and
+// 10 000 flows keeps in the Go heap once the bytes it was parsed from are
+// dropped: its values, the engine's configuration, the index of each named
+// mapping, and its text once (1.48 MB), which its names are slices of and
+// which hilrig show parses again for the YAML node tree (some thirty
+// times the file's size) it does not keep. 6.82 MB measured (6.96 under
+// the race detector); it kept the bytes given besides the text (9.20 MB),
+// and indexed each named mapping in a map[string]int (7.71 MB). The
+// bound, 7.3 MB, is 5 % over the race detector's figure. hilrig sim holds
+// the profile for the whole run.
 func TestLoadedKeepsNoTree(t *testing.T) {
 	data := largeProfile(largeHops)
 	heapAfterGC := func() uint64 {
@@ -124,47 +130,15 @@ func TestLoadedKeepsNoTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	data = nil // the text the profile keeps is its own
 	kept := heapAfterGC() - before
-	// The tree alone is over 35 MB; the profile's values and the engine's
-	// configuration are about 5 MB, and the text to parse again 1.5 MB.
-	if limit := uint64(15 << 20); kept > limit {
-		t.Errorf("a loaded profile of %d hops and flows keeps %d MB, want at most %d MB", largeHops, kept>>20, limit>>20)
+	t.Logf("kept %.2f MB", float64(kept)/1e6)
+	const bound = 7_300_000
+	if kept > bound {
+		t.Errorf("a loaded profile of %d hops and flows keeps %.2f MB, want at most %.2f MB", largeHops, float64(kept)/1e6, float64(bound)/1e6)
 	}
 	if shown := l.AsWritten(); !bytes.HasPrefix(shown, []byte("name: large\n")) || !bytes.Contains(shown, []byte("  f9999:")) {
 		t.Errorf("AsWritten of the large profile begins %q", shown[:min(len(shown), 200)])
 	}
 	runtime.KeepAlive(l)
-}
-
-// TestParseLargeAllocates bounds what loading the large profile allocates
-// in all (which the garbage collector then has to follow and free, and
-// which sets the process's peak), in bytes and in allocations. Of some
-// 21 MB and 290 000 allocations, the node tree is 7 MB: parsed lazily, its
-// top two levels and a stub for each hop and flow, in slabs of a thousand
-// nodes, and each stub's tree in the arrays of the one before (38 MB of
-// nodes when the tree was built whole; yaml.v4's parser and composer
-// allocated 45 MB in 1.2 M allocations, its scanner's buffers and the
-// errors of its tag resolution, which tried every plain scalar as a
-// number); the profile's values and engine configuration some 13, their
-// slices sized once; positions are not recorded per value (the decoder
-// finds them in the tree when a message needs one), nor the file of each
-// node. The bounds, 24 MiB and 350 000, are 16 % and 20 % over what a load
-// takes (20.6 MiB, the stubs' list sized once included; 290 000), and
-// leave room for the race detector's build, which allocates 22.2 MiB (a
-// bound of 23 MiB failed a CI run under -race, with the list then grown
-// stub by stub).
-func TestParseLargeAllocates(t *testing.T) {
-	data := largeProfile(largeHops)
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	if _, err := profiles.Parse("large.yaml", data); err != nil {
-		t.Fatal(err)
-	}
-	runtime.ReadMemStats(&after)
-	if allocated, limit := after.TotalAlloc-before.TotalAlloc, uint64(24<<20); allocated > limit {
-		t.Errorf("loading %d hops and flows allocated %d MB, want at most %d MB", largeHops, allocated>>20, limit>>20)
-	}
-	if allocations, limit := after.Mallocs-before.Mallocs, uint64(350_000); allocations > limit {
-		t.Errorf("loading %d hops and flows made %d allocations, want at most %d", largeHops, allocations, limit)
-	}
 }
