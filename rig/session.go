@@ -439,10 +439,9 @@ func (s *Session) loop(ctx context.Context) (stopped string, failure error, allo
 }
 
 // priorities are the SCHED_FIFO priorities of a real-time run's threads
-// (0: SCHED_OTHER, or, on one CPU, raised with the others as the run
-// starts).
+// other than the executor's, which is Options.Priority (0: SCHED_OTHER,
+// or, on one CPU, raised with the others as the run starts).
 type priorities struct {
-	executor int
 	// readers are the endpoints' reader threads, one below the executor,
 	// so that a frame is stamped as it arrives; they raise themselves as
 	// they start.
@@ -482,9 +481,9 @@ func threadPriorities(executor, cpus int) (p priorities) {
 	case executor <= 0:
 	case cpus == 1:
 		below := executor - 1
-		p = priorities{executor: executor, fmus: below, others: below}
+		p = priorities{fmus: below, others: below}
 	default:
-		p = priorities{executor: executor, readers: executor - 1, fmus: executor - 1, devices: max(executor-2, 0)}
+		p = priorities{readers: executor - 1, fmus: executor - 1, devices: max(executor-2, 0)}
 		if p.readers > RuntimePriority {
 			p.others = RuntimePriority
 		}

@@ -306,15 +306,15 @@ func TestThreadPriorities(t *testing.T) {
 	}{
 		{0, 4, priorities{}},
 		{0, 1, priorities{}},
-		{1, 2, priorities{executor: 1}},
-		{2, 2, priorities{executor: 2, readers: 1, fmus: 1}},
-		{3, 2, priorities{executor: 3, readers: 2, fmus: 2, devices: 1, others: RuntimePriority}},
-		{80, 2, priorities{executor: 80, readers: 79, fmus: 79, devices: 78, others: RuntimePriority}},
-		{80, 64, priorities{executor: 80, readers: 79, fmus: 79, devices: 78, others: RuntimePriority}},
+		{1, 2, priorities{}},
+		{2, 2, priorities{readers: 1, fmus: 1}},
+		{3, 2, priorities{readers: 2, fmus: 2, devices: 1, others: RuntimePriority}},
+		{80, 2, priorities{readers: 79, fmus: 79, devices: 78, others: RuntimePriority}},
+		{80, 64, priorities{readers: 79, fmus: 79, devices: 78, others: RuntimePriority}},
 		// One CPU: the readers and devices are raised with the others.
-		{80, 1, priorities{executor: 80, fmus: 79, others: 79}},
-		{2, 1, priorities{executor: 2, fmus: 1, others: 1}},
-		{1, 1, priorities{executor: 1}},
+		{80, 1, priorities{fmus: 79, others: 79}},
+		{2, 1, priorities{fmus: 1, others: 1}},
+		{1, 1, priorities{}},
 	} {
 		if got := threadPriorities(tc.asked, tc.cpus); got != tc.want {
 			t.Errorf("threadPriorities(%d, %d CPUs) = %+v, want %+v", tc.asked, tc.cpus, got, tc.want)

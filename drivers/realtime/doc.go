@@ -2,9 +2,10 @@
 // executor, in one place: memory locked in RAM, a thread raised to
 // SCHED_FIFO with a 1 ns timer slack, idle CPUs asked to poll rather than
 // halt, a waiter that sleeps until a deadline (or until woken) and spins
-// the last stretch, and the check-in by which a locked thread that waits in
-// system calls lets Go's runtime monitor rest. Each facility the process is not allowed reports an
-// error, and the caller says so once and carries on without it.
+// the last stretch, and the check-in by which a locked thread that waits
+// in system calls lets Go's runtime monitor rest. Each facility the
+// process is not allowed reports an error, and the caller says so once
+// and carries on without it.
 //
 // On Linux these are the system calls measured in BENCHMARKS.md; elsewhere
 // every facility but the waiter reports ErrUnsupported, and the waiter
