@@ -146,7 +146,6 @@ func TestRunGPIO(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond) // the edges to the safe levels, caught
 	stopWatching()
 	watchers.Wait() // before reading what they recorded
 	if g.plantIn[0].Read() != gpio.High || g.plantIn[1].Read() != gpio.Low {
