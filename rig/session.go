@@ -413,6 +413,10 @@ func (s *Session) loop(ctx context.Context) (stopped string, failure error, allo
 				}
 			}
 		}
+		s.timing.KernelPreemption = realtime.KernelPreemption()
+		if realtime.PreemptionHoldsUp(s.timing.KernelPreemption) {
+			s.logf("the kernel does not preempt itself (preemption model %s): the executor waits, ready to run, for whatever system call another process is in on its CPU, milliseconds on a busy machine; boot with preempt=full where the kernel allows it (PREEMPT_DYNAMIC), or run a PREEMPT_RT kernel (README: On a board)", s.timing.KernelPreemption)
+		}
 		if qos, err := realtime.HoldIdleLatency(); err != nil {
 			s.logf("cannot keep idle CPUs awake (%v): waking for a frame may take longer", err)
 			s.refused = s.refused || realtime.Refused(err)

@@ -20,6 +20,7 @@ import (
 
 	"go.bug.st/serial"
 
+	"github.com/hilrig/hilrig/drivers/realtime"
 	"github.com/hilrig/hilrig/firmware/wire"
 )
 
@@ -183,6 +184,7 @@ type runSummary struct {
 		ReleaseLateness map[string]float64 `json:"release_lateness_s"`
 		IngressDropped  uint64             `json:"ingress_dropped"`
 		MaxRSSKiB       int64              `json:"max_rss_kib"`
+		Preemption      string             `json:"kernel_preemption"`
 	} `json:"timing"`
 }
 
@@ -382,6 +384,16 @@ func TestRunForwardsBetweenPtys(t *testing.T) {
 	}
 	if s.Stopped != "interrupted" {
 		t.Errorf("stopped: %s", s.Stopped)
+	}
+	// The kernel's preemption model is stated, and said at the start where
+	// it holds the executor up (on this VM: none, and 5 ms of a linker's
+	// write to ext4 before the executor could run, BENCHMARKS.md).
+	if strings.HasPrefix(s.Timing.Scheduler, "SCHED_FIFO") {
+		model := realtime.KernelPreemption()
+		warned := strings.Contains(rig.stderr.String(), "the kernel does not preempt itself (preemption model "+model+")")
+		if s.Timing.Preemption != model || warned != realtime.PreemptionHoldsUp(model) {
+			t.Errorf("kernel_preemption %q, warned %v; this kernel's %q: %s", s.Timing.Preemption, warned, model, rig.stderr.String())
+		}
 	}
 }
 

@@ -14,6 +14,7 @@ func LowerThread()                       {}
 func MaxRSS() int64                      { return 0 }
 func RaiseProcess(int) (func(), error)   { return func() {}, ErrUnsupported }
 func ThreadCPU() (time.Duration, bool)   { return 0, false }
+func KernelPreemption() string           { return "" }
 
 // Waiter sleeps on Go's timers and spins the last stretch.
 type Waiter struct {

@@ -390,6 +390,11 @@ type TimingSummary struct {
 	// IdlePolling is whether idle CPUs were asked to poll rather than
 	// halt for the run (/dev/cpu_dma_latency at 0).
 	IdlePolling bool `json:"idle_polling"`
+	// KernelPreemption is the kernel's preemption model
+	// (realtime.KernelPreemption): under "none" and "voluntary" the
+	// executor waits, runnable, for whatever system call another process
+	// is in on its CPU.
+	KernelPreemption string `json:"kernel_preemption,omitempty"`
 	// SpinS is the longest the executor spins before a deadline (--spin);
 	// SpinUsedS what it spun at the end of the run, when it spun (see
 	// SpinShedS): what covered 99 % of its last 1024 sleeps' lateness, at

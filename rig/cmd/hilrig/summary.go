@@ -197,6 +197,9 @@ func printSummary(w io.Writer, s record.Summary, d *rig.DemoSetup, files []outpu
 		if t.IdlePolling {
 			notes = append(notes, "idle CPUs polling")
 		}
+		if t.KernelPreemption != "" {
+			notes = append(notes, "kernel preemption "+t.KernelPreemption)
+		}
 		if len(notes) > 0 {
 			fmt.Fprintf(w, ", %s", strings.Join(notes, ", "))
 		}
