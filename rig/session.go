@@ -339,6 +339,9 @@ func (s *Session) Run(ctx context.Context) (record.Summary, error) {
 	} else {
 		s.timing.MemoryLocked = true
 	}
+	// Before the clock starts: it reads the kernel's configuration, a
+	// millisecond or more.
+	s.timing.KernelPreemption = realtime.KernelPreemption()
 	s.begin()
 	for i, e := range s.devices {
 		if err := e.Start(s.real, s.x.Ingress(), i); err != nil {
@@ -401,6 +404,9 @@ func (s *Session) loop(ctx context.Context) (stopped string, failure error, allo
 		} else {
 			defer realtime.LowerThread() // before the thread is unlocked
 			s.timing.Scheduler = fmt.Sprintf("SCHED_FIFO priority %d", s.opt.Priority)
+			if realtime.PreemptionHoldsUp(s.timing.KernelPreemption) {
+				s.logf("the kernel does not preempt itself (preemption model %s): the executor waits, ready to run, for whatever system call another process is in on its CPU, milliseconds on a busy machine; boot with preempt=full where the kernel allows it (PREEMPT_DYNAMIC), or run a PREEMPT_RT kernel (README: On a board)", s.timing.KernelPreemption)
+			}
 			if others := s.priorities.others; others > 0 {
 				if restore, err := realtime.RaiseProcess(others); err != nil {
 					s.logf("cannot raise the process's other threads to SCHED_FIFO priority %d (%v): the executor may wait on them when the machine is loaded", others, err)
@@ -412,10 +418,6 @@ func (s *Session) loop(ctx context.Context) (stopped string, failure error, allo
 					}
 				}
 			}
-		}
-		s.timing.KernelPreemption = realtime.KernelPreemption()
-		if realtime.PreemptionHoldsUp(s.timing.KernelPreemption) {
-			s.logf("the kernel does not preempt itself (preemption model %s): the executor waits, ready to run, for whatever system call another process is in on its CPU, milliseconds on a busy machine; boot with preempt=full where the kernel allows it (PREEMPT_DYNAMIC), or run a PREEMPT_RT kernel (README: On a board)", s.timing.KernelPreemption)
 		}
 		if qos, err := realtime.HoldIdleLatency(); err != nil {
 			s.logf("cannot keep idle CPUs awake (%v): waking for a frame may take longer", err)

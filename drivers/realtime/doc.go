@@ -2,8 +2,10 @@
 // executor, in one place: memory locked in RAM, a thread raised to
 // SCHED_FIFO with a 1 ns timer slack, idle CPUs asked to poll rather than
 // halt, a waiter that sleeps until a deadline (or until woken) and spins
-// the last stretch, and the check-in by which a locked thread that waits
-// in system calls lets Go's runtime monitor rest. Each facility the
+// the last stretch, the check-in by which a locked thread that waits in
+// system calls lets Go's runtime monitor rest, and the kernel's preemption
+// model, which decides whether such a thread waits for other processes'
+// system calls. Each facility the
 // process is not allowed reports an error, and the caller says so once
 // and carries on without it.
 //
