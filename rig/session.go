@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hilrig/hilrig/drivers"
@@ -404,7 +405,7 @@ func (s *Session) loop(ctx context.Context) (stopped string, failure error, allo
 		} else {
 			defer realtime.LowerThread() // before the thread is unlocked
 			s.timing.Scheduler = fmt.Sprintf("SCHED_FIFO priority %d", s.opt.Priority)
-			if realtime.PreemptionHoldsUp(s.timing.KernelPreemption) {
+			if realtime.PreemptionHoldsUp(s.timing.KernelPreemption) && preemptionSaid.CompareAndSwap(false, true) {
 				s.logf("the kernel does not preempt itself (preemption model %s): the executor waits, ready to run, for whatever system call another process is in on its CPU, milliseconds on a busy machine; boot with preempt=full where the kernel allows it (PREEMPT_DYNAMIC), or run a PREEMPT_RT kernel (README: On a board)", s.timing.KernelPreemption)
 			}
 			if others := s.priorities.others; others > 0 {
@@ -443,6 +444,10 @@ func (s *Session) loop(ctx context.Context) (stopped string, failure error, allo
 	runtime.ReadMemStats(&after)
 	return stopped, failure, after.Mallocs - before.Mallocs
 }
+
+// preemptionSaid is whether a run of the process has warned of the
+// kernel's preemption: a suite's real-time cases say it once between them.
+var preemptionSaid atomic.Bool
 
 // priorities are the SCHED_FIFO priorities of a real-time run's threads
 // other than the executor's, which is Options.Priority (0: SCHED_OTHER,
