@@ -41,9 +41,9 @@ func TestCheckLargeDecodesWithoutCollecting(t *testing.T) {
 // the packages' own, which differ from machine to machine with the number
 // of CPUs): the lowest of three runs of each, the noise being upward
 // (pages the runtime has not yet given back). 9.1 to 9.4 MiB while the
-// collector ran twice during the load, 8.4 to 8.6 MiB since it does not
+// collector ran twice during the load, 8.1 to 8.5 MiB since it does not
 // (see TestCheckLargeDecodesWithoutCollecting); the loaded profile keeps
-// 6.5 MiB of them. The bound, 8.9 MiB, is 0.3 MiB over what is reached:
+// 6.5 MiB of them. The bound, 8.9 MiB, is 0.4 MiB over the most reached:
 // the two collections do not fit under it.
 func TestCheckLargeAnonymousMemory(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "large.yaml")
