@@ -6,8 +6,10 @@ import (
 	"maps"
 	"path/filepath"
 	"reflect"
+	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v4"
@@ -112,7 +114,45 @@ func parse(source, text string, sets []string, load func(*lang.Decoder, *yaml.No
 	for i, set := range sets {
 		root = d.ApplySet(root, set, i+1)
 	}
+	defer holdCollection()()
 	return load(d, root, source)
+}
+
+// collectionHold counts the profiles being decoded at once (a live server
+// parses one for each link that connects), so that the first of them
+// takes the collector's percent and the last gives it back.
+var collectionHold struct {
+	sync.Mutex
+	decoding int
+	percent  int
+}
+
+// holdCollection keeps the garbage collector from starting a collection
+// while a parsed profile is decoded and built, and returns what lets it
+// start them again. Decoding and building keep almost all they allocate
+// (the loaded profile), so a collection then frees next to nothing and
+// costs CPU and the collector's own memory, its mark buffers and bits:
+// without the two collections it made, hilrig check of 10 000 hops and
+// flows peaks 0.8 MiB lower, its heap 9 MB of which 6.8 are the profile.
+// Parsing, which may leave garbage (yaml.v4's tree of a file the fast
+// parser declines, the trees of extends and --set laid on one another),
+// is collected as before, and a memory limit (GOMEMLIMIT) still applies.
+// Holds nest with others' when taken in turn, as hilrig does: a real-time
+// run holds the collector (rig) after its profile is loaded.
+func holdCollection() (release func()) {
+	collectionHold.Lock()
+	defer collectionHold.Unlock()
+	if collectionHold.decoding == 0 {
+		collectionHold.percent = debug.SetGCPercent(-1)
+	}
+	collectionHold.decoding++
+	return func() {
+		collectionHold.Lock()
+		defer collectionHold.Unlock()
+		if collectionHold.decoding--; collectionHold.decoding == 0 {
+			debug.SetGCPercent(collectionHold.percent)
+		}
+	}
 }
 
 // load decodes, validates and builds the resolved tree of the profile at

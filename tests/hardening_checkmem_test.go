@@ -24,9 +24,12 @@ var gcLive = regexp.MustCompile(`(?m)^gc \d+ .* (\d+)->(\d+)->(\d+) MB`)
 // 11 MB: the loaded profile, and the file's bytes and text; with the
 // text alone kept, 8 to 9 MB; with the paths joined only for messages,
 // the file read once and the tree's first slab small, 7 MB (the loaded
-// profile is 6.8 of them). The bound is 8 MB: one step of gctrace's
-// whole megabytes over what is reached, for the collector to find a
-// value or two of garbage still referenced.
+// profile is 6.8 of them). Since the collector is held while the profile
+// is decoded and built, which keep almost all they allocate, the
+// collections are those of the parse before it, and find 2 MB live: the
+// text and the lazy tree's top (TestCheckLargeAnonymousMemory bounds the
+// whole). The bound is 3 MB: one step of gctrace's whole megabytes over
+// what is reached; the tree parsed whole (38 MB) does not fit under it.
 func TestCheckLargeLiveHeap(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "large.yaml")
 	if err := os.WriteFile(file, largeProfile(largeHops), 0o644); err != nil {
@@ -49,7 +52,7 @@ func TestCheckLargeLiveHeap(t *testing.T) {
 		live, _ := strconv.Atoi(string(c[3]))
 		most = max(most, live)
 	}
-	const bound = 8
+	const bound = 3
 	if most > bound {
 		t.Errorf("hilrig check of %d hops and flows held %d MB live in the Go heap, want at most %d MB", largeHops, most, bound)
 	}

@@ -20,6 +20,15 @@ import (
 // binary built with -race read 86 MB that way, where it used 7.
 func residentPeak(t testing.TB, cmd *exec.Cmd) (peak int64, code int) {
 	t.Helper()
+	memory, code := residentAtExit(t, cmd, "VmHWM")
+	return memory[0], code
+}
+
+// residentAtExit runs cmd as residentPeak does and returns the fields of
+// /proc/PID/status named (VmHWM, RssAnon, ...), in bytes, read as it
+// exits.
+func residentAtExit(t testing.TB, cmd *exec.Cmd, fields ...string) (memory []int64, code int) {
+	t.Helper()
 	// ptrace's requests come from the thread that traces.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -48,14 +57,14 @@ func residentPeak(t testing.TB, cmd *exec.Cmd) (peak int64, code int) {
 		}
 		switch {
 		case status.Exited():
-			if peak == 0 {
-				t.Fatalf("%s exited, its peak unread", cmd.Path)
+			if memory == nil {
+				t.Fatalf("%s exited, its memory unread", cmd.Path)
 			}
-			return peak, status.ExitStatus()
+			return memory, status.ExitStatus()
 		case status.Signaled():
 			t.Fatalf("%s: killed by %v", cmd.Path, status.Signal())
 		case status.Stopped() && status.StopSignal() == syscall.SIGTRAP && status.TrapCause() == syscall.PTRACE_EVENT_EXIT:
-			peak, signal = vmHWM(t, pid), 0
+			memory, signal = statusBytes(t, pid, fields), 0
 		case status.Stopped():
 			// A signal for it (the Go runtime's preemption, SIGURG):
 			// passed on.
@@ -64,20 +73,27 @@ func residentPeak(t testing.TB, cmd *exec.Cmd) (peak int64, code int) {
 	}
 }
 
-// vmHWM is a process's peak resident memory, in bytes, from
-// /proc/PID/status.
-func vmHWM(t testing.TB, pid int) int64 {
+// statusBytes reads fields of a process's /proc/PID/status that are
+// amounts of memory, in bytes.
+func statusBytes(t testing.TB, pid int, fields []string) []int64 {
 	t.Helper()
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for line := range bytes.Lines(status) {
-		var kib int64
-		if _, err := fmt.Sscanf(string(line), "VmHWM: %d kB", &kib); err == nil {
-			return kib << 10
+	memory := make([]int64, len(fields))
+	for i, field := range fields {
+		found := false
+		for line := range bytes.Lines(status) {
+			var kib int64
+			if _, err := fmt.Sscanf(string(line), field+": %d kB", &kib); err == nil {
+				memory[i], found = kib<<10, true
+				break
+			}
+		}
+		if !found {
+			t.Fatalf("no %s in /proc/%d/status: %s", field, pid, status)
 		}
 	}
-	t.Fatalf("no VmHWM in /proc/%d/status: %s", pid, status)
-	return 0
+	return memory
 }
