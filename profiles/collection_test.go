@@ -49,3 +49,17 @@ func TestLoadGivesTheCollectorBack(t *testing.T) {
 		})
 	}
 }
+
+// TestCollectionHoldLeavesOthersSettings: a percent someone else sets
+// while a profile is decoded (a real-time run ending and giving its own
+// back) stands when the decoding ends.
+func TestCollectionHoldLeavesOthersSettings(t *testing.T) {
+	before := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(before)
+	release := holdCollection()
+	debug.SetGCPercent(80)
+	release()
+	if got := debug.SetGCPercent(100); got != 80 {
+		t.Errorf("the collector's percent is %d after the hold, want the 80 set during it", got)
+	}
+}

@@ -150,7 +150,11 @@ func holdCollection() (release func()) {
 		collectionHold.Lock()
 		defer collectionHold.Unlock()
 		if collectionHold.decoding--; collectionHold.decoding == 0 {
-			debug.SetGCPercent(collectionHold.percent)
+			// A percent set by someone else meanwhile (a real-time run
+			// that ended during the load gave its own back) stands.
+			if now := debug.SetGCPercent(collectionHold.percent); now != -1 {
+				debug.SetGCPercent(now)
+			}
 		}
 	}
 }

@@ -528,11 +528,19 @@ func holdGC() (restore func()) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	limit := debug.SetMemoryLimit(-1)
-	debug.SetMemoryLimit(min(limit, int64(ms.HeapAlloc)+GCHeadroom))
+	held := min(limit, int64(ms.HeapAlloc)+GCHeadroom)
+	debug.SetMemoryLimit(held)
 	percent := debug.SetGCPercent(-1)
 	return func() {
-		debug.SetGCPercent(percent)
-		debug.SetMemoryLimit(limit)
+		// Settings changed by someone else meanwhile stand (a profile
+		// decoded for a link as the run ended holds the collector too,
+		// profiles.Parse).
+		if now := debug.SetGCPercent(percent); now != -1 {
+			debug.SetGCPercent(now)
+		}
+		if now := debug.SetMemoryLimit(limit); now != held {
+			debug.SetMemoryLimit(now)
+		}
 	}
 }
 
