@@ -131,11 +131,15 @@ const manySources = 1000
 // heap, the few hundred frames in flight of issue 21's many flows (100 000
 // frames a second through two hops of 1 ms) took 43 % less of the run.
 const (
-	sortedMost     = 1024
-	sortedAgain    = 16
-	sortedRoom     = 256 // the sorted run's array at first, four times the run's length after
-	movesPerInsert = 32
-	creditMost     = 64 * movesPerInsert
+	sortedMost  = 1024
+	sortedAgain = 16
+	sortedRoom  = 256 // the sorted run's array at first, four times the run's length after
+	// fromTheBackOnly is the longest run into which an event is inserted
+	// from the back wherever it lands: finding the nearer end and the room
+	// before the run costs some 35 instructions, four events moved.
+	fromTheBackOnly = 16
+	movesPerInsert  = 32
+	creditMost      = 64 * movesPerInsert
 )
 
 func (q *eventQueue) len() int { return len(q.items) + q.sources.n }
@@ -167,7 +171,7 @@ func (q *eventQueue) push(at time.Duration, kind eventKind, index int, frame uin
 // schedule entry or flow index, of the given rank (below 2^63, and unique
 // among control events).
 func (q *eventQueue) pushControl(at time.Duration, kind eventKind, index int, rank uint64) {
-	q.insert(at, classControl|rank, kind, index, 0)
+	q.insertControl(event{at: at, order: classControl | rank, ref: uint32(index)<<kindBits | uint32(kind)})
 }
 
 // pop removes and returns the earliest event; there must be one.
@@ -216,10 +220,11 @@ func (q *eventQueue) clear() {
 	q.sources.clear()
 }
 
-// insert queues e: a source's next frame in the sources' queue when they
-// are apart, any other event in items, in whichever form they are. Into a
-// sorted run, it moves the events between e's place and the nearer end of
-// the run one place out, and charges the run's credit with those past
+// insert queues a frame event e, newer than every event queued, pushed
+// at at with order: a source's next frame in the sources' queue when they
+// are apart, any other in items, in whichever form they are. Into a sorted
+// run, it moves the events between e's place and the nearer end of the
+// run one place out, and charges the run's credit with those past
 // movesPerInsert. Which end is nearer is a guess from e's time alone, the
 // cheapest: either way is correct. The loops work on a local copy of the
 // slice, which the compiler keeps in registers, where q.items would be
@@ -229,30 +234,35 @@ func (q *eventQueue) clear() {
 // inserted from, is this function's straight path, with one test to leave
 // it (the credit, negative for a heap too) and one for room at either
 // end; the rest (a heap, recentring, turning into a heap) is insertSlow,
-// out of the way of the registers: bottleneck.yaml's 390 000 insertions,
-// among 5 events or so, took 113 instructions each with all of it inline,
-// a call of their own, and e spilled to the stack.
+// out of the way of the registers. As e is the newest event, it goes
+// after every event at its time, so the loops compare times alone, and
+// a run of 16 events or fewer is entered from the back alone, where
+// finding the nearer end and the room before the run costs as much as
+// moving four events. bottleneck.yaml's 390 000 insertions, among 5
+// events or so, took 139 instructions each with push and the queue's
+// tests a call of their own, e spilled to the stack and a comparison of
+// time and order at each step; 100 now.
 func (q *eventQueue) insert(at time.Duration, order uint64, kind eventKind, index int, frame uint32) {
 	e := event{at: at, order: order, ref: uint32(index)<<kindBits | uint32(kind), frame: frame}
-	if kind == evEmit && q.sourcesApart && q.sources.admits(e.at) {
+	if kind == evEmit && q.sourcesApart && q.sources.admits(at) {
 		q.sources.push(e)
 		return
 	}
 	items := q.items
 	n := len(items)
-	if q.credit < 0 || n == sortedMost || n == cap(items) {
+	if q.heapNext() || n == cap(items) {
 		q.insertSlow(e)
 		return
 	}
 	moved := 0
-	if n > 0 && at < items[uint(n)/2].at {
+	if n > fromTheBackOnly && at < items[uint(n)/2].at {
 		lo := cap(q.run) - cap(items) // the run's first event, in q.run
 		if lo == 0 {
 			q.insertSlow(e)
 			return
 		}
 		items = q.run[lo-1 : lo+n]
-		for moved < n && earlier(items[moved+1].at, items[moved+1].order, at, order) {
+		for moved < n && items[moved+1].at <= at {
 			items[moved] = items[moved+1]
 			moved++
 		}
@@ -260,13 +270,23 @@ func (q *eventQueue) insert(at time.Duration, order uint64, kind eventKind, inde
 	} else {
 		items = items[:n+1]
 		i := n
-		for i > 0 && earlier(at, order, items[i-1].at, items[i-1].order) {
+		for i > 0 && at < items[i-1].at {
 			items[i] = items[i-1]
 			i--
 		}
 		items[i], moved = e, n-i
 	}
 	q.items = items
+	q.charge(moved)
+}
+
+// heapNext reports whether an insertion goes into the heap: items is
+// one, or turns into one (see sortedMost).
+func (q *eventQueue) heapNext() bool { return q.credit < 0 || len(q.items) == sortedMost }
+
+// charge charges the sorted run's credit with an insertion's moves past
+// movesPerInsert.
+func (q *eventQueue) charge(moved int) {
 	if moved > movesPerInsert {
 		q.credit -= moved - movesPerInsert
 	}
@@ -275,12 +295,44 @@ func (q *eventQueue) insert(at time.Duration, order uint64, kind eventKind, inde
 // insertSlow is insert where the sorted run is a heap or turns into one,
 // or has no room at an end: the run is recentred, and e inserted again.
 func (q *eventQueue) insertSlow(e event) {
-	if q.credit < 0 || len(q.items) == sortedMost {
+	if q.heapNext() {
 		q.insertHeap(e)
 		return
 	}
 	q.recentre()
 	q.insert(e.at, e.order, e.kind(), e.index(), e.frame)
+}
+
+// insertControl queues a control event. It goes before the frame events
+// at its time and among the control events there by its rank, which
+// insert's loops, comparing times alone, cannot place: it takes the way
+// of the general case, rare enough (a schedule's entries, the sources'
+// starts) not to need a fast one, a binary search of the sorted run and
+// a copy of the events after e's place.
+func (q *eventQueue) insertControl(e event) {
+	if q.heapNext() {
+		q.insertHeap(e)
+		return
+	}
+	if len(q.items) == cap(q.items) {
+		q.recentre()
+	}
+	n := len(q.items)
+	i, _ := slices.BinarySearchFunc(q.items, e, byTime)
+	items := q.items[:n+1]
+	copy(items[i+1:], items[i:n])
+	items[i] = e
+	q.items = items
+	q.charge(n - i)
+}
+
+// byTime orders events as earlier does, for the slices package: never
+// equal, as orders are unique.
+func byTime(a, b event) int {
+	if a.before(&b) {
+		return -1
+	}
+	return 1
 }
 
 // popItem removes and returns items' earliest event; there must be one.
@@ -315,12 +367,7 @@ func (q *eventQueue) toHeap() {
 
 // toSorted turns the heap, of sortedAgain events, into a sorted run.
 func (q *eventQueue) toSorted() {
-	slices.SortFunc(q.items, func(a, b event) int {
-		if a.before(&b) {
-			return -1
-		}
-		return 1 // orders are unique: never equal
-	})
+	slices.SortFunc(q.items, byTime)
 	q.run, q.heap = q.items[:cap(q.items)], false
 	q.recentre()
 }
