@@ -267,6 +267,7 @@ func (q *eventQueue) insert(at time.Duration, order uint64, kind eventKind, inde
 			moved++
 		}
 		items[moved] = e
+		q.items = items
 	} else {
 		items = items[:n+1]
 		i := n
@@ -275,8 +276,11 @@ func (q *eventQueue) insert(at time.Duration, order uint64, kind eventKind, inde
 			i--
 		}
 		items[i], moved = e, n-i
+		// Only the length changes, which the compiler sees when the
+		// slice is resliced in place: it stores no pointer, with no
+		// write barrier's test.
+		q.items = q.items[:n+1]
 	}
-	q.items = items
 	q.charge(moved)
 }
 
