@@ -118,9 +118,10 @@ const manySources = 1000
 // The sorted run's bounds. A sorted run pops its earliest event with no
 // compare at all, where a heap's pop, through compares whose outcome no
 // branch predictor can guess, cost 14 ns an event and a third of a
-// dumbbell run's time (issue 21); an event is inserted from the nearer
-// end, and most land near one (a serialiser's wake-up soon, a frame's exit
-// after a hop's delay, behind the others). Insertion moves events one by
+// dumbbell run's time (issue 21); a frame event is inserted from the
+// nearer end (from the back, into a run of fromTheBackOnly or fewer), and
+// most land near one (a serialiser's wake-up soon, a frame's exit after a
+// hop's delay, behind the others). Insertion moves events one by
 // one, so where events land in the middle the heap's logarithm wins: the
 // run turns into a heap when its insertions have moved more than
 // movesPerInsert events each, by creditMost in all between two
