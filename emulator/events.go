@@ -59,12 +59,16 @@ func (e *event) kind() eventKind { return eventKind(e.ref & (1<<kindBits - 1)) }
 func (e *event) index() int { return int(e.ref >> kindBits) }
 
 // earlier is the order of events, of either queue: by time, then by
-// order, which is unique.
+// order, which is unique. It compares the two as one 128-bit number, time
+// above order, without a branch: at < thanAt, or equal with the borrow of
+// order - thanOrder. thanAt+1 overflows only at math.MaxInt64, which no
+// time reaches (nothing saturates at it; MaxDuration is a third of it).
+// Written at-borrow < thanAt, bottleneck.yaml's run took 1.5 M more
+// instructions: the borrow overwrote the register of the event being
+// inserted, reloaded at every step.
 func earlier(at time.Duration, order uint64, thanAt time.Duration, thanOrder uint64) bool {
-	if at != thanAt {
-		return at < thanAt
-	}
-	return order < thanOrder
+	_, borrow := bits.Sub64(order, thanOrder, 0)
+	return at < thanAt+time.Duration(borrow)
 }
 
 func (a *event) before(b *event) bool { return earlier(a.at, a.order, b.at, b.order) }
@@ -94,7 +98,8 @@ type eventQueue struct {
 	// credit is how many events insertions into the sorted run may still
 	// move beyond movesPerInsert each before it turns into a heap; it is
 	// creditMost again whenever the run is recentred, after at least half
-	// as many insertions as it holds.
+	// as many insertions as it holds. It is negative while items is a heap
+	// too, so that one test sends an insertion to the heap.
 	credit  int
 	sources radixQueue
 	counter uint64
@@ -113,9 +118,10 @@ const manySources = 1000
 // The sorted run's bounds. A sorted run pops its earliest event with no
 // compare at all, where a heap's pop, through compares whose outcome no
 // branch predictor can guess, cost 14 ns an event and a third of a
-// dumbbell run's time (issue 21); an event is inserted from the nearer
-// end, and most land near one (a serialiser's wake-up soon, a frame's exit
-// after a hop's delay, behind the others). Insertion moves events one by
+// dumbbell run's time (issue 21); a frame event is inserted from the
+// nearer end (from the back, into a run of fromTheBackOnly or fewer), and
+// most land near one (a serialiser's wake-up soon, a frame's exit after a
+// hop's delay, behind the others). Insertion moves events one by
 // one, so where events land in the middle the heap's logarithm wins: the
 // run turns into a heap when its insertions have moved more than
 // movesPerInsert events each, by creditMost in all between two
@@ -126,11 +132,15 @@ const manySources = 1000
 // heap, the few hundred frames in flight of issue 21's many flows (100 000
 // frames a second through two hops of 1 ms) took 43 % less of the run.
 const (
-	sortedMost     = 1024
-	sortedAgain    = 16
-	sortedRoom     = 256 // the sorted run's array at first, four times the run's length after
-	movesPerInsert = 32
-	creditMost     = 64 * movesPerInsert
+	sortedMost  = 1024
+	sortedAgain = 16
+	sortedRoom  = 256 // the sorted run's array at first, four times the run's length after
+	// fromTheBackOnly is the longest run into which an event is inserted
+	// from the back wherever it lands: finding the nearer end and the room
+	// before the run costs some 35 instructions, four events moved.
+	fromTheBackOnly = 16
+	movesPerInsert  = 32
+	creditMost      = 64 * movesPerInsert
 )
 
 func (q *eventQueue) len() int { return len(q.items) + q.sources.n }
@@ -149,16 +159,12 @@ func (q *eventQueue) nextAt() (time.Duration, bool) {
 
 // push queues a frame event (class classTraffic) of the given kind at at,
 // for the hop or flow index or, an exit, the frame numbered frame, and
-// returns its order, which tells it from every other event.
+// returns its order, which tells it from every other event. It is small
+// enough to be inlined, so that a frame event costs one call, insert's.
 func (q *eventQueue) push(at time.Duration, kind eventKind, index int, frame uint32) uint64 {
 	q.counter++
 	order := classTraffic | q.counter
-	e := event{at: at, order: order, ref: uint32(index)<<kindBits | uint32(kind), frame: frame}
-	if kind == evEmit && q.sourcesApart && q.sources.admits(at) {
-		q.sources.push(e)
-	} else {
-		q.queue(e)
-	}
+	q.insert(at, order, kind, index, frame)
 	return order
 }
 
@@ -166,16 +172,7 @@ func (q *eventQueue) push(at time.Duration, kind eventKind, index int, frame uin
 // schedule entry or flow index, of the given rank (below 2^63, and unique
 // among control events).
 func (q *eventQueue) pushControl(at time.Duration, kind eventKind, index int, rank uint64) {
-	q.queue(event{at: at, order: classControl | rank, ref: uint32(index)<<kindBits | uint32(kind)})
-}
-
-// queue inserts e into items and charges the sorted run's credit with the
-// events it moved past movesPerInsert. (Charged inside insert, the
-// dumbbell's run took 8 % longer: 84.1 against 77.8 ms.)
-func (q *eventQueue) queue(e event) {
-	if moved := q.insert(e); moved > movesPerInsert {
-		q.credit -= moved - movesPerInsert
-	}
+	q.insertControl(event{at: at, order: classControl | rank, ref: uint32(index)<<kindBits | uint32(kind)})
 }
 
 // pop removes and returns the earliest event; there must be one.
@@ -220,47 +217,127 @@ func (q *eventQueue) clear() {
 	if q.heap {
 		q.run, q.heap = q.items[:cap(q.items)], false
 	}
-	q.items = q.run[len(q.run)/2 : len(q.run)/2]
+	q.items, q.credit = q.run[len(q.run)/2:len(q.run)/2], creditMost
 	q.sources.clear()
 }
 
-// insert queues e in items, in whichever form they are, and returns how
-// many events of the sorted run it moved: into a sorted run, it moves the
-// events between e's place and the nearer end of the run one place out.
-// Which end is nearer is a guess from e's time alone, the
+// insert queues a frame event e, newer than every event queued, pushed
+// at at with order: a source's next frame in the sources' queue when they
+// are apart, any other in items, in whichever form they are. Into a sorted
+// run, it moves the events between e's place and the nearer end of the
+// run one place out, and charges the run's credit with those past
+// movesPerInsert. Which end is nearer is a guess from e's time alone, the
 // cheapest: either way is correct. The loops work on a local copy of the
 // slice, which the compiler keeps in registers, where q.items would be
 // loaded again after every event moved.
-func (q *eventQueue) insert(e event) (moved int) {
-	if q.heap || len(q.items) == sortedMost || q.credit < 0 {
-		q.insertHeap(e)
-		return 0
+//
+// What most insertions do, into a sorted run with room at the end e is
+// inserted from, is this function's straight path, with one test to leave
+// it (the credit, negative for a heap too) and one for room at either
+// end; the rest (a heap, recentring, turning into a heap) is insertSlow,
+// out of the way of the registers. As e is the newest event, it goes
+// after every event at its time, so the loops compare times alone, and
+// a run of 16 events or fewer is entered from the back alone, where
+// finding the nearer end and the room before the run costs as much as
+// moving four events. bottleneck.yaml's 390 000 insertions, among 5
+// events or so, took 139 instructions each with push and the queue's
+// tests a call of their own, e spilled to the stack and a comparison of
+// time and order at each step; 97 now.
+func (q *eventQueue) insert(at time.Duration, order uint64, kind eventKind, index int, frame uint32) {
+	e := event{at: at, order: order, ref: uint32(index)<<kindBits | uint32(kind), frame: frame}
+	if kind == evEmit && q.sourcesApart && q.sources.admits(at) {
+		q.sources.push(e)
+		return
 	}
-	if cap(q.items) == cap(q.run) || len(q.items) == cap(q.items) {
-		q.recentre() // no room before the run's first event or after its last
+	items := q.items
+	n := len(items)
+	if q.heapNext() || n == cap(items) {
+		q.insertSlow(e)
+		return
 	}
-	n := len(q.items)
-	var items []event
-	if n > 0 && e.at < q.items[n/2].at {
-		lo := cap(q.run) - cap(q.items) // the run's first event, in q.run
-		items = q.run[lo-1 : lo+n]
-		i := 0
-		for i < n && items[i+1].before(&e) {
-			items[i] = items[i+1]
-			i++
+	moved := 0
+	if n > fromTheBackOnly && at < items[uint(n)/2].at {
+		lo := cap(q.run) - cap(items) // the run's first event, in q.run
+		if lo == 0 {
+			q.insertSlow(e)
+			return
 		}
-		items[i], moved = e, i
+		items = q.run[lo-1 : lo+n]
+		for moved < n && items[moved+1].at <= at {
+			items[moved] = items[moved+1]
+			moved++
+		}
+		items[moved] = e
+		q.items = items
 	} else {
-		items = q.items[:n+1]
+		items = items[:n+1]
 		i := n
-		for i > 0 && e.before(&items[i-1]) {
+		for i > 0 && at < items[i-1].at {
 			items[i] = items[i-1]
 			i--
 		}
 		items[i], moved = e, n-i
+		// Only the length changes, which the compiler sees when the
+		// slice is resliced in place: it stores no pointer, with no
+		// write barrier's test.
+		q.items = q.items[:n+1]
 	}
+	q.charge(moved)
+}
+
+// heapNext reports whether an insertion goes into the heap: items is
+// one, or turns into one (see sortedMost).
+func (q *eventQueue) heapNext() bool { return q.credit < 0 || len(q.items) == sortedMost }
+
+// charge charges the sorted run's credit with an insertion's moves past
+// movesPerInsert.
+func (q *eventQueue) charge(moved int) {
+	if moved > movesPerInsert {
+		q.credit -= moved - movesPerInsert
+	}
+}
+
+// insertSlow is insert where the sorted run is a heap or turns into one,
+// or has no room at an end: the run is recentred, and e inserted again.
+func (q *eventQueue) insertSlow(e event) {
+	if q.heapNext() {
+		q.insertHeap(e)
+		return
+	}
+	q.recentre()
+	q.insert(e.at, e.order, e.kind(), e.index(), e.frame)
+}
+
+// insertControl queues a control event. It goes before the frame events
+// at its time and among the control events there by its rank, which
+// insert's loops, comparing times alone, cannot place: it takes the way
+// of the general case, rare enough (a schedule's entries, the sources'
+// starts) not to need a fast one, a binary search of the sorted run and
+// a copy of the events after e's place.
+func (q *eventQueue) insertControl(e event) {
+	if q.heapNext() {
+		q.insertHeap(e)
+		return
+	}
+	if len(q.items) == cap(q.items) {
+		q.recentre()
+	}
+	n := len(q.items)
+	i, _ := slices.BinarySearchFunc(q.items, e, byTime)
+	items := q.items[:n+1]
+	copy(items[i+1:], items[i:n])
+	items[i] = e
 	q.items = items
-	return moved
+	q.charge(n - i)
+}
+
+// byTime orders events as earlier does, for the slices package: never
+// equal, as orders are unique.
+func byTime(a, b event) int {
+	if a.before(&b) {
+		return -1
+	}
+	return 1
 }
 
 // popItem removes and returns items' earliest event; there must be one.
@@ -290,17 +367,12 @@ func (q *eventQueue) recentre() {
 // starts at its array's start. The heap owns the array from then on.
 func (q *eventQueue) toHeap() {
 	n := copy(q.run, q.items)
-	q.items, q.run, q.heap = q.run[:n], nil, true
+	q.items, q.run, q.heap, q.credit = q.run[:n], nil, true, -1
 }
 
 // toSorted turns the heap, of sortedAgain events, into a sorted run.
 func (q *eventQueue) toSorted() {
-	slices.SortFunc(q.items, func(a, b event) int {
-		if a.before(&b) {
-			return -1
-		}
-		return 1 // orders are unique: never equal
-	})
+	slices.SortFunc(q.items, byTime)
 	q.run, q.heap = q.items[:cap(q.items)], false
 	q.recentre()
 }
