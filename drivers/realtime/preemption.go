@@ -2,15 +2,11 @@ package realtime
 
 import "strings"
 
-// Kernels whose preemption model holds a real-time thread up: it waits,
-// runnable, for whatever system call another thread is in on its CPU to
-// reach a point where it yields.
-var holdingPreemptions = map[string]bool{"none": true, "voluntary": true}
-
 // PreemptionHoldsUp reports whether a kernel with this preemption model
 // (KernelPreemption's answer) makes a real-time thread wait for other
-// threads' system calls.
-func PreemptionHoldsUp(model string) bool { return holdingPreemptions[model] }
+// threads' system calls: it waits, runnable, for whatever call another
+// thread is in on its CPU to reach a point where it yields.
+func PreemptionHoldsUp(model string) bool { return model == "none" || model == "voluntary" }
 
 // Preemption works out a kernel's preemption model, "none", "voluntary",
 // "full", "lazy" or "rt", from what the kernel says of itself: version is
