@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -46,10 +44,7 @@ func TestParseLargeGarbage(t *testing.T) {
 // the paths joined only for messages, 8.83 read into the text, 8.51 now
 // (8.97 under the race detector). The bound, 9.4 MB, is 5 % over that.
 func TestLoadLargeReadsOnce(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "large.yaml")
-	if err := os.WriteFile(file, largeProfile(largeHops), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	file := largeProfileFile(t)
 	allocated, allocations := allocatedBy(t, func() (any, error) { return profiles.Load(file) })
 	t.Logf("allocated %.2f MB in %d allocations", float64(allocated)/1e6, allocations)
 	const bound = 9_400_000

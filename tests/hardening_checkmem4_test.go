@@ -5,7 +5,6 @@ package tests
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 )
 
@@ -19,10 +18,7 @@ import (
 // under the first goal. GOGC is set so that the test does not depend on
 // the environment's.
 func TestCheckLargeDecodesWithoutCollecting(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "large.yaml")
-	if err := os.WriteFile(file, largeProfile(largeHops), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	file := largeProfileFile(t)
 	cmd := exec.Command(hilrig, "check", file)
 	cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1", "GOGC=100")
 	out, err := cmd.CombinedOutput()
@@ -46,10 +42,7 @@ func TestCheckLargeDecodesWithoutCollecting(t *testing.T) {
 // 6.5 MiB of them. The bound, 8.9 MiB, is 0.4 MiB over the most reached:
 // the two collections do not fit under it.
 func TestCheckLargeAnonymousMemory(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "large.yaml")
-	if err := os.WriteFile(file, largeProfile(largeHops), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	file := largeProfileFile(t)
 	anonymous := func(profile string) int64 {
 		lowest := int64(-1)
 		for range 3 {

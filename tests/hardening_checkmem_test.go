@@ -3,7 +3,6 @@ package tests
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
@@ -31,10 +30,7 @@ var gcLive = regexp.MustCompile(`(?m)^gc \d+ .* (\d+)->(\d+)->(\d+) MB`)
 // whole). The bound is 3 MB: one step of gctrace's whole megabytes over
 // what is reached; the tree parsed whole (38 MB) does not fit under it.
 func TestCheckLargeLiveHeap(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "large.yaml")
-	if err := os.WriteFile(file, largeProfile(largeHops), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	file := largeProfileFile(t)
 	cmd := exec.Command(hilrig, "check", file)
 	// Collections at every fifth more of heap, not every doubling: the
 	// heap is seen live near its peak, whenever that is.

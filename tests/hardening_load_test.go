@@ -14,6 +14,17 @@ import (
 	"github.com/hilrig/hilrig/profiles"
 )
 
+// largeProfileFile writes largeProfile(largeHops) into tb's temporary
+// directory and returns its path.
+func largeProfileFile(tb testing.TB) string {
+	tb.Helper()
+	file := filepath.Join(tb.TempDir(), "large.yaml")
+	if err := os.WriteFile(file, largeProfile(largeHops), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return file
+}
+
 // largeProfile is a valid profile of n hops and n flows (issue 21's load
 // row: 10 000 of each make some 1.4 MB of YAML). Each hop has a few keys,
 // each flow a two-hop route, Poisson traffic and no trace, so that every
@@ -52,10 +63,7 @@ func BenchmarkParseLarge(b *testing.B) {
 // binary, process start to exit, with the process's own peak resident
 // memory (VmHWM as it exits).
 func BenchmarkCheckLarge(b *testing.B) {
-	file := filepath.Join(b.TempDir(), "large.yaml")
-	if err := os.WriteFile(file, largeProfile(largeHops), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	file := largeProfileFile(b)
 	var peak int64
 	var wall time.Duration
 	for b.Loop() {
@@ -82,10 +90,7 @@ func BenchmarkCheckLarge(b *testing.B) {
 // position or a file recorded per value (130 MB and more before);
 // TestCheckLargeLiveHeap bounds the heap alone.
 func TestCheckLarge(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "large.yaml")
-	if err := os.WriteFile(file, largeProfile(largeHops), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	file := largeProfileFile(t)
 	cmd := exec.Command(hilrig, "check", file)
 	out, err := os.Create(filepath.Join(t.TempDir(), "out"))
 	if err != nil {
