@@ -3,7 +3,6 @@
 package tests
 
 import (
-	"os"
 	"os/exec"
 	"testing"
 )
@@ -18,13 +17,7 @@ import (
 // under the first goal. GOGC is set so that the test does not depend on
 // the environment's.
 func TestCheckLargeDecodesWithoutCollecting(t *testing.T) {
-	file := largeProfileFile(t)
-	cmd := exec.Command(hilrig, "check", file)
-	cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1", "GOGC=100")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("hilrig check: %v\n%s", err, out)
-	}
+	out := checkLargeTraced(t, 100)
 	if collections := gcLive.FindAll(out, -1); len(collections) > 0 {
 		t.Errorf("hilrig check of %d hops and flows started %d collections, want none:\n%s", largeHops, len(collections), out)
 	}

@@ -30,15 +30,9 @@ var gcLive = regexp.MustCompile(`(?m)^gc \d+ .* (\d+)->(\d+)->(\d+) MB`)
 // whole). The bound is 3 MB: one step of gctrace's whole megabytes over
 // what is reached; the tree parsed whole (38 MB) does not fit under it.
 func TestCheckLargeLiveHeap(t *testing.T) {
-	file := largeProfileFile(t)
-	cmd := exec.Command(hilrig, "check", file)
 	// Collections at every fifth more of heap, not every doubling: the
 	// heap is seen live near its peak, whenever that is.
-	cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1", "GOGC=20")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("hilrig check: %v\n%s", err, out)
-	}
+	out := checkLargeTraced(t, 20)
 	collections := gcLive.FindAllSubmatch(out, -1)
 	if len(collections) == 0 {
 		t.Fatalf("hilrig check with GODEBUG=gctrace=1 reported no collection:\n%s", out)
@@ -53,4 +47,18 @@ func TestCheckLargeLiveHeap(t *testing.T) {
 		t.Errorf("hilrig check of %d hops and flows held %d MB live in the Go heap, want at most %d MB", largeHops, most, bound)
 	}
 	t.Logf("%d collections, at most %d MB live", len(collections), most)
+}
+
+// checkLargeTraced runs hilrig check of the large profile with
+// GODEBUG=gctrace=1 at GOGC gogc (not the environment's), and returns
+// what it printed.
+func checkLargeTraced(t *testing.T, gogc int) []byte {
+	t.Helper()
+	cmd := exec.Command(hilrig, "check", largeProfileFile(t))
+	cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1", "GOGC="+strconv.Itoa(gogc))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("hilrig check: %v\n%s", err, out)
+	}
+	return out
 }
