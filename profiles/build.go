@@ -107,13 +107,13 @@ func (s *HopSettings) apply(d *lang.Decoder, path lang.Path, base emulator.HopPa
 		base.PerFrame, set = time.Duration(*s.PerFrame), set|emulator.FieldPerFrame
 	}
 	if s.Loss != nil {
-		base.Loss, set = s.Loss.build(d, path.Key("loss").String()), set|emulator.FieldLoss
+		base.Loss, set = s.Loss.build(d, path.Key("loss")), set|emulator.FieldLoss
 	}
 	if s.Jitter != nil {
-		base.Jitter, set = s.Jitter.build(d, path.Key("jitter").String()), set|emulator.FieldJitter
+		base.Jitter, set = s.Jitter.build(d, path.Key("jitter")), set|emulator.FieldJitter
 	}
 	if s.Reorder != nil {
-		base.Reorder, set = s.Reorder.build(d, path.Key("reorder").String()), set|emulator.FieldReorder
+		base.Reorder, set = s.Reorder.build(d, path.Key("reorder")), set|emulator.FieldReorder
 	}
 	if s.Duplicate != nil {
 		base.Duplicate, set = float64(*s.Duplicate), set|emulator.FieldDuplicate
@@ -135,7 +135,7 @@ func (s *HopSettings) apply(d *lang.Decoder, path lang.Path, base emulator.HopPa
 	return base, set
 }
 
-func (l *Loss) build(d *lang.Decoder, path string) emulator.LossModel {
+func (l *Loss) build(d *lang.Decoder, path lang.Path) emulator.LossModel {
 	switch {
 	case l.none:
 		return nil
@@ -148,14 +148,14 @@ func (l *Loss) build(d *lang.Decoder, path string) emulator.LossModel {
 		m := l.Markov4
 		out := emulator.Markov4{P13: float64(m.P13), P31: float64(*m.P31), P32: float64(*m.P32), P23: float64(*m.P23), P14: float64(*m.P14)}
 		if out.P13+out.P14 > 1 {
-			d.ErrorAt(path+".markov4", "p13 + p14 is %.4g; leaving state 1 cannot be more likely than 100%%", out.P13+out.P14)
+			d.ErrorAt(path.Key("markov4").String(), "p13 + p14 is %.4g; leaving state 1 cannot be more likely than 100%%", out.P13+out.P14)
 		}
 		if out.P31+out.P32 > 1 {
-			d.ErrorAt(path+".markov4", "p31 + p32 is %.4g; leaving state 3 cannot be more likely than 100%%", out.P31+out.P32)
+			d.ErrorAt(path.Key("markov4").String(), "p31 + p32 is %.4g; leaving state 3 cannot be more likely than 100%%", out.P31+out.P32)
 		}
 		return out
 	case l.Trace != nil:
-		return buildLossTrace(d, l.Trace, path+".trace")
+		return buildLossTrace(d, l.Trace, path.Key("trace").String())
 	}
 	return nil
 }
@@ -169,7 +169,7 @@ var jitterKeys = map[JitterDist]struct{ needs, accepts []string }{
 	"empirical":    {needs: []string{"file"}, accepts: []string{"unit"}},
 }
 
-func (j *Jitter) build(d *lang.Decoder, path string) emulator.Jitter {
+func (j *Jitter) build(d *lang.Decoder, path lang.Path) emulator.Jitter {
 	var out emulator.Jitter
 	if j.none {
 		return out
@@ -184,13 +184,13 @@ func (j *Jitter) build(d *lang.Decoder, path string) emulator.Jitter {
 	given := map[string]bool{"spread": j.Spread != nil, "sigma": j.Sigma != nil, "mean": j.Mean != nil, "file": j.File != nil, "unit": j.Unit != nil}
 	for _, key := range []string{"spread", "sigma", "mean", "file", "unit"} {
 		if given[key] && !slices.Contains(keys.needs, key) && !slices.Contains(keys.accepts, key) {
-			d.ErrorAt(path+"."+key, "%s jitter takes no %s (it takes %s)", j.Dist, key, strings.Join(keys.needs, " and "))
+			d.ErrorAt(path.Key(key).String(), "%s jitter takes no %s (it takes %s)", j.Dist, key, strings.Join(keys.needs, " and "))
 		}
 	}
 	missing := false
 	for _, key := range keys.needs {
 		if !given[key] {
-			d.ErrorAt(path, "%s jitter needs %s", j.Dist, key)
+			d.ErrorAt(path.String(), "%s jitter needs %s", j.Dist, key)
 			missing = true
 		}
 	}
@@ -199,7 +199,7 @@ func (j *Jitter) build(d *lang.Decoder, path string) emulator.Jitter {
 	}
 	positive := func(key string, v *lang.Duration) time.Duration {
 		if *v <= 0 {
-			d.ErrorAt(path+"."+key, "must be positive")
+			d.ErrorAt(path.Key(key).String(), "must be positive")
 		}
 		return time.Duration(*v)
 	}
@@ -213,7 +213,7 @@ func (j *Jitter) build(d *lang.Decoder, path string) emulator.Jitter {
 	case "paretonormal":
 		out.Dist = emulator.ParetoNormal{Mean: time.Duration(*j.Mean), Sigma: positive("sigma", j.Sigma)}
 	case "empirical":
-		samples, file := readDelays(d, *j.File, j.Unit, path+".file")
+		samples, file := readDelays(d, *j.File, j.Unit, path.Key("file").String())
 		if len(samples) > 0 {
 			out.Dist = emulator.NewEmpirical(samples)
 		}
@@ -222,13 +222,13 @@ func (j *Jitter) build(d *lang.Decoder, path string) emulator.Jitter {
 	return out
 }
 
-func (r *Reorder) build(d *lang.Decoder, path string) emulator.Reorder {
+func (r *Reorder) build(d *lang.Decoder, path lang.Path) emulator.Reorder {
 	switch r.Mode {
 	case "allowed":
 		return emulator.Reorder{Mode: emulator.ReorderAllowed}
 	case "gap":
 		if *r.Gap < 1 {
-			d.ErrorAt(path+".gap", "must be at least 1")
+			d.ErrorAt(path.Key("gap").String(), "must be at least 1")
 		}
 		return emulator.Reorder{Mode: emulator.ReorderGap, P: float64(r.P), Gap: *r.Gap}
 	}
