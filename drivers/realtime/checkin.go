@@ -15,7 +15,10 @@ import (
 // monitor woke 15 000 to 20 000 times a second, at SCHED_FIFO 1 above the
 // kernel's pty workers, and each read came back without its P; passing
 // through the scheduler every CheckInEvery, it woke some 100 times a
-// second. The zero CheckIn passes at its first call.
+// second. It does not keep the monitor from taking the P of a thread that
+// has waited in one call for 10 ms, as a reader of a device sending every
+// 10 to 100 ms does, for each frame (BENCHMARKS.md, "Slow traffic and Go's
+// monitor"). The zero CheckIn passes at its first call.
 type CheckIn struct{ last time.Time }
 
 // CheckInEvery is how often a goroutine checks in: well within the
